@@ -1,0 +1,236 @@
+#!/bin/bash
+# Build the FEMU guest: OUTDIR/vmlinuz + OUTDIR/initramfs.cpio.gz (+ the
+# kernel's /lib/modules tree in OUTDIR/lib/modules), from Debian bookworm
+# packages only. Usage: images/build-image.sh [OUTDIR]   (default build/image)
+#
+# .debs are fetched with `apt-get download` into
+# ${XDG_CACHE_HOME:-$HOME/.cache}/femu/debs, so a rebuild needs no network.
+# The image is rebuilt only when the recipe (files in images/) changes.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/.." && pwd)
+out=${1:-$repo/build/image}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/femu/debs
+kernel_pkg=linux-image-cloud-amd64
+
+say() { echo "build-image: $*" >&2; }
+die() { echo "build-image: error: $*" >&2; exit 1; }
+
+recipe_files=("$here/build-image.sh" "$here/init" "$here/packages.txt" "$here/modules.txt")
+recipe_hash=$(cat "${recipe_files[@]}" | sha256sum | cut -c1-16)
+if [[ -f $out/.recipe-hash && $(cat "$out/.recipe-hash") == "$recipe_hash" &&
+	-f $out/vmlinuz && -f $out/initramfs.cpio.gz ]]; then
+	say "up to date ($out)"
+	exit 0
+fi
+
+# Host tools: dpkg-deb, apt-get (Debian base), cpio, readelf (binutils).
+need=()
+command -v cpio >/dev/null || need+=(cpio)
+command -v readelf >/dev/null || need+=(binutils)
+if ((${#need[@]})); then
+	[[ $(id -u) == 0 ]] || die "please install: ${need[*]}"
+	say "installing host tools with apt-get: ${need[*]}"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${need[@]}" >&2 ||
+		{ apt-get update >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${need[@]}" >&2; }
+fi
+
+roots=($(sed 's/#.*//' "$here/packages.txt"))
+modules=($(sed 's/#.*//' "$here/modules.txt"))
+mkdir -p "$cache"
+
+# --- 1. package list: roots + kernel + the lib* packages they depend on ---
+# The resolved list (package, .deb file) is cached per recipe, so an
+# offline rebuild does not even need apt's package lists.
+list=$cache/closure-$recipe_hash.txt
+have_all() {
+	[[ -s $list ]] || return 1
+	local p f
+	while read -r p f; do [[ -f $cache/$f ]] || return 1; done <"$list"
+}
+if ! have_all; then
+	apt-cache show bash >/dev/null 2>&1 || { say "apt-get update"; apt-get update >&2; }
+	# The kernel metapackage points at the versioned image package.
+	kpkg=$(apt-cache depends "$kernel_pkg" | awk '$1 == "Depends:" && $2 ~ /^linux-image-/ {print $2; exit}')
+	[[ -n $kpkg ]] || die "cannot resolve $kernel_pkg"
+	# Breadth first, one apt-cache call per level (each call costs ~0.5 s).
+	declare -A seen=()
+	level=("${roots[@]}" ncurses-base) # ncurses-base: terminfo for the shell
+	pkgs=("$kpkg")
+	while ((${#level[@]})); do
+		for p in "${level[@]}"; do seen[$p]=1; done
+		pkgs+=("${level[@]}")
+		# Only libraries are followed: programs' other deps (python3 for
+		# fio's helper scripts, debconf, ...) are not needed in the guest.
+		mapfile -t level < <(apt-cache depends --no-recommends --no-suggests --no-conflicts \
+			--no-breaks --no-replaces --no-enhances "${level[@]}" |
+			awk '$1 ~ /^\|?(Pre)?Depends:$/ && $2 ~ /^(lib|zlib1g$)/ {print $2}' | sort -u)
+		next=()
+		for p in "${level[@]}"; do [[ -n ${seen[$p]:-} ]] || next+=("$p"); done
+		level=("${next[@]}")
+	done
+	: >"$list.tmp"
+	missing=()
+	declare -A cand=()
+	while read -r p v; do cand[$p]=$v; done < <(apt-cache policy "${pkgs[@]}" |
+		awk '/^[^ ]/ {sub(":$", "", $1); p = $1} $1 == "Candidate:" {print p, $2}')
+	for p in "${pkgs[@]}"; do
+		v=${cand[$p]:-}
+		[[ -n $v && $v != "(none)" ]] || die "no candidate version for $p"
+		f=$(cd "$cache" && ls "${p}_${v/:/%3a}_"*.deb 2>/dev/null | head -1 || true)
+		[[ -n $f ]] || missing+=("$p=$v")
+		echo "$p ${f:-${p}_${v/:/%3a}_?}" >>"$list.tmp"
+	done
+	if ((${#missing[@]})); then
+		say "apt-get download: ${#missing[@]} packages into $cache"
+		(cd "$cache" && apt-get -q -o APT::Sandbox::User=root download "${missing[@]}" >&2)
+	fi
+	# fill in the real file names (architecture part)
+	while read -r p f; do
+		[[ $f == *_\? ]] && f=$(cd "$cache" && ls ${f%\?}*.deb | head -1)
+		echo "$p $f"
+	done <"$list.tmp" >"$list"
+	rm -f "$list.tmp"
+	for f in "$cache"/closure-*.txt; do [[ $f == "$list" ]] || rm -f "$f"; done
+	have_all || die "some packages are missing from $cache"
+fi
+
+# --- 2. unpack everything into a sysroot ---
+work=$(mktemp -d "$out/.work.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+sys=$work/sysroot root=$work/root
+mkdir -p "$sys" "$root"
+kdeb=
+while read -r p f; do
+	if [[ $p == linux-image-* ]]; then kdeb=$cache/$f; continue; fi
+	dpkg-deb -x "$cache/$f" "$sys"
+done <"$list"
+[[ -n $kdeb ]] || die "kernel package missing from $list"
+
+# --- 3. kernel and its module tree ---
+kroot=$work/kernel
+dpkg-deb -x "$kdeb" "$kroot"
+kver=$(ls "$kroot/lib/modules" | head -1)
+rm -rf "$out/lib" "$out/vmlinuz"
+cp "$kroot/boot/vmlinuz-$kver" "$out/vmlinuz"
+cp "$kroot/boot/config-$kver" "$out/config"
+mkdir -p "$out/lib/modules"
+mv "$kroot/lib/modules/$kver" "$out/lib/modules/"
+echo "$kver" >"$out/kernel-version"
+mdir=$out/lib/modules/$kver
+
+# --- 4. initramfs tree ---
+mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,lib64,etc/femu,proc,sys,dev,tmp,run,root,mnt,var/tmp}
+ln -s /proc/mounts "$root/etc/mtab"
+
+copy_file() { # copy sysroot path $1 (following symlinks) into the root
+	mkdir -p "$root/$(dirname "$1")"
+	cp -L "$sys/$1" "$root/$1"
+}
+
+# Every ELF program of the root packages (symlinks to them too).
+progs=()
+for p in "${roots[@]}"; do
+	f=$(awk -v p="$p" '$1 == p {print $2}' "$list")
+	while read -r path; do
+		path=${path#./}
+		[[ $path =~ ^(usr/)?s?bin/[^/]+$ ]] || continue
+		[[ -f $sys/$path ]] || continue
+		head -c4 "$sys/$path" | grep -q $'^\x7fELF' || continue
+		mkdir -p "$root/$(dirname "$path")"
+		cp -P "$sys/$path" "$root/$path" # keeps symlinks (rbash -> bash)
+		[[ -L $sys/$path ]] || progs+=("$path")
+	done < <(dpkg-deb --fsys-tarfile "$cache/$f" | tar -t)
+done
+
+# Shared libraries, resolved from DT_NEEDED the way ld.so does (RUNPATH,
+# then Debian's multiarch dirs), all inside the sysroot.
+declare -A done_lib=()
+libdirs=(lib/x86_64-linux-gnu usr/lib/x86_64-linux-gnu lib64 lib usr/lib)
+resolve() { # $1: sysroot path of an ELF file
+	local elf=$1 dyn needed runpath d lib found
+	dyn=$(readelf -d "$sys/$elf" 2>/dev/null) || return 0
+	runpath=$(sed -n 's/.*(R\(UN\)\?PATH).*\[\(.*\)\]/\2/p' <<<"$dyn" | tr ':' ' ')
+	runpath=${runpath//\$ORIGIN/$(dirname "$elf")}
+	for lib in $(sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' <<<"$dyn"); do
+		[[ -n ${done_lib[$lib]:-} ]] && continue
+		found=
+		for d in $runpath "${libdirs[@]}"; do
+			d=${d#/}
+			if [[ -e $sys/$d/$lib ]]; then found=$d/$lib; break; fi
+		done
+		[[ -n $found ]] || die "$elf needs $lib, which no package provides"
+		done_lib[$lib]=$found
+		copy_file "$found"
+		resolve "$found"
+	done
+}
+for p in "${progs[@]}"; do resolve "$p"; done
+# glibc dlopens libgcc_s for thread cancellation/unwinding.
+for lib in libgcc_s.so.1; do
+	[[ -n ${done_lib[$lib]:-} ]] || { copy_file "lib/x86_64-linux-gnu/$lib" && resolve "lib/x86_64-linux-gnu/$lib"; }
+done
+copy_file lib64/ld-linux-x86-64.so.2
+
+# busybox applets for whatever the real packages do not provide
+bb=$(ls "$root"/bin/busybox)
+for a in $("$bb" --list); do
+	[[ -e $root/bin/$a || -e $root/sbin/$a || -e $root/usr/bin/$a || -e $root/usr/sbin/$a ]] && continue
+	ln -s busybox "$root/bin/$a"
+done
+ln -sf busybox "$root/bin/sh"
+
+# terminfo for the usual terminals only
+for t in d/dumb l/linux v/vt100 v/vt102 v/vt220 x/xterm x/xterm-256color s/screen s/screen-256color; do
+	[[ -e $sys/lib/terminfo/$t ]] && copy_file "lib/terminfo/$t"
+done
+
+# kernel modules named in modules.txt, dependencies first
+modinfo_field() { readelf -p .modinfo "$1" | sed -n "s/.*] *$2=//p"; }
+declare -A mod_path=() mod_done=()
+while read -r ko; do
+	mod_path[$(basename "$ko" .ko)]=$ko
+	mod_path[$(basename "$ko" .ko | tr - _)]=$ko
+done < <(cd "$mdir" && find kernel -name '*.ko')
+: >"$root/etc/femu/modules"
+add_module() {
+	local m=${1//-/_} ko dep
+	[[ -n ${mod_done[$m]:-} ]] && return 0
+	ko=${mod_path[$m]:-}
+	[[ -n $ko ]] || die "kernel module $1 not found in $kver"
+	for dep in $(modinfo_field "$mdir/$ko" depends | tr ',' ' '); do add_module "$dep"; done
+	mkdir -p "$root/lib/modules/$kver/$(dirname "$ko")"
+	cp "$mdir/$ko" "$root/lib/modules/$kver/$ko"
+	echo "/lib/modules/$kver/$ko" >>"$root/etc/femu/modules"
+	mod_done[$m]=1
+}
+for m in "${modules[@]}"; do add_module "$m"; done
+
+# minimal /etc
+printf 'root:x:0:0:root:/root:/bin/bash\n' >"$root/etc/passwd"
+printf 'root:x:0:\ntty:x:5:\ndisk:x:6:\n' >"$root/etc/group"
+printf 'femu\n' >"$root/etc/hostname"
+cat >"$root/etc/profile" <<'EOF'
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+PS1='\u@\h:\w\$ '
+EOF
+install -m 0755 "$here/init" "$root/init"
+echo "$recipe_hash" >"$root/etc/femu/recipe-hash"
+
+# Sanity check on the host: the programs must find all their libraries.
+if [[ $(id -u) == 0 ]] && command -v chroot >/dev/null; then
+	for t in "/bin/bash -c true" "/usr/bin/fio --version" "/usr/sbin/nvme version" \
+		"/sbin/blkzone --version" "/bin/lsblk --version"; do
+		chroot "$root" $t >/dev/null || die "'$t' does not run in the initramfs tree"
+	done
+fi
+
+# --- 5. cpio (newc) + gzip ---
+(cd "$root" && find . -print0 | LC_ALL=C sort -z |
+	cpio --null -o -H newc --owner=0:0 --quiet) | gzip -6 >"$out/initramfs.cpio.gz.tmp"
+mv "$out/initramfs.cpio.gz.tmp" "$out/initramfs.cpio.gz"
+echo "$recipe_hash" >"$out/.recipe-hash"
+say "built $out (kernel $kver, initramfs $(du -k "$out/initramfs.cpio.gz" | cut -f1) KiB)"
