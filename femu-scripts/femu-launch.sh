@@ -1,0 +1,292 @@
+#!/bin/bash
+# The one FEMU launcher: boots the guest image (build/image) in QEMU with a
+# femu NVMe device (or QEMU's stock nvme with --stock-nvme). The run-*.sh
+# scripts are thin wrappers that only choose --mode.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/.." && pwd)
+prog=${FEMU_PROG:-$(basename "$0")}
+
+usage() {
+	cat <<EOF
+Usage: $prog [options] [-- extra QEMU arguments]
+
+Boot a Linux guest with an emulated NVMe SSD. Without --cmd you get a root
+shell on the serial console (Ctrl-A x quits QEMU, 'exit' powers off).
+
+  --cmd "COMMAND"   run COMMAND in the guest as root (bash), print its output,
+                    power off, and exit with COMMAND's status
+  --dev "k=v,..."   extra properties for the -device femu line (they replace
+                    the launcher's femu_mode/devsz_mb/memdev if given)
+  --mem MiB         guest memory, 128..16384 (default $def_mem)
+  --smp N           guest CPUs, 1..32 (default $def_smp)
+  --size MiB        device capacity (devsz_mb), 1..1048576 (default $def_size,
+                    or the size of an existing --backing file)
+  --backing FILE    keep the device's data in FILE (created sparse if missing;
+                    shared file backend, so data survives restarts)
+  --stock-nvme      use QEMU's own 'nvme' device on an equivalent raw file
+                    (the reference for benchmarks); --dev then adds nvme props
+  --qmp PATH        QMP server on unix socket PATH
+  --timeout SEC     with --cmd: give up after SEC seconds, 1..86400
+                    (default $def_timeout); without --cmd: no limit unless given
+  --mode N          femu_mode (set by the run-*.sh wrappers): 0 whitebox,
+                    1 blackbox, 2 nossd, 3 zns
+  --help            this text
+
+Exit status with --cmd: COMMAND's status; 124 if the timeout expired; 125 if
+the guest stopped without reporting a status; QEMU's own status if QEMU
+refused to start (its message is on stderr).
+
+Environment: FEMU_QEMU (QEMU binary, default build/qemu-system-x86_64),
+FEMU_IMAGE_DIR (guest image, default build/image), FEMU_BIOS_DIR (firmware
+directory for -L, default Debian's seabios + qemu-system-data files),
+FEMU_ACCEL (kvm or tcg: skip detection).
+EOF
+}
+
+def_mem=1024 def_smp=2 def_size=1024 def_timeout=600
+
+die() {
+	echo "$prog: $*" >&2
+	exit 125
+}
+
+# Integer option check: name value min max
+check_int() {
+	[[ $2 =~ ^[0-9]+$ ]] && (($2 >= $3 && $2 <= $4)) ||
+		die "$1 must be an integer in $3..$4 (got '$2')"
+}
+
+mode=2 cmd= cmd_set= dev= mem=$def_mem smp=$def_smp size= backing= stock= qmp= timeout=
+extra=()
+need_arg() { (($2 >= 2)) || die "$1 needs a value (see --help)"; }
+while (($#)); do
+	case $1 in
+	--help | -h) usage; exit 0 ;;
+	--cmd) need_arg "$1" $#; cmd=$2 cmd_set=1; shift 2 ;;
+	--dev) need_arg "$1" $#; dev=$2; shift 2 ;;
+	--mem) need_arg "$1" $#; mem=$2; shift 2 ;;
+	--smp) need_arg "$1" $#; smp=$2; shift 2 ;;
+	--size) need_arg "$1" $#; size=$2; shift 2 ;;
+	--backing) need_arg "$1" $#; backing=$2; shift 2 ;;
+	--stock-nvme) stock=1; shift ;;
+	--qmp) need_arg "$1" $#; qmp=$2; shift 2 ;;
+	--timeout) need_arg "$1" $#; timeout=$2; shift 2 ;;
+	--mode) need_arg "$1" $#; mode=$2; shift 2 ;;
+	--) shift; extra=("$@"); break ;;
+	*) die "unknown option '$1' (see --help)" ;;
+	esac
+done
+
+check_int --mem "$mem" 128 16384
+check_int --smp "$smp" 1 32
+[[ -z $size ]] || check_int --size "$size" 1 1048576
+[[ -z $timeout ]] || check_int --timeout "$timeout" 1 86400
+check_int --mode "$mode" 0 3
+[[ -z $cmd_set || -n $cmd ]] || die "--cmd needs a non-empty command"
+prop='[A-Za-z_][A-Za-z0-9_.-]*=[^,]*'
+[[ -z $dev || $dev =~ ^$prop(,$prop)*$ ]] ||
+	die "--dev must be a comma-separated list of key=value (got '$dev')"
+if [[ -n $qmp ]]; then
+	[[ -d $(dirname "$qmp") ]] || die "--qmp: directory $(dirname "$qmp") does not exist"
+fi
+if [[ -n $backing ]]; then
+	[[ -d $(dirname "$backing") ]] || die "--backing: directory $(dirname "$backing") does not exist"
+	if [[ -e $backing ]]; then
+		[[ -f $backing ]] || die "--backing: $backing is not a regular file"
+		bsize=$(stat -c %s "$backing")
+		((bsize % 1048576 == 0 && bsize > 0)) || die "--backing: size of $backing is not a whole number of MiB"
+		if [[ -z $size ]]; then
+			size=$((bsize / 1048576))
+		elif ((size != bsize / 1048576)); then
+			die "--backing: $backing is $((bsize / 1048576)) MiB but --size says $size"
+		fi
+	fi
+fi
+size=${size:-$def_size}
+[[ -n $cmd_set ]] && timeout=${timeout:-$def_timeout}
+
+# --- QEMU, guest image, firmware: build or install what is missing ---
+qemu=${FEMU_QEMU:-$repo/build/qemu-system-x86_64}
+if [[ ! -x $qemu ]]; then
+	[[ -z ${FEMU_QEMU:-} ]] || die "FEMU_QEMU=$qemu is not an executable"
+	echo "$prog: $qemu missing, building it: make -C $repo qemu" >&2
+	make -C "$repo" qemu >&2 || die "'make qemu' failed"
+fi
+image=${FEMU_IMAGE_DIR:-$repo/build/image}
+if [[ -z ${FEMU_IMAGE_DIR:-} ]]; then
+	# No-op (a hash check) when the image matches the recipe.
+	"$repo/images/build-image.sh" "$image" 2>&1 | grep -v 'up to date' >&2 ||
+		true
+fi
+for f in vmlinuz initramfs.cpio.gz; do
+	[[ -f $image/$f ]] || die "guest image file $image/$f missing (make image)"
+done
+
+bios_args=()
+if [[ -n ${FEMU_BIOS_DIR:-} ]]; then
+	bios_args=(-L "$FEMU_BIOS_DIR")
+else
+	# QEMU's source build has no firmware blobs: SeaBIOS from 'seabios',
+	# the option ROMs (linuxboot_dma.bin, kvmvapic.bin) from 'qemu-system-data'.
+	if [[ ! -f /usr/share/seabios/bios-256k.bin || ! -f /usr/share/qemu/linuxboot_dma.bin ]]; then
+		[[ $(id -u) == 0 ]] || die "install Debian's seabios and qemu-system-data (or set FEMU_BIOS_DIR)"
+		echo "$prog: installing firmware with apt-get: seabios qemu-system-data" >&2
+		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends seabios qemu-system-data >&2 ||
+			{ apt-get update >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends seabios qemu-system-data >&2; } ||
+			die "cannot install seabios qemu-system-data"
+	fi
+	bios_args=(-L /usr/share/seabios -L /usr/share/qemu)
+fi
+
+# --- KVM or TCG ---
+# /dev/kvm may exist and still hang in nested setups (here it stops while the
+# kernel enters long mode), so boot the real kernel under KVM for a few
+# seconds and look for its first message. The answer is kept until reboot.
+probe_kvm() {
+	[[ -r /dev/kvm && -w /dev/kvm ]] || return 1
+	local log pid i ok=1
+	log=$(mktemp)
+	"$qemu" -accel kvm -cpu host -machine q35 -m 256 -nodefaults -display none \
+		-monitor none "${bios_args[@]}" -kernel "$image/vmlinuz" \
+		-append "console=ttyS0 earlyprintk=ttyS0 panic=-1" -no-reboot \
+		-serial "file:$log" </dev/null >/dev/null 2>&1 &
+	pid=$!
+	for ((i = 0; i < 50; i++)); do
+		grep -q 'Linux version' "$log" 2>/dev/null && { ok=0; break; }
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -9 "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	rm -f "$log"
+	return $ok
+}
+accel=${FEMU_ACCEL:-}
+if [[ -z $accel ]]; then
+	boot_id=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null || echo none)
+	accel_cache=${XDG_RUNTIME_DIR:-/tmp}/femu-accel-$(id -u)-$boot_id
+	accel=$(cat "$accel_cache" 2>/dev/null || true)
+	if [[ $accel != kvm && $accel != tcg ]]; then
+		if probe_kvm; then accel=kvm; else accel=tcg; fi
+		echo "$accel" >"$accel_cache" 2>/dev/null || true
+	fi
+fi
+case $accel in
+kvm) accel_args=(-accel kvm -cpu host) ;;
+tcg) accel_args=(-accel tcg -cpu max) ;;
+*) die "FEMU_ACCEL must be kvm or tcg (got '$accel')" ;;
+esac
+
+# --- the device ---
+tmpfiles=()
+cleanup() { ((${#tmpfiles[@]} == 0)) || rm -f "${tmpfiles[@]}"; }
+trap cleanup EXIT
+dev_args=()
+if [[ -n $stock ]]; then
+	if [[ -n $backing ]]; then
+		[[ -e $backing ]] || truncate -s "${size}M" "$backing"
+		drive=$backing
+	else
+		# RAM-backed like femu's default: a sparse /dev/shm file, unlinked at
+		# once and handed over as an open fd so nothing is left behind.
+		f=$(mktemp /dev/shm/femu-stock.XXXXXX)
+		truncate -s "${size}M" "$f"
+		exec 9<>"$f"
+		rm -f "$f"
+		drive=/dev/fd/9
+	fi
+	dev_args=(-drive "file=$drive,if=none,id=femu-drive,format=raw,discard=unmap"
+		-device "nvme,serial=femu-stock,drive=femu-drive${dev:+,$dev}")
+else
+	# Launcher defaults first; a key repeated in --dev replaces its value.
+	keys=(femu_mode devsz_mb)
+	declare -A val=([femu_mode]=$mode [devsz_mb]=$size)
+	if [[ -n $backing ]]; then
+		[[ -e $backing ]] || truncate -s "${size}M" "$backing"
+		dev_args=(-object "memory-backend-file,id=femu-mem,mem-path=$backing,size=${size}M,share=on")
+		keys+=(memdev)
+		val[memdev]=femu-mem
+	fi
+	if [[ -n $dev ]]; then
+		IFS=, read -ra kvs <<<"$dev"
+		for kv in "${kvs[@]}"; do
+			k=${kv%%=*}
+			[[ -n ${val[$k]+x} ]] || keys+=("$k")
+			val[$k]=${kv#*=}
+		done
+	fi
+	line=femu
+	for k in "${keys[@]}"; do line+=",$k=${val[$k]}"; done
+	dev_args+=(-device "$line")
+fi
+
+append="console=ttyS0 quiet panic=-1"
+args=(-machine q35 "${accel_args[@]}" -smp "$smp" -m "$mem" -nodefaults -nic none
+	-display none -no-reboot "${bios_args[@]}"
+	-kernel "$image/vmlinuz" -initrd "$image/initramfs.cpio.gz"
+	"${dev_args[@]}")
+[[ -z $qmp ]] || args+=(-qmp "unix:$qmp,server=on,wait=off")
+
+if [[ -z $cmd_set ]]; then
+	# Interactive: serial and monitor muxed on stdio, Ctrl-C goes to the guest.
+	if [[ -t 0 ]] && size_rc=$(stty size 2>/dev/null); then
+		append+=" femu.rows=${size_rc% *} femu.cols=${size_rc#* }"
+	fi
+	[[ -z ${TERM:-} ]] || append+=" femu.term=$TERM"
+	args+=(-append "$append" -chardev stdio,id=con0,mux=on,signal=off
+		-serial chardev:con0 -mon chardev=con0,mode=readline)
+	if [[ -n $timeout ]]; then
+		exec timeout --foreground -k 10 "$timeout" "$qemu" "${args[@]}" "${extra[@]}"
+	fi
+	exec "$qemu" "${args[@]}" "${extra[@]}"
+fi
+
+# Non-interactive: the command goes in through fw_cfg; the guest's /init
+# prints it between marker lines that the filter below turns into our output
+# and exit status. Boot messages are kept aside and shown only on failure.
+cmdfile=$(mktemp) bootlog=$(mktemp)
+tmpfiles+=("$cmdfile" "$bootlog")
+printf '%s\n' "$cmd" >"$cmdfile"
+args+=(-append "$append" -fw_cfg "name=opt/femu/cmd,file=$cmdfile"
+	-chardev stdio,id=con0,signal=off -serial chardev:con0 -monitor none)
+
+set +e
+timeout --foreground -k 10 "$timeout" "$qemu" "${args[@]}" "${extra[@]}" </dev/null |
+	awk -v bootlog="$bootlog" '
+	{ sub(/\r$/, "") }
+	state == 0 {
+		if ($0 ~ /@@FEMU-CMD-BEGIN@@$/) state = 1
+		else print > bootlog
+		next
+	}
+	state == 1 {
+		# the marker may follow output that had no final newline
+		if (match($0, /@@FEMU-CMD-EXIT [0-9]+@@$/)) {
+			if (RSTART > 1) printf "%s", substr($0, 1, RSTART - 1)
+			status = substr($0, RSTART + 16, RLENGTH - 18) + 0
+			state = 2
+		} else print
+		fflush()
+		next
+	}
+	END { if (state < 2) exit 200 + state; exit status }'
+st=("${PIPESTATUS[@]}")
+set -e
+qemu_st=${st[0]} filt_st=${st[1]}
+if ((filt_st < 200)); then
+	exit "$filt_st"
+fi
+if ((qemu_st == 124 || qemu_st == 137)); then
+	echo "$prog: guest timed out after $timeout s (--timeout)" >&2
+	((filt_st == 200)) && { echo "--- guest boot log ---" >&2; tail -n 40 "$bootlog" >&2; }
+	exit 124
+fi
+if ((qemu_st != 0)); then
+	exit "$qemu_st" # QEMU refused to start; its message is on stderr
+fi
+echo "$prog: guest stopped without reporting the command's status" >&2
+echo "--- guest boot log ---" >&2
+tail -n 40 "$bootlog" >&2
+exit 125
