@@ -1,0 +1,96 @@
+/*
+ * Storage: the drive's data lives in a QEMU host memory backend (memory-backend-ram or
+ * memory-backend-file). Without memdev= a sparse RAM backend is created, so a drive larger
+ * than host RAM works as long as only part of it is written.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "qemu/units.h"
+#include "qapi/error.h"
+#include "qom/object_interfaces.h"
+#include "exec/memory.h"
+#include "exec/cpu-common.h"
+#include "femu.h"
+
+bool femu_backend_init(FemuCtrl *n, Error **errp)
+{
+    uint64_t want = (uint64_t)n->devsz_mb * MiB;
+    MemoryRegion *mr;
+
+    if (n->memdev) {
+        g_autofree char *name = host_memory_backend_get_name(n->memdev);
+        uint64_t size;
+
+        if (host_memory_backend_is_mapped(n->memdev)) {
+            error_setg(errp, "memdev '%s' is already in use by another device", name);
+            return false;
+        }
+        mr = host_memory_backend_get_memory(n->memdev);
+        size = memory_region_size(mr);
+        if (!want) {
+            want = size;
+        } else if (want > size) {
+            error_setg(errp, "devsz_mb=%u does not fit in memdev '%s' of %" PRIu64 " MiB",
+                       n->devsz_mb, name, size / MiB);
+            return false;
+        }
+        host_memory_backend_set_mapped(n->memdev, true);
+        n->backend = n->memdev;
+    } else {
+        Object *obj = object_new(TYPE_MEMORY_BACKEND_RAM);
+
+        if (!want) {
+            want = 1024 * MiB;
+        }
+        /* reserve=off: no swap reservation, pages are allocated when first written */
+        if (!object_property_set_int(obj, "size", want, errp) ||
+            !object_property_set_bool(obj, "reserve", false, errp)) {
+            object_unref(obj);
+            return false;
+        }
+        object_property_add_child(OBJECT(n), "backend", obj);
+        object_unref(obj);
+        if (!user_creatable_complete(USER_CREATABLE(obj), errp)) {
+            object_unparent(obj);
+            return false;
+        }
+        n->backend = MEMORY_BACKEND(obj);
+        host_memory_backend_set_mapped(n->backend, true);
+        mr = host_memory_backend_get_memory(n->backend);
+    }
+    n->data = memory_region_get_ram_ptr(mr);
+    n->data_bytes = want;
+    return true;
+}
+
+void femu_backend_release(FemuCtrl *n)
+{
+    if (n->backend) {
+        host_memory_backend_set_mapped(n->backend, false);
+        if (n->backend != n->memdev) {
+            object_unparent(OBJECT(n->backend));
+        }
+        n->backend = NULL;
+        n->data = NULL;
+    }
+}
+
+/*
+ * Zero a byte range. Whole host pages are given back (a hole in a file backend, freed pages
+ * in a RAM backend), so deallocated space costs no host memory; the edges are cleared.
+ */
+void femu_backend_zero(FemuCtrl *n, uint64_t offset, uint64_t len)
+{
+    MemoryRegion *mr = host_memory_backend_get_memory(n->backend);
+    RAMBlock *rb = mr->ram_block;
+    uint64_t page = qemu_ram_pagesize(rb);
+    uint64_t start = ROUND_UP(offset, page), end = ROUND_DOWN(offset + len, page);
+
+    if (end > start && ram_block_discard_range(rb, start, end - start) == 0) {
+        memset(n->data + offset, 0, start - offset);
+        memset(n->data + end, 0, offset + len - end);
+        return;
+    }
+    memset(n->data + offset, 0, len);
+}

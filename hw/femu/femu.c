@@ -1,0 +1,542 @@
+/*
+ * FEMU NVMe controller: QOM type, properties, PCI function, BAR0 registers, lifecycle.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "qemu/units.h"
+#include "qemu/bitmap.h"
+#include "qemu/atomic.h"
+#include "qemu/main-loop.h"
+#include "qapi/error.h"
+#include "qapi/visitor.h"
+#include "hw/pci/msix.h"
+#include "hw/pci/pci.h"
+#include "hw/qdev-properties.h"
+#include "femu.h"
+#include "trace.h"
+
+static const char *const femu_mode_names[] = {
+    [FEMU_MODE_WHITEBOX] = "whitebox",
+    [FEMU_MODE_BLACKBOX] = "blackbox",
+    [FEMU_MODE_NOSSD] = "nossd",
+    [FEMU_MODE_ZNS] = "zns",
+};
+
+static uint64_t femu_bar_size(FemuCtrl *n)
+{
+    return pow2ceil(FEMU_REG_SIZE + 2 * FEMU_DB_STRIDE * (n->nr_io_queues + 1));
+}
+
+static void femu_init_registers(FemuCtrl *n)
+{
+    NvmeBar *bar = &n->bar;
+
+    memset(bar, 0, sizeof(*bar));
+    NVME_CAP_SET_MQES(bar->cap, n->max_q_ents - 1);
+    NVME_CAP_SET_CQR(bar->cap, 1);
+    NVME_CAP_SET_TO(bar->cap, 15);          /* 7.5 s to become ready */
+    NVME_CAP_SET_DSTRD(bar->cap, 0);
+    NVME_CAP_SET_CSS(bar->cap, NVME_CAP_CSS_NCSS | NVME_CAP_CSS_IOCSS);
+    NVME_CAP_SET_MPSMIN(bar->cap, 0);       /* 4 KiB */
+    NVME_CAP_SET_MPSMAX(bar->cap, 4);       /* 64 KiB */
+    bar->vs = 0x00010400;                   /* NVMe 1.4 */
+}
+
+static void femu_init_namespaces(FemuCtrl *n)
+{
+    uint8_t lba_shift = n->lba_index ? 12 : 9;
+    uint64_t per_ns = n->data_bytes / n->num_namespaces;
+    const char *serial = n->serial;
+
+    n->ns = g_new0(FemuNamespace, n->num_namespaces);
+    for (uint32_t i = 0; i < n->num_namespaces; i++) {
+        FemuNamespace *ns = &n->ns[i];
+        g_autofree char *seed = g_strdup_printf("femu:%s:%u", serial, i + 1);
+        g_autoptr(GChecksum) ck = g_checksum_new(G_CHECKSUM_SHA256);
+        uint8_t digest[32];
+        gsize dlen = sizeof(digest);
+
+        ns->nsid = i + 1;
+        ns->lba_shift = lba_shift;
+        ns->nlbas = per_ns >> lba_shift;
+        ns->backend_offset = i * per_ns;
+        /* stable identifiers derived from the serial, unique per namespace */
+        g_checksum_update(ck, (const guchar *)seed, strlen(seed));
+        g_checksum_get_digest(ck, digest, &dlen);
+        memcpy(ns->uuid, digest, 16);
+        ns->uuid[6] = (ns->uuid[6] & 0x0f) | 0x40;     /* version 4 */
+        ns->uuid[8] = (ns->uuid[8] & 0x3f) | 0x80;     /* RFC 4122 variant */
+        memcpy(ns->nguid, digest + 16, 16);
+        memcpy(&ns->eui64, digest + 8, 8);
+        ns->eui64 = cpu_to_be64((be64_to_cpu(ns->eui64) & 0xffffffffffULL) |
+                                (0x525400ULL << 40));   /* QEMU's OUI, as QEMU's nvme uses */
+    }
+}
+
+static bool femu_check_props(FemuCtrl *n, Error **errp)
+{
+    if (n->femu_mode >= ARRAY_SIZE(femu_mode_names)) {
+        error_setg(errp, "femu_mode=%u is invalid: allowed are 0 (whitebox), 1 (blackbox), "
+                   "2 (nossd), 3 (zns)", n->femu_mode);
+        return false;
+    }
+    if (n->femu_mode != FEMU_MODE_NOSSD) {
+        error_setg(errp, "femu_mode=%u (%s) is not available yet: this build supports "
+                   "femu_mode=2 (nossd)", n->femu_mode, femu_mode_names[n->femu_mode]);
+        return false;
+    }
+    if (n->num_namespaces < 1 || n->num_namespaces > FEMU_MAX_NAMESPACES) {
+        error_setg(errp, "namespaces=%u is out of range: allowed 1..%d", n->num_namespaces,
+                   FEMU_MAX_NAMESPACES);
+        return false;
+    }
+    if (n->nr_io_queues < 1 || n->nr_io_queues > FEMU_MAX_IO_QUEUES) {
+        error_setg(errp, "queues=%u is out of range: allowed 1..%d", n->nr_io_queues,
+                   FEMU_MAX_IO_QUEUES);
+        return false;
+    }
+    if (n->max_q_ents < 2 || n->max_q_ents > 65536) {
+        error_setg(errp, "entries=%u is out of range: allowed 2..65536", n->max_q_ents);
+        return false;
+    }
+    if (n->mdts > 15) {
+        error_setg(errp, "mdts=%u is out of range: allowed 0 (no limit) .. 15", n->mdts);
+        return false;
+    }
+    if (n->lba_index > 1) {
+        error_setg(errp, "lba_index=%u is out of range: allowed 0 (512-byte LBAs) or "
+                   "1 (4096-byte LBAs)", n->lba_index);
+        return false;
+    }
+    if (n->vwc > 1) {
+        error_setg(errp, "vwc=%u is out of range: allowed 0 or 1", n->vwc);
+        return false;
+    }
+    if (n->aerl > 15) {
+        error_setg(errp, "aerl=%u is out of range: allowed 0..15", n->aerl);
+        return false;
+    }
+    if (n->elpe > 63) {
+        error_setg(errp, "elpe=%u is out of range: allowed 0..63", n->elpe);
+        return false;
+    }
+    if (n->poll_idle_us > 1000000) {
+        error_setg(errp, "poll_idle_us=%u is out of range: allowed 0..1000000",
+                   n->poll_idle_us);
+        return false;
+    }
+    if (n->devsz_mb > 64 * 1024 * 1024) {
+        error_setg(errp, "devsz_mb=%u is out of range: allowed 1..%u (64 TiB)", n->devsz_mb,
+                   64 * 1024 * 1024);
+        return false;
+    }
+    if (n->serial && strlen(n->serial) > 20) {
+        error_setg(errp, "serial='%s' is too long: at most 20 characters", n->serial);
+        return false;
+    }
+    return true;
+}
+
+static bool femu_check_capacity(FemuCtrl *n, Error **errp)
+{
+    uint64_t per_ns = n->data_bytes / n->num_namespaces;
+    uint64_t lba = n->lba_index ? 4096 : 512;
+
+    if (per_ns < lba || per_ns / lba < 1) {
+        error_setg(errp, "devsz_mb=%u is too small for namespaces=%u", n->devsz_mb,
+                   n->num_namespaces);
+        return false;
+    }
+    return true;
+}
+
+/* Controller-level reset (CC.EN 1->0 or device reset); caller holds n->lock. */
+void femu_ctrl_reset_locked(FemuCtrl *n)
+{
+    for (int i = n->nr_io_queues; i >= 0; i--) {
+        if (n->sq[i]) {
+            femu_sq_free(n, i);
+        }
+    }
+    for (int i = n->nr_io_queues; i >= 0; i--) {
+        if (n->cq[i]) {
+            femu_cq_free(n, i);
+        }
+    }
+    n->dbbuf_dbs = n->dbbuf_eis = 0;
+    n->aer_queued = 0;
+    n->aer_masked = 0;
+    n->outstanding_aers = 0;
+    n->enabled = false;
+    n->features = (FemuFeatures){
+        .int_vector_config = n->features.int_vector_config,
+        .temp_over = 343,     /* 70 C */
+        .vwc = n->vwc,
+        .arbitration = NVME_ARB_AB_NOLIMIT,
+    };
+    for (uint32_t v = 0; v <= n->nr_io_queues; v++) {
+        n->features.int_vector_config[v] = v;
+    }
+    memset(n->db_sq_tail, 0, sizeof(uint32_t) * (n->nr_io_queues + 1));
+    memset(n->db_cq_head, 0, sizeof(uint32_t) * (n->nr_io_queues + 1));
+    qatomic_set(&n->bad_doorbell, 0);
+}
+
+static bool femu_start_ctrl(FemuCtrl *n)
+{
+    NvmeBar *bar = &n->bar;
+    uint32_t cc = bar->cc;
+    uint32_t mps = NVME_CC_MPS(cc);
+    uint32_t asqs = (bar->aqa & AQA_ASQS_MASK) + 1;
+    uint32_t acqs = ((bar->aqa >> AQA_ACQS_SHIFT) & AQA_ACQS_MASK) + 1;
+    uint32_t css = NVME_CC_CSS(cc);
+    const char *why = NULL;
+
+    if (mps < NVME_CAP_MPSMIN(bar->cap) || mps > NVME_CAP_MPSMAX(bar->cap)) {
+        why = "CC.MPS outside CAP.MPSMIN..MPSMAX";
+    } else if (css != NVME_CC_CSS_NVM && css != NVME_CC_CSS_ALL) {
+        why = "CC.CSS selects an unsupported command set";
+    } else if (NVME_CC_AMS(cc) != 0) {
+        why = "CC.AMS selects an unsupported arbitration";
+    } else if (asqs < 2 || acqs < 2 || asqs > n->max_q_ents || acqs > n->max_q_ents) {
+        why = "AQA queue sizes";
+    } else if ((bar->asq & 0xfff) || (bar->acq & 0xfff) || !bar->asq || !bar->acq) {
+        why = "ASQ/ACQ not page aligned";
+    } else if ((NVME_CC_IOSQES(cc) && NVME_CC_IOSQES(cc) != 6) ||
+               (NVME_CC_IOCQES(cc) && NVME_CC_IOCQES(cc) != 4)) {
+        why = "CC.IOSQES/IOCQES";
+    }
+    n->page_bits = 12 + mps;
+    n->page_size = 1u << n->page_bits;
+    if (!why && (!femu_dma_in_ram(n, bar->asq, (uint64_t)asqs * 64, false) ||
+                 !femu_dma_in_ram(n, bar->acq, (uint64_t)acqs * 16, true))) {
+        why = "admin queues outside guest RAM";
+    }
+    if (why) {
+        trace_femu_enable_failed(why);
+        return false;
+    }
+    femu_cq_new(n, 0, 0, true, acqs, bar->acq);
+    femu_sq_new(n, 0, 0, asqs, bar->asq);
+    n->enabled = true;
+    trace_femu_enabled(n->page_size, asqs, acqs);
+    return true;
+}
+
+static void femu_write_cc(FemuCtrl *n, uint32_t val)
+{
+    NvmeBar *bar = &n->bar;
+    uint32_t old = bar->cc;
+
+    if (NVME_CC_EN(old) && !NVME_CC_EN(val)) {
+        femu_ctrl_reset_locked(n);
+        bar->csts = 0;
+        bar->cc = val;
+        trace_femu_disabled();
+    } else if (!NVME_CC_EN(old) && NVME_CC_EN(val)) {
+        bar->cc = val;
+        if (femu_start_ctrl(n)) {
+            bar->csts = NVME_CSTS_READY;
+        } else {
+            bar->csts = NVME_CSTS_FAILED;
+        }
+    } else {
+        /* while enabled only the shutdown and queue entry size fields may change */
+        uint32_t keep = NVME_CC_EN(old) ? ~((CC_SHN_MASK << CC_SHN_SHIFT) |
+                                           (CC_IOSQES_MASK << CC_IOSQES_SHIFT) |
+                                           (CC_IOCQES_MASK << CC_IOCQES_SHIFT)) : 0;
+        bar->cc = (old & keep) | (val & ~keep);
+    }
+
+    if (NVME_CC_SHN(val) && !NVME_CC_SHN(old)) {
+        /* data is in the backend already: a normal or abrupt shutdown completes at once */
+        bar->csts = (bar->csts & ~(CSTS_SHST_MASK << CSTS_SHST_SHIFT)) |
+                    NVME_CSTS_SHST_COMPLETE;
+        trace_femu_shutdown();
+    } else if (!NVME_CC_SHN(val) && NVME_CC_SHN(old)) {
+        bar->csts &= ~(CSTS_SHST_MASK << CSTS_SHST_SHIFT);
+    }
+}
+
+static uint64_t femu_mmio_read(void *opaque, hwaddr addr, unsigned size)
+{
+    FemuCtrl *n = opaque;
+    uint64_t val = 0;
+
+    if (addr < sizeof(n->bar) && addr + size <= sizeof(n->bar) && !(addr & (size - 1))) {
+        QEMU_LOCK_GUARD(&n->lock);
+        memcpy(&val, (uint8_t *)&n->bar + addr, size);
+        val = le64_to_cpu(val);
+    }
+    /* doorbells and reserved space read as zero */
+    trace_femu_mmio_read(addr, size, val);
+    return val;
+}
+
+static void femu_write_doorbell(FemuCtrl *n, hwaddr addr, uint32_t val)
+{
+    uint32_t index = (addr - FEMU_REG_SIZE) / FEMU_DB_STRIDE;
+    uint32_t qid = index / 2;
+
+    if ((addr - FEMU_REG_SIZE) % FEMU_DB_STRIDE || qid > n->nr_io_queues) {
+        qatomic_set(&n->bad_doorbell, 1 + NVME_AER_INFO_ERR_INVALID_DB_REGISTER);
+    } else if (index & 1) {
+        qatomic_set(&n->db_cq_head[qid], val);
+    } else {
+        qatomic_set(&n->db_sq_tail[qid], val);
+    }
+    trace_femu_doorbell(qid, index & 1, val);
+    femu_dataplane_kick(n);
+}
+
+static void femu_mmio_write(void *opaque, hwaddr addr, uint64_t data, unsigned size)
+{
+    FemuCtrl *n = opaque;
+    NvmeBar *bar = &n->bar;
+
+    trace_femu_mmio_write(addr, size, data);
+    if (addr >= FEMU_REG_SIZE) {
+        femu_write_doorbell(n, addr, data);
+        return;
+    }
+    if (addr & (size - 1)) {
+        return;
+    }
+
+    QEMU_LOCK_GUARD(&n->lock);
+    switch (addr) {
+    case NVME_REG_INTMS:
+        bar->intms |= data;
+        bar->intmc = bar->intms;
+        break;
+    case NVME_REG_INTMC:
+        bar->intms &= ~data;
+        bar->intmc = bar->intms;
+        break;
+    case NVME_REG_CC:
+        femu_write_cc(n, data);
+        break;
+    case NVME_REG_AQA:
+        if (!NVME_CC_EN(bar->cc)) {
+            bar->aqa = data & 0x0fff0fff;
+        }
+        break;
+    case NVME_REG_ASQ:
+    case NVME_REG_ASQ + 4:
+    case NVME_REG_ACQ:
+    case NVME_REG_ACQ + 4:
+        if (!NVME_CC_EN(bar->cc)) {
+            uint64_t *reg = addr < NVME_REG_ACQ ? &bar->asq : &bar->acq;
+            unsigned shift = (addr & 4) * 8;
+            uint64_t mask = size == 8 ? ~0ULL : 0xffffffffULL << shift;
+            *reg = (*reg & ~mask) | ((data << shift) & mask);
+            *reg &= ~0xfffULL;
+        }
+        break;
+    default:
+        /* read-only and unsupported registers ignore writes */
+        break;
+    }
+    femu_dataplane_kick(n);
+}
+
+static const MemoryRegionOps femu_mmio_ops = {
+    .read = femu_mmio_read,
+    .write = femu_mmio_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .impl = { .min_access_size = 4, .max_access_size = 8 },
+    .valid = { .min_access_size = 4, .max_access_size = 8 },
+};
+
+static void femu_stats_get(Object *obj, Visitor *v, const char *name, void *opaque,
+                           Error **errp)
+{
+    FemuCtrl *n = FEMU(obj);
+    IoCounters io = { 0 };
+    LatenessHist late;
+
+    qemu_mutex_lock(&n->lock);
+    for (uint32_t i = 0; i < n->num_namespaces; i++) {
+        io_counters_add(&io, &n->ns[i].io);
+    }
+    late = n->lateness;
+    qemu_mutex_unlock(&n->lock);
+
+    uint64_t p50 = lateness_quantile(&late, 0.5), p99 = lateness_quantile(&late, 0.99);
+    if (!visit_start_struct(v, name, NULL, 0, errp)) {
+        return;
+    }
+    visit_type_uint64(v, "host-read-commands", &io.read_cmds, errp) &&
+    visit_type_uint64(v, "host-write-commands", &io.write_cmds, errp) &&
+    visit_type_uint64(v, "host-bytes-read", &io.bytes_read, errp) &&
+    visit_type_uint64(v, "host-bytes-written", &io.bytes_written, errp) &&
+    visit_type_uint64(v, "completions", &late.count, errp) &&
+    visit_type_uint64(v, "lateness-p50-ns", &p50, errp) &&
+    visit_type_uint64(v, "lateness-p99-ns", &p99, errp) &&
+    visit_type_uint64(v, "lateness-max-ns", &late.max_ns, errp) &&
+    visit_check_struct(v, errp);
+    visit_end_struct(v, NULL);
+}
+
+static void femu_realize(PCIDevice *pci_dev, Error **errp)
+{
+    FemuCtrl *n = FEMU(pci_dev);
+    uint8_t *conf = pci_dev->config;
+    uint32_t nvec;
+    static unsigned instance;
+
+    if (!femu_check_props(n, errp) || !femu_backend_init(n, errp)) {
+        return;
+    }
+    if (!femu_check_capacity(n, errp)) {
+        femu_backend_release(n);
+        return;
+    }
+    if (!n->serial) {
+        n->serial = g_strdup_printf("FEMU%04u", instance);
+    }
+    instance++;
+
+    nvec = n->nr_io_queues + 1;
+    pci_config_set_prog_interface(conf, 0x2);
+    pci_config_set_class(conf, PCI_CLASS_STORAGE_EXPRESS);
+    pci_config_set_vendor_id(conf, PCI_VENDOR_ID_REDHAT);
+    pci_config_set_device_id(conf, PCI_DEVICE_ID_REDHAT_NVME);
+    pci_set_word(conf + PCI_SUBSYSTEM_VENDOR_ID, PCI_VENDOR_ID_REDHAT);
+    pci_set_word(conf + PCI_SUBSYSTEM_ID, 0x1100);
+    conf[PCI_INTERRUPT_PIN] = 1;
+
+    memory_region_init_io(&n->iomem, OBJECT(n), &femu_mmio_ops, n, "femu-regs",
+                          femu_bar_size(n));
+    pci_register_bar(pci_dev, 0, PCI_BASE_ADDRESS_SPACE_MEMORY |
+                     PCI_BASE_ADDRESS_MEM_TYPE_64, &n->iomem);
+    if (msix_init_exclusive_bar(pci_dev, nvec, 4, errp)) {
+        femu_backend_release(n);
+        return;
+    }
+    for (uint32_t v = 0; v < nvec; v++) {
+        msix_vector_use(pci_dev, v);
+    }
+
+    femu_init_registers(n);
+    femu_init_namespaces(n);
+    n->media = femu_media_nossd_new();
+    n->sq = g_new0(FemuSQ *, nvec);
+    n->cq = g_new0(FemuCQ *, nvec);
+    n->db_sq_tail = g_new0(uint32_t, nvec);
+    n->db_cq_head = g_new0(uint32_t, nvec);
+    n->irq_pending = bitmap_new(nvec);
+    n->features.int_vector_config = g_new0(uint32_t, nvec);
+    n->error_log = g_new0(NvmeErrorLog, n->elpe + 1);
+    n->page_size = 4096;
+    n->page_bits = 12;
+    n->power_on_ns = femu_now_ns();
+    QTAILQ_INIT(&n->aer_reqs);
+    deadline_heap_init(&n->timed);
+    qemu_mutex_init(&n->lock);
+    femu_ctrl_reset_locked(n);
+    femu_init_id_ctrl(n);
+    femu_dataplane_start(n);
+    trace_femu_realized(femu_mode_names[n->femu_mode], n->data_bytes, n->num_namespaces,
+                        n->nr_io_queues);
+}
+
+static void femu_exit(PCIDevice *pci_dev)
+{
+    FemuCtrl *n = FEMU(pci_dev);
+
+    femu_dataplane_stop(n);
+    qemu_mutex_lock(&n->lock);
+    femu_ctrl_reset_locked(n);
+    qemu_mutex_unlock(&n->lock);
+    deadline_heap_destroy(&n->timed);
+    qemu_mutex_destroy(&n->lock);
+    femu_media_destroy(n->media);
+    femu_backend_release(n);
+    g_free(n->ns);
+    g_free(n->sq);
+    g_free(n->cq);
+    g_free(n->db_sq_tail);
+    g_free(n->db_cq_head);
+    g_free(n->irq_pending);
+    g_free(n->features.int_vector_config);
+    g_free(n->error_log);
+    msix_uninit_exclusive_bar(pci_dev);
+}
+
+static void femu_reset(DeviceState *dev)
+{
+    FemuCtrl *n = FEMU(dev);
+
+    qemu_mutex_lock(&n->lock);
+    femu_ctrl_reset_locked(n);
+    n->bar.cc = 0;
+    n->bar.csts = 0;
+    n->bar.aqa = 0;
+    n->bar.asq = 0;
+    n->bar.acq = 0;
+    n->bar.intms = n->bar.intmc = 0;
+    qemu_mutex_unlock(&n->lock);
+    n->intx_level = false;
+    pci_irq_deassert(PCI_DEVICE(n));
+}
+
+static const Property femu_props[] = {
+    DEFINE_PROP_STRING("serial", FemuCtrl, serial),
+    DEFINE_PROP_UINT32("femu_mode", FemuCtrl, femu_mode, FEMU_MODE_NOSSD),
+    DEFINE_PROP_UINT32("devsz_mb", FemuCtrl, devsz_mb, 0),
+    DEFINE_PROP_UINT32("namespaces", FemuCtrl, num_namespaces, 1),
+    DEFINE_PROP_UINT32("queues", FemuCtrl, nr_io_queues, 8),
+    DEFINE_PROP_UINT32("entries", FemuCtrl, max_q_ents, 2048),
+    DEFINE_PROP_UINT8("mdts", FemuCtrl, mdts, 7),
+    DEFINE_PROP_UINT8("lba_index", FemuCtrl, lba_index, 0),
+    DEFINE_PROP_UINT8("vwc", FemuCtrl, vwc, 1),
+    DEFINE_PROP_UINT8("aerl", FemuCtrl, aerl, 3),
+    DEFINE_PROP_UINT8("elpe", FemuCtrl, elpe, 3),
+    DEFINE_PROP_UINT32("poll_idle_us", FemuCtrl, poll_idle_us, 50),
+    DEFINE_PROP_LINK("memdev", FemuCtrl, memdev, TYPE_MEMORY_BACKEND, HostMemoryBackend *),
+};
+
+static void femu_instance_init(Object *obj)
+{
+    object_property_add(obj, "stats", "FemuStats", femu_stats_get, NULL, NULL, NULL);
+}
+
+static void femu_class_init(ObjectClass *oc, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(oc);
+    PCIDeviceClass *pc = PCI_DEVICE_CLASS(oc);
+
+    pc->realize = femu_realize;
+    pc->exit = femu_exit;
+    pc->class_id = PCI_CLASS_STORAGE_EXPRESS;
+    pc->vendor_id = PCI_VENDOR_ID_REDHAT;
+    pc->device_id = PCI_DEVICE_ID_REDHAT_NVME;
+    pc->revision = 2;
+    set_bit(DEVICE_CATEGORY_STORAGE, dc->categories);
+    dc->desc = "FEMU NVMe SSD emulator";
+    /* state lives in a backend and a device thread: no migration */
+    dc->user_creatable = true;
+    device_class_set_props(dc, femu_props);
+    device_class_set_legacy_reset(dc, femu_reset);
+}
+
+static const TypeInfo femu_info = {
+    .name = TYPE_FEMU,
+    .parent = TYPE_PCI_DEVICE,
+    .instance_size = sizeof(FemuCtrl),
+    .instance_init = femu_instance_init,
+    .class_init = femu_class_init,
+    .interfaces = (InterfaceInfo[]) {
+        { INTERFACE_CONVENTIONAL_PCI_DEVICE },
+        { }
+    },
+};
+
+static void femu_register_types(void)
+{
+    type_register_static(&femu_info);
+}
+
+type_init(femu_register_types)

@@ -1,0 +1,241 @@
+/*
+ * FEMU: an NVMe controller whose media timing comes from a QEMU-free model.
+ *
+ * Threading: MMIO handlers run in vCPU threads with the BQL held; one device thread per
+ * controller ("dataplane") fetches commands, executes them, and posts completions when the
+ * model's deadline is reached. FemuCtrl.lock guards all controller state. Lock order is
+ * BQL -> FemuCtrl.lock; the device thread never takes the BQL while holding the lock
+ * (interrupts are raised after it drops the lock), and it only touches guest RAM, never
+ * MMIO, so DMA cannot need the BQL either.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef HW_FEMU_H
+#define HW_FEMU_H
+
+#include "qemu/osdep.h"
+#include "qemu/queue.h"
+#include "qemu/thread.h"
+#include "qemu/event_notifier.h"
+#include "hw/pci/pci_device.h"
+#include "system/dma.h"
+#include "system/hostmem.h"
+#include "block/nvme.h"
+
+#include "media/media.h"
+#include "sched/deadline-heap.h"
+#include "stats/io-counters.h"
+#include "stats/lateness.h"
+
+#define TYPE_FEMU "femu"
+OBJECT_DECLARE_SIMPLE_TYPE(FemuCtrl, FEMU)
+
+/* femu_mode values, as FEMU numbers them. */
+enum {
+    FEMU_MODE_WHITEBOX = 0,
+    FEMU_MODE_BLACKBOX = 1,
+    FEMU_MODE_NOSSD = 2,
+    FEMU_MODE_ZNS = 3,
+};
+
+#define FEMU_MAX_IO_QUEUES 128
+#define FEMU_MAX_NAMESPACES 64
+#define FEMU_REG_SIZE 0x1000
+#define FEMU_DB_STRIDE 4            /* CAP.DSTRD = 0 */
+#define FEMU_MAX_AER_EVENTS 16
+#define FEMU_SGL_MAX_SEGMENTS 1024  /* bound on segment chains a guest can make us walk */
+
+typedef struct FemuCtrl FemuCtrl;
+typedef struct FemuSQ FemuSQ;
+typedef struct FemuCQ FemuCQ;
+
+typedef enum FemuReqState {
+    FEMU_REQ_FREE,
+    FEMU_REQ_TIMED,     /* executed, completion waits for its deadline in the heap */
+    FEMU_REQ_CQ_FULL,   /* deadline reached, waits for room in its CQ */
+    FEMU_REQ_AER,       /* an Asynchronous Event Request held until an event */
+} FemuReqState;
+
+typedef struct FemuRequest {
+    FemuSQ *sq;
+    NvmeCqe cqe;
+    FemuReqState state;
+    uint8_t opcode;
+    uint32_t nsid;
+    uint64_t slba;
+    uint64_t deadline_ns;
+    size_t heap_pos;
+    QTAILQ_ENTRY(FemuRequest) entry;    /* free list, CQ wait list or AER list */
+} FemuRequest;
+
+struct FemuSQ {
+    uint16_t sqid;
+    uint16_t cqid;
+    uint32_t size;
+    uint32_t head;
+    uint32_t tail;
+    uint64_t dma_addr;
+    FemuRequest *reqs;
+    QTAILQ_HEAD(, FemuRequest) free_reqs;
+    QTAILQ_ENTRY(FemuSQ) cq_link;
+};
+
+struct FemuCQ {
+    uint16_t cqid;
+    uint16_t vector;
+    bool irq_enabled;
+    bool irq_due;       /* completions posted since the last interrupt */
+    uint8_t phase;
+    uint32_t size;
+    uint32_t head;
+    uint32_t tail;
+    uint64_t dma_addr;
+    QTAILQ_HEAD(, FemuRequest) waiting;
+    QTAILQ_HEAD(, FemuSQ) sqs;
+};
+
+typedef struct FemuNamespace {
+    uint32_t nsid;
+    uint64_t nlbas;
+    uint8_t lba_shift;
+    uint64_t backend_offset;
+    IoCounters io;
+    uint8_t uuid[16];
+    uint8_t nguid[16];
+    uint64_t eui64;
+} FemuNamespace;
+
+typedef struct FemuFeatures {
+    uint32_t arbitration;
+    uint32_t power_mgmt;
+    uint16_t temp_over;
+    uint16_t temp_under;
+    uint32_t err_rec;
+    uint32_t vwc;
+    uint32_t int_coalescing;
+    uint32_t *int_vector_config;
+    uint32_t write_atomicity;
+    uint32_t async_config;
+    uint32_t iocs_profile;
+} FemuFeatures;
+
+struct FemuCtrl {
+    PCIDevice parent_obj;
+    MemoryRegion iomem;
+
+    /* properties */
+    char *serial;
+    uint32_t femu_mode;
+    uint32_t devsz_mb;
+    uint32_t num_namespaces;
+    uint32_t nr_io_queues;
+    uint32_t max_q_ents;
+    uint8_t mdts;
+    uint8_t lba_index;
+    uint8_t vwc;
+    uint8_t aerl;
+    uint8_t elpe;
+    uint32_t poll_idle_us;
+    HostMemoryBackend *memdev;
+
+    /* storage */
+    HostMemoryBackend *backend;
+    uint8_t *data;
+    uint64_t data_bytes;
+    FemuNamespace *ns;
+    FemuMedia *media;
+
+    /* registers: written by vCPUs under the lock, doorbells lock-free */
+    NvmeBar bar;
+    uint32_t *db_sq_tail;       /* last MMIO value per SQ doorbell */
+    uint32_t *db_cq_head;
+    uint32_t bad_doorbell;      /* pending AER info for a doorbell write to no queue */
+    uint32_t kicks;             /* bumped by every register write the thread must see */
+
+    QemuMutex lock;
+    QemuThread thread;
+    EventNotifier wake;
+    bool thread_sleeping;
+    bool thread_stop;
+
+    /* controller state, guarded by lock */
+    bool enabled;
+    uint32_t page_size;
+    uint8_t page_bits;
+    FemuSQ **sq;
+    FemuCQ **cq;
+    DeadlineHeap timed;
+    uint64_t dbbuf_dbs;         /* shadow doorbells, 0 when not configured */
+    uint64_t dbbuf_eis;
+    uint64_t last_io_ns;
+    FemuFeatures features;
+    NvmeIdCtrl id_ctrl;
+
+    QTAILQ_HEAD(, FemuRequest) aer_reqs;
+    uint32_t outstanding_aers;
+    NvmeAerResult aer_queue[FEMU_MAX_AER_EVENTS];
+    uint32_t aer_queued;
+    uint8_t aer_masked;         /* event types reported and not yet cleared by a log read */
+
+    NvmeErrorLog *error_log;    /* ring of elpe + 1 entries */
+    uint64_t error_count;
+    uint8_t temperature_warning;
+
+    int64_t power_on_ns;
+    LatenessHist lateness;
+    unsigned long *irq_pending; /* vectors to notify once the lock is dropped */
+    bool intx_level;
+};
+
+/* femu.c */
+void femu_ctrl_reset_locked(FemuCtrl *n);
+
+/* dataplane.c */
+void femu_dataplane_start(FemuCtrl *n);
+void femu_dataplane_stop(FemuCtrl *n);
+void femu_dataplane_kick(FemuCtrl *n);
+void femu_complete(FemuCtrl *n, FemuRequest *req, uint64_t deadline_ns);
+void femu_post_aer(FemuCtrl *n, uint8_t type, uint8_t info, uint8_t log_page);
+void femu_aer_unmask(FemuCtrl *n, uint8_t type);
+void femu_aer_hold(FemuCtrl *n, FemuRequest *req);
+void femu_cq_free(FemuCtrl *n, uint16_t cqid);
+void femu_sq_free(FemuCtrl *n, uint16_t sqid);
+FemuSQ *femu_sq_new(FemuCtrl *n, uint16_t sqid, uint16_t cqid, uint32_t size, uint64_t addr);
+FemuCQ *femu_cq_new(FemuCtrl *n, uint16_t cqid, uint16_t vector, bool ien, uint32_t size,
+                    uint64_t addr);
+uint64_t femu_now_ns(void);
+
+/* dma.c */
+bool femu_dma_in_ram(FemuCtrl *n, dma_addr_t addr, dma_addr_t len, bool to_guest);
+uint16_t femu_dma_from_guest(FemuCtrl *n, dma_addr_t addr, void *buf, dma_addr_t len);
+uint16_t femu_dma_to_guest(FemuCtrl *n, dma_addr_t addr, const void *buf, dma_addr_t len);
+uint16_t femu_map_dptr(FemuCtrl *n, const NvmeCmd *cmd, uint64_t len, bool admin,
+                       bool to_guest, QEMUSGList *sg);
+uint16_t femu_sg_to_guest(FemuCtrl *n, QEMUSGList *sg, const void *buf, uint64_t len);
+uint16_t femu_sg_from_guest(FemuCtrl *n, QEMUSGList *sg, void *buf, uint64_t len);
+uint16_t femu_copy_to_guest(FemuCtrl *n, const NvmeCmd *cmd, const void *buf, uint64_t len,
+                            bool admin);
+uint16_t femu_copy_from_guest(FemuCtrl *n, const NvmeCmd *cmd, void *buf, uint64_t len,
+                              bool admin);
+
+/* backend.c */
+bool femu_backend_init(FemuCtrl *n, Error **errp);
+void femu_backend_release(FemuCtrl *n);
+void femu_backend_zero(FemuCtrl *n, uint64_t offset, uint64_t len);
+
+/* nvme-admin.c */
+uint16_t femu_admin_cmd(FemuCtrl *n, FemuRequest *req, const NvmeCmd *cmd);
+void femu_init_id_ctrl(FemuCtrl *n);
+void femu_record_error(FemuCtrl *n, FemuRequest *req);
+
+/* nvme-io.c */
+uint16_t femu_io_cmd(FemuCtrl *n, FemuRequest *req, const NvmeCmd *cmd, uint64_t now_ns,
+                     uint64_t *deadline_ns);
+FemuNamespace *femu_ns(FemuCtrl *n, uint32_t nsid);
+
+static inline uint16_t femu_status_dnr(uint16_t status)
+{
+    return status == NVME_SUCCESS ? status : (status | NVME_DNR);
+}
+
+#endif

@@ -1,0 +1,647 @@
+/*
+ * Admin command set. Every handler returns an NVMe status (without the DNR bit, which the
+ * dispatcher adds); NVME_NO_COMPLETE means the command is held (an AER).
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "qemu/cutils.h"
+#include "hw/pci/msix.h"
+#include "femu.h"
+#include "trace.h"
+
+#define FEMU_TEMPERATURE_K  310     /* what the composite sensor reads: 37 C */
+#define FEMU_WCTEMP_K       343
+#define FEMU_CCTEMP_K       358
+#define NVME_FID_NOT_SAVEABLE 0x010d
+
+static const char *model_name(FemuCtrl *n)
+{
+    return "FEMU NoSSD Controller";
+}
+
+void femu_init_id_ctrl(FemuCtrl *n)
+{
+    NvmeIdCtrl *id = &n->id_ctrl;
+    g_autofree char *nqn = g_strdup_printf("nqn.2024-01.io.femu:%s", n->serial);
+
+    memset(id, 0, sizeof(*id));
+    id->vid = cpu_to_le16(PCI_VENDOR_ID_REDHAT);
+    id->ssvid = cpu_to_le16(PCI_VENDOR_ID_REDHAT);
+    strpadcpy((char *)id->sn, sizeof(id->sn), n->serial, ' ');
+    strpadcpy((char *)id->mn, sizeof(id->mn), model_name(n), ' ');
+    strpadcpy((char *)id->fr, sizeof(id->fr), "1.0", ' ');
+    id->rab = 6;
+    id->ieee[0] = 0x00;     /* QEMU's OUI 52:54:00, least significant byte first */
+    id->ieee[1] = 0x54;
+    id->ieee[2] = 0x52;
+    id->cmic = 0;           /* one controller: Linux shows /dev/nvme0n1 directly */
+    id->mdts = n->mdts;
+    id->cntlid = cpu_to_le16(1);
+    id->ver = cpu_to_le32(n->bar.vs);
+    id->cntrltype = 1;      /* I/O controller */
+    id->oacs = cpu_to_le16(NVME_OACS_DBCS);
+    id->acl = 3;
+    id->aerl = n->aerl;
+    id->frmw = (1 << 1) | NVME_FRMW_SLOT1_RO;
+    id->lpa = NVME_LPA_NS_SMART | NVME_LPA_CSE | NVME_LPA_EXTENDED;
+    id->elpe = n->elpe;
+    id->npss = 0;
+    id->wctemp = cpu_to_le16(FEMU_WCTEMP_K);
+    id->cctemp = cpu_to_le16(FEMU_CCTEMP_K);
+    id->sqes = (6 << 4) | 6;
+    id->cqes = (4 << 4) | 4;
+    id->nn = cpu_to_le32(n->num_namespaces);
+    id->oncs = cpu_to_le16(NVME_ONCS_COMPARE | NVME_ONCS_DSM | NVME_ONCS_WRITE_ZEROES |
+                           NVME_ONCS_FEATURES);
+    id->vwc = n->vwc ? (NVME_VWC_PRESENT | NVME_VWC_NSID_BROADCAST_SUPPORT) : 0;
+    id->sgls = cpu_to_le32(NVME_CTRL_SGLS_SUPPORT_NO_ALIGN | NVME_CTRL_SGLS_EXCESS_LENGTH);
+    pstrcpy((char *)id->subnqn, sizeof(id->subnqn), nqn);
+    id->psd[0].mp = cpu_to_le16(2500);      /* 25 W, in 0.01 W */
+    id->psd[0].enlat = cpu_to_le32(16);
+    id->psd[0].exlat = cpu_to_le32(4);
+}
+
+void femu_record_error(FemuCtrl *n, FemuRequest *req)
+{
+    uint32_t slots = n->elpe + 1;
+    NvmeErrorLog *e;
+
+    /* newest first */
+    memmove(&n->error_log[1], &n->error_log[0], (slots - 1) * sizeof(*e));
+    e = &n->error_log[0];
+    memset(e, 0, sizeof(*e));
+    e->error_count = cpu_to_le64(++n->error_count);
+    e->sqid = cpu_to_le16(req->sq->sqid);
+    e->cid = req->cqe.cid;
+    e->status_field = cpu_to_le16(le16_to_cpu(req->cqe.status) << 1);
+    e->param_error_location = cpu_to_le16(0xffff);
+    e->lba = cpu_to_le64(req->slba);
+    e->nsid = cpu_to_le32(req->nsid);
+}
+
+/* ---- queues ---- */
+
+static uint16_t create_cq(FemuCtrl *n, const NvmeCmd *cmd)
+{
+    const NvmeCreateCq *c = (const NvmeCreateCq *)cmd;
+    uint16_t cqid = le16_to_cpu(c->cqid), vector = le16_to_cpu(c->irq_vector);
+    uint16_t flags = le16_to_cpu(c->cq_flags);
+    uint32_t qsize = le16_to_cpu(c->qsize) + 1;
+    uint64_t addr = le64_to_cpu(c->prp1);
+
+    if (!cqid || cqid > n->nr_io_queues || n->cq[cqid]) {
+        return NVME_INVALID_QID;
+    }
+    if (qsize < 2 || qsize > NVME_CAP_MQES(n->bar.cap) + 1) {
+        return NVME_MAX_QSIZE_EXCEEDED;
+    }
+    if (!NVME_CQ_FLAGS_PC(flags) || (addr & (n->page_size - 1)) || !addr) {
+        return NVME_INVALID_FIELD;
+    }
+    if (NVME_CQ_FLAGS_IEN(flags) && vector > n->nr_io_queues) {
+        return NVME_INVALID_IRQ_VECTOR;
+    }
+    if (NVME_CC_IOCQES(n->bar.cc) != 4 ||
+        !femu_dma_in_ram(n, addr, (uint64_t)qsize * sizeof(NvmeCqe), true)) {
+        return NVME_INVALID_FIELD;
+    }
+    femu_cq_new(n, cqid, vector, NVME_CQ_FLAGS_IEN(flags), qsize, addr);
+    return NVME_SUCCESS;
+}
+
+static uint16_t create_sq(FemuCtrl *n, const NvmeCmd *cmd)
+{
+    const NvmeCreateSq *c = (const NvmeCreateSq *)cmd;
+    uint16_t sqid = le16_to_cpu(c->sqid), cqid = le16_to_cpu(c->cqid);
+    uint16_t flags = le16_to_cpu(c->sq_flags);
+    uint32_t qsize = le16_to_cpu(c->qsize) + 1;
+    uint64_t addr = le64_to_cpu(c->prp1);
+
+    if (!sqid || sqid > n->nr_io_queues || n->sq[sqid]) {
+        return NVME_INVALID_QID;
+    }
+    if (!cqid || cqid > n->nr_io_queues || !n->cq[cqid]) {
+        return NVME_INVALID_CQID;
+    }
+    if (qsize < 2 || qsize > NVME_CAP_MQES(n->bar.cap) + 1) {
+        return NVME_MAX_QSIZE_EXCEEDED;
+    }
+    if (!NVME_SQ_FLAGS_PC(flags) || (addr & (n->page_size - 1)) || !addr) {
+        return NVME_INVALID_FIELD;
+    }
+    if (NVME_CC_IOSQES(n->bar.cc) != 6 ||
+        !femu_dma_in_ram(n, addr, (uint64_t)qsize * sizeof(NvmeCmd), false)) {
+        return NVME_INVALID_FIELD;
+    }
+    femu_sq_new(n, sqid, cqid, qsize, addr);
+    return NVME_SUCCESS;
+}
+
+static uint16_t delete_sq(FemuCtrl *n, const NvmeCmd *cmd)
+{
+    uint16_t qid = le16_to_cpu(((const NvmeDeleteQ *)cmd)->qid);
+
+    if (!qid || qid > n->nr_io_queues || !n->sq[qid]) {
+        return NVME_INVALID_QID;
+    }
+    femu_sq_free(n, qid);
+    return NVME_SUCCESS;
+}
+
+static uint16_t delete_cq(FemuCtrl *n, const NvmeCmd *cmd)
+{
+    uint16_t qid = le16_to_cpu(((const NvmeDeleteQ *)cmd)->qid);
+
+    if (!qid || qid > n->nr_io_queues || !n->cq[qid]) {
+        return NVME_INVALID_QID;
+    }
+    if (!QTAILQ_EMPTY(&n->cq[qid]->sqs)) {
+        return NVME_INVALID_QUEUE_DEL;
+    }
+    femu_cq_free(n, qid);
+    return NVME_SUCCESS;
+}
+
+/* ---- identify ---- */
+
+static void fill_id_ns(FemuCtrl *n, FemuNamespace *ns, NvmeIdNs *id)
+{
+    uint64_t bytes = ns->nlbas << ns->lba_shift;
+
+    id->nsze = id->ncap = id->nuse = cpu_to_le64(ns->nlbas);
+    id->nlbaf = 1;                          /* two formats, 0-based */
+    id->flbas = n->lba_index;
+    id->lbaf[0] = (NvmeLBAF){ .ds = 9, .rp = 1 };
+    id->lbaf[1] = (NvmeLBAF){ .ds = 12, .rp = 0 };
+    /* deallocated blocks read as zeroes; Write Zeroes may deallocate */
+    id->dlfeat = NVME_ID_NS_DLFEAT_READ_BEHAVIOR_ZEROES | 0x08;
+    stq_le_p(id->nvmcap, bytes);
+    memcpy(id->nguid, ns->nguid, sizeof(id->nguid));
+    id->eui64 = ns->eui64;
+}
+
+static uint16_t identify(FemuCtrl *n, const NvmeCmd *cmd)
+{
+    const NvmeIdentify *c = (const NvmeIdentify *)cmd;
+    uint32_t nsid = le32_to_cpu(c->nsid);
+    g_autofree uint8_t *buf = g_malloc0(NVME_IDENTIFY_DATA_SIZE);
+    FemuNamespace *ns = femu_ns(n, nsid);
+
+    trace_femu_identify(c->cns, nsid, c->csi);
+    switch (c->cns) {
+    case NVME_ID_CNS_CTRL:
+        memcpy(buf, &n->id_ctrl, sizeof(n->id_ctrl));
+        break;
+    case NVME_ID_CNS_NS:
+        if (!ns) {
+            return NVME_INVALID_NSID;
+        }
+        fill_id_ns(n, ns, (NvmeIdNs *)buf);
+        break;
+    case NVME_ID_CNS_CS_NS:
+        if (!ns) {
+            return NVME_INVALID_NSID;
+        }
+        if (c->csi != NVME_CSI_NVM) {
+            return NVME_INVALID_FIELD;
+        }
+        break;      /* NVM command set specific namespace data: no protection, all zero */
+    case NVME_ID_CNS_CS_CTRL:
+        if (c->csi != NVME_CSI_NVM) {
+            return NVME_INVALID_FIELD;
+        }
+        break;      /* no Verify/Write Zeroes/DSM size limits beyond MDTS: all zero */
+    case NVME_ID_CNS_CS_NS_ACTIVE_LIST:
+        if (c->csi != NVME_CSI_NVM) {
+            return NVME_INVALID_FIELD;
+        }
+        /* fall through */
+    case NVME_ID_CNS_NS_ACTIVE_LIST: {
+        uint32_t *list = (uint32_t *)buf, k = 0;
+        if (nsid >= NVME_NSID_BROADCAST - 1) {
+            return NVME_INVALID_NSID;
+        }
+        for (uint32_t i = nsid + 1; i <= n->num_namespaces && k < 1024; i++) {
+            list[k++] = cpu_to_le32(i);
+        }
+        break;
+    }
+    case NVME_ID_CNS_NS_DESCR_LIST: {
+        uint8_t *p = buf;
+        if (!ns) {
+            return NVME_INVALID_NSID;
+        }
+        *(NvmeIdNsDescr *)p = (NvmeIdNsDescr){ NVME_NIDT_EUI64, NVME_NIDL_EUI64 };
+        memcpy(p + 4, &ns->eui64, NVME_NIDL_EUI64);
+        p += 4 + NVME_NIDL_EUI64;
+        *(NvmeIdNsDescr *)p = (NvmeIdNsDescr){ NVME_NIDT_NGUID, NVME_NIDL_NGUID };
+        memcpy(p + 4, ns->nguid, NVME_NIDL_NGUID);
+        p += 4 + NVME_NIDL_NGUID;
+        *(NvmeIdNsDescr *)p = (NvmeIdNsDescr){ NVME_NIDT_UUID, NVME_NIDL_UUID };
+        memcpy(p + 4, ns->uuid, NVME_NIDL_UUID);
+        p += 4 + NVME_NIDL_UUID;
+        *(NvmeIdNsDescr *)p = (NvmeIdNsDescr){ NVME_NIDT_CSI, NVME_NIDL_CSI };
+        p[4] = NVME_CSI_NVM;
+        break;
+    }
+    case NVME_ID_CNS_CS_IND_NS: {
+        NvmeIdNsInd *ind = (NvmeIdNsInd *)buf;
+        if (!ns) {
+            return NVME_INVALID_NSID;
+        }
+        ind->nstat = NVME_ID_NS_IND_NSTAT_NRDY;     /* bit 0: namespace ready */
+        break;
+    }
+    case NVME_ID_CNS_IO_COMMAND_SET: {
+        /* one command set combination: NVM only */
+        stq_le_p(buf, 1ULL << NVME_CSI_NVM);
+        break;
+    }
+    default:
+        return NVME_INVALID_FIELD;
+    }
+    return femu_copy_to_guest(n, cmd, buf, NVME_IDENTIFY_DATA_SIZE, true);
+}
+
+/* ---- log pages ---- */
+
+static void fill_smart(FemuCtrl *n, FemuNamespace *only, NvmeSmartLog *log)
+{
+    IoCounters io = { 0 };
+    uint64_t hours = (femu_now_ns() - n->power_on_ns) / (3600ULL * NANOSECONDS_PER_SECOND);
+
+    if (only) {
+        io = only->io;
+    } else {
+        for (uint32_t i = 0; i < n->num_namespaces; i++) {
+            io_counters_add(&io, &n->ns[i].io);
+        }
+    }
+    log->critical_warning = n->temperature_warning;
+    log->temperature = cpu_to_le16(FEMU_TEMPERATURE_K);
+    log->available_spare = 100;
+    log->available_spare_threshold = 10;
+    log->percentage_used = 0;
+    log->data_units_read[0] = cpu_to_le64(io_counters_data_units(io.bytes_read));
+    log->data_units_written[0] = cpu_to_le64(io_counters_data_units(io.bytes_written));
+    log->host_read_commands[0] = cpu_to_le64(io.read_cmds);
+    log->host_write_commands[0] = cpu_to_le64(io.write_cmds);
+    log->power_cycles[0] = cpu_to_le64(1);
+    log->power_on_hours[0] = cpu_to_le64(hours);
+    log->number_of_error_log_entries[0] = cpu_to_le64(n->error_count);
+}
+
+static void fill_effects(FemuCtrl *n, NvmeEffectsLog *log)
+{
+    static const uint8_t admin[] = {
+        NVME_ADM_CMD_DELETE_SQ, NVME_ADM_CMD_CREATE_SQ, NVME_ADM_CMD_GET_LOG_PAGE,
+        NVME_ADM_CMD_DELETE_CQ, NVME_ADM_CMD_CREATE_CQ, NVME_ADM_CMD_IDENTIFY,
+        NVME_ADM_CMD_ABORT, NVME_ADM_CMD_SET_FEATURES, NVME_ADM_CMD_GET_FEATURES,
+        NVME_ADM_CMD_ASYNC_EV_REQ, NVME_ADM_CMD_DBBUF_CONFIG,
+    };
+    for (size_t i = 0; i < ARRAY_SIZE(admin); i++) {
+        log->acs[admin[i]] = cpu_to_le32(NVME_CMD_EFF_CSUPP);
+    }
+    log->iocs[NVME_CMD_FLUSH] = cpu_to_le32(NVME_CMD_EFF_CSUPP);
+    log->iocs[NVME_CMD_READ] = cpu_to_le32(NVME_CMD_EFF_CSUPP);
+    log->iocs[NVME_CMD_COMPARE] = cpu_to_le32(NVME_CMD_EFF_CSUPP);
+    log->iocs[NVME_CMD_WRITE] = cpu_to_le32(NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_LBCC);
+    log->iocs[NVME_CMD_WRITE_ZEROES] = cpu_to_le32(NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_LBCC);
+    log->iocs[NVME_CMD_DSM] = cpu_to_le32(NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_LBCC);
+}
+
+static uint16_t get_log_page(FemuCtrl *n, const NvmeCmd *cmd)
+{
+    uint32_t dw10 = le32_to_cpu(cmd->cdw10), dw11 = le32_to_cpu(cmd->cdw11);
+    uint8_t lid = dw10 & 0xff;
+    bool rae = dw10 & (1u << 15);
+    uint64_t numd = ((uint64_t)(dw11 & 0xffff) << 16 | (dw10 >> 16)) + 1;
+    uint64_t len = numd * 4;
+    uint64_t off = (uint64_t)le32_to_cpu(cmd->cdw13) << 32 | le32_to_cpu(cmd->cdw12);
+    uint8_t csi = le32_to_cpu(cmd->cdw14) >> 24;
+    uint32_t nsid = le32_to_cpu(cmd->nsid);
+    g_autofree uint8_t *log = NULL;
+    size_t size;
+
+    trace_femu_get_log(lid, len, off);
+    if (off & 3) {
+        return NVME_INVALID_FIELD;
+    }
+    switch (lid) {
+    case NVME_LOG_ERROR_INFO:
+        size = (n->elpe + 1) * sizeof(NvmeErrorLog);
+        log = g_memdup2(n->error_log, size);
+        if (!rae) {
+            femu_aer_unmask(n, NVME_AER_TYPE_ERROR);
+        }
+        break;
+    case NVME_LOG_SMART_INFO: {
+        FemuNamespace *ns = NULL;
+        if (nsid && nsid != NVME_NSID_BROADCAST && !(ns = femu_ns(n, nsid))) {
+            return NVME_INVALID_NSID;
+        }
+        size = sizeof(NvmeSmartLog);
+        log = g_malloc0(size);
+        fill_smart(n, ns, (NvmeSmartLog *)log);
+        if (!rae) {
+            femu_aer_unmask(n, NVME_AER_TYPE_SMART);
+        }
+        break;
+    }
+    case NVME_LOG_FW_SLOT_INFO: {
+        NvmeFwSlotInfoLog *fw;
+        size = sizeof(*fw);
+        log = g_malloc0(size);
+        fw = (NvmeFwSlotInfoLog *)log;
+        fw->afi = 1;
+        memcpy(fw->frs1, n->id_ctrl.fr, sizeof(fw->frs1));
+        break;
+    }
+    case NVME_LOG_CMD_EFFECTS:
+        if (csi != NVME_CSI_NVM) {
+            return NVME_INVALID_FIELD;
+        }
+        size = sizeof(NvmeEffectsLog);
+        log = g_malloc0(size);
+        fill_effects(n, (NvmeEffectsLog *)log);
+        break;
+    default:
+        return NVME_INVALID_LOG_ID;
+    }
+    if (off > size) {
+        return NVME_INVALID_FIELD;
+    }
+    return femu_copy_to_guest(n, cmd, log + off, MIN(len, size - off), true);
+}
+
+/* ---- features ---- */
+
+static void check_temperature(FemuCtrl *n)
+{
+    FemuFeatures *f = &n->features;
+    bool hot = FEMU_TEMPERATURE_K > f->temp_over ||
+               (f->temp_under && FEMU_TEMPERATURE_K < f->temp_under);
+
+    if (hot && !(n->temperature_warning & NVME_SMART_TEMPERATURE)) {
+        n->temperature_warning |= NVME_SMART_TEMPERATURE;
+        if (NVME_AEC_SMART(f->async_config) & NVME_SMART_TEMPERATURE) {
+            femu_post_aer(n, NVME_AER_TYPE_SMART, NVME_AER_INFO_SMART_TEMP_THRESH,
+                          NVME_LOG_SMART_INFO);
+        }
+    } else if (!hot) {
+        n->temperature_warning &= ~NVME_SMART_TEMPERATURE;
+    }
+}
+
+static bool feature_supported(FemuCtrl *n, uint8_t fid)
+{
+    switch (fid) {
+    case NVME_ARBITRATION:
+    case NVME_POWER_MANAGEMENT:
+    case NVME_TEMPERATURE_THRESHOLD:
+    case NVME_ERROR_RECOVERY:
+    case NVME_NUMBER_OF_QUEUES:
+    case NVME_INTERRUPT_COALESCING:
+    case NVME_INTERRUPT_VECTOR_CONF:
+    case NVME_WRITE_ATOMICITY:
+    case NVME_ASYNCHRONOUS_EVENT_CONF:
+    case NVME_COMMAND_SET_PROFILE:
+        return true;
+    case NVME_VOLATILE_WRITE_CACHE:
+        return n->vwc;
+    default:
+        return false;
+    }
+}
+
+static uint16_t get_features(FemuCtrl *n, FemuRequest *req, const NvmeCmd *cmd)
+{
+    uint32_t dw10 = le32_to_cpu(cmd->cdw10), dw11 = le32_to_cpu(cmd->cdw11);
+    uint8_t fid = NVME_GETSETFEAT_FID(dw10), sel = NVME_GETFEAT_SELECT(dw10);
+    FemuFeatures *f = &n->features;
+    FemuFeatures def = { .temp_over = 343, .vwc = n->vwc, .arbitration = NVME_ARB_AB_NOLIMIT };
+    uint32_t result = 0;
+
+    trace_femu_get_feature(fid, sel);
+    if (!feature_supported(n, fid) || sel > NVME_GETFEAT_SELECT_CAP) {
+        return NVME_INVALID_FIELD;
+    }
+    if (sel == NVME_GETFEAT_SELECT_CAP) {
+        /* everything is changeable, nothing saveable or namespace specific */
+        req->cqe.result = cpu_to_le32(fid == NVME_NUMBER_OF_QUEUES ? 0 : NVME_FEAT_CAP_CHANGE);
+        return NVME_SUCCESS;
+    }
+    if (sel != NVME_GETFEAT_SELECT_CURRENT) {
+        f = &def;   /* not saveable: saved values are the defaults */
+    }
+    switch (fid) {
+    case NVME_ARBITRATION:
+        result = f->arbitration;
+        break;
+    case NVME_POWER_MANAGEMENT:
+        result = f->power_mgmt;
+        break;
+    case NVME_TEMPERATURE_THRESHOLD:
+        if (NVME_TEMP_TMPSEL(dw11) != NVME_TEMP_TMPSEL_COMPOSITE ||
+            NVME_TEMP_THSEL(dw11) > NVME_TEMP_THSEL_UNDER) {
+            return NVME_INVALID_FIELD;
+        }
+        result = NVME_TEMP_THSEL(dw11) == NVME_TEMP_THSEL_OVER ? f->temp_over : f->temp_under;
+        break;
+    case NVME_ERROR_RECOVERY:
+        result = f->err_rec;
+        break;
+    case NVME_VOLATILE_WRITE_CACHE:
+        result = f->vwc;
+        break;
+    case NVME_NUMBER_OF_QUEUES:
+        result = (n->nr_io_queues - 1) << 16 | (n->nr_io_queues - 1);
+        break;
+    case NVME_INTERRUPT_COALESCING:
+        result = f->int_coalescing;
+        break;
+    case NVME_INTERRUPT_VECTOR_CONF: {
+        uint16_t iv = dw11 & 0xffff;
+        if (iv > n->nr_io_queues) {
+            return NVME_INVALID_FIELD;
+        }
+        result = sel == NVME_GETFEAT_SELECT_CURRENT ? n->features.int_vector_config[iv] : iv;
+        break;
+    }
+    case NVME_WRITE_ATOMICITY:
+        result = f->write_atomicity;
+        break;
+    case NVME_ASYNCHRONOUS_EVENT_CONF:
+        result = f->async_config;
+        break;
+    case NVME_COMMAND_SET_PROFILE:
+        result = f->iocs_profile;
+        break;
+    }
+    req->cqe.result = cpu_to_le32(result);
+    return NVME_SUCCESS;
+}
+
+static uint16_t set_features(FemuCtrl *n, FemuRequest *req, const NvmeCmd *cmd)
+{
+    uint32_t dw10 = le32_to_cpu(cmd->cdw10), dw11 = le32_to_cpu(cmd->cdw11);
+    uint8_t fid = NVME_GETSETFEAT_FID(dw10);
+    FemuFeatures *f = &n->features;
+
+    trace_femu_set_feature(fid, dw11);
+    if (!feature_supported(n, fid)) {
+        return NVME_INVALID_FIELD;
+    }
+    if (NVME_SETFEAT_SAVE(dw10)) {
+        return NVME_FID_NOT_SAVEABLE;
+    }
+    switch (fid) {
+    case NVME_ARBITRATION:
+        f->arbitration = dw11;
+        break;
+    case NVME_POWER_MANAGEMENT:
+        if ((dw11 & 0x1f) > n->id_ctrl.npss) {
+            return NVME_INVALID_FIELD;
+        }
+        f->power_mgmt = dw11 & 0xff;
+        break;
+    case NVME_TEMPERATURE_THRESHOLD:
+        if (NVME_TEMP_TMPSEL(dw11) != NVME_TEMP_TMPSEL_COMPOSITE ||
+            NVME_TEMP_THSEL(dw11) > NVME_TEMP_THSEL_UNDER) {
+            return NVME_INVALID_FIELD;
+        }
+        if (NVME_TEMP_THSEL(dw11) == NVME_TEMP_THSEL_OVER) {
+            f->temp_over = NVME_TEMP_TMPTH(dw11);
+        } else {
+            f->temp_under = NVME_TEMP_TMPTH(dw11);
+        }
+        check_temperature(n);
+        break;
+    case NVME_ERROR_RECOVERY:
+        if (NVME_ERR_REC_DULBE(dw11)) {
+            return NVME_INVALID_FIELD;      /* no deallocated-block errors: reads give zeroes */
+        }
+        f->err_rec = dw11;
+        break;
+    case NVME_VOLATILE_WRITE_CACHE:
+        f->vwc = dw11 & 1;
+        break;
+    case NVME_NUMBER_OF_QUEUES:
+        if ((dw11 & 0xffff) == 0xffff || (dw11 >> 16) == 0xffff) {
+            return NVME_INVALID_FIELD;
+        }
+        req->cqe.result = cpu_to_le32((n->nr_io_queues - 1) << 16 | (n->nr_io_queues - 1));
+        break;
+    case NVME_INTERRUPT_COALESCING:
+        f->int_coalescing = dw11 & 0xffff;
+        break;
+    case NVME_INTERRUPT_VECTOR_CONF: {
+        uint16_t iv = dw11 & 0xffff;
+        if (iv > n->nr_io_queues) {
+            return NVME_INVALID_FIELD;
+        }
+        f->int_vector_config[iv] = dw11 & 0x1ffff;
+        break;
+    }
+    case NVME_WRITE_ATOMICITY:
+        f->write_atomicity = dw11 & 1;
+        break;
+    case NVME_ASYNCHRONOUS_EVENT_CONF:
+        f->async_config = dw11;
+        check_temperature(n);
+        break;
+    case NVME_COMMAND_SET_PROFILE:
+        if ((dw11 & 0x1ff) != 0) {
+            return NVME_INVALID_FIELD;      /* only combination 0 (NVM) exists */
+        }
+        f->iocs_profile = 0;
+        break;
+    }
+    return NVME_SUCCESS;
+}
+
+/* ---- the rest ---- */
+
+static uint16_t abort_cmd(FemuCtrl *n, FemuRequest *req, const NvmeCmd *cmd)
+{
+    uint32_t dw10 = le32_to_cpu(cmd->cdw10);
+    uint16_t sqid = dw10 & 0xffff, cid = dw10 >> 16;
+    FemuSQ *sq = sqid <= n->nr_io_queues ? n->sq[sqid] : NULL;
+
+    req->cqe.result = cpu_to_le32(1);   /* not aborted, unless found below */
+    if (!sq) {
+        return NVME_SUCCESS;
+    }
+    for (uint32_t i = 0; i < sq->size; i++) {
+        FemuRequest *r = &sq->reqs[i];
+        if (r != req && le16_to_cpu(r->cqe.cid) == cid &&
+            (r->state == FEMU_REQ_TIMED || r->state == FEMU_REQ_AER)) {
+            if (r->state == FEMU_REQ_TIMED) {
+                deadline_heap_remove(&n->timed, &r->heap_pos);
+            } else {
+                QTAILQ_REMOVE(&n->aer_reqs, r, entry);
+                n->outstanding_aers--;
+            }
+            r->cqe.status = cpu_to_le16(NVME_CMD_ABORT_REQ);
+            femu_complete(n, r, 0);
+            req->cqe.result = 0;
+            trace_femu_abort(sqid, cid);
+            break;
+        }
+    }
+    return NVME_SUCCESS;
+}
+
+static uint16_t dbbuf_config(FemuCtrl *n, const NvmeCmd *cmd)
+{
+    uint64_t dbs = le64_to_cpu(cmd->dptr.prp1), eis = le64_to_cpu(cmd->dptr.prp2);
+    uint64_t span = 2ULL * FEMU_DB_STRIDE * (n->nr_io_queues + 1);
+
+    if (!dbs || !eis || (dbs & (n->page_size - 1)) || (eis & (n->page_size - 1)) ||
+        !femu_dma_in_ram(n, dbs, span, false) || !femu_dma_in_ram(n, eis, span, true)) {
+        return NVME_INVALID_FIELD;
+    }
+    n->dbbuf_dbs = dbs;
+    n->dbbuf_eis = eis;
+    trace_femu_dbbuf_config(dbs, eis);
+    return NVME_SUCCESS;
+}
+
+uint16_t femu_admin_cmd(FemuCtrl *n, FemuRequest *req, const NvmeCmd *cmd)
+{
+    if (NVME_CMD_FLAGS_FUSE(cmd->flags)) {
+        return NVME_INVALID_FIELD;
+    }
+    switch (cmd->opcode) {
+    case NVME_ADM_CMD_DELETE_SQ:
+        return delete_sq(n, cmd);
+    case NVME_ADM_CMD_CREATE_SQ:
+        return create_sq(n, cmd);
+    case NVME_ADM_CMD_GET_LOG_PAGE:
+        return get_log_page(n, cmd);
+    case NVME_ADM_CMD_DELETE_CQ:
+        return delete_cq(n, cmd);
+    case NVME_ADM_CMD_CREATE_CQ:
+        return create_cq(n, cmd);
+    case NVME_ADM_CMD_IDENTIFY:
+        return identify(n, cmd);
+    case NVME_ADM_CMD_ABORT:
+        return abort_cmd(n, req, cmd);
+    case NVME_ADM_CMD_SET_FEATURES:
+        return set_features(n, req, cmd);
+    case NVME_ADM_CMD_GET_FEATURES:
+        return get_features(n, req, cmd);
+    case NVME_ADM_CMD_ASYNC_EV_REQ:
+        if (n->outstanding_aers > n->aerl) {
+            return NVME_AER_LIMIT_EXCEEDED;
+        }
+        femu_aer_hold(n, req);
+        return NVME_NO_COMPLETE;
+    case NVME_ADM_CMD_DBBUF_CONFIG:
+        return dbbuf_config(n, cmd);
+    default:
+        trace_femu_invalid_opcode(0, cmd->opcode);
+        return NVME_INVALID_OPCODE;
+    }
+}

@@ -1,0 +1,173 @@
+/*
+ * NVM command set I/O commands. Data moves between guest RAM and the backend when the
+ * command is fetched; the media model says when its completion may be posted.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "femu.h"
+#include "trace.h"
+
+FemuNamespace *femu_ns(FemuCtrl *n, uint32_t nsid)
+{
+    return nsid && nsid <= n->num_namespaces ? &n->ns[nsid - 1] : NULL;
+}
+
+static uint8_t *ns_data(FemuCtrl *n, FemuNamespace *ns, uint64_t slba)
+{
+    return n->data + ns->backend_offset + (slba << ns->lba_shift);
+}
+
+static uint16_t check_range(FemuNamespace *ns, uint64_t slba, uint64_t nlb)
+{
+    if (slba + nlb < slba || slba + nlb > ns->nlbas) {
+        return NVME_LBA_RANGE;
+    }
+    return NVME_SUCCESS;
+}
+
+static uint64_t media_time(FemuCtrl *n, FemuNamespace *ns, FemuMediaOp op, uint64_t slba,
+                           uint64_t nlb, uint64_t now)
+{
+    FemuMediaReq mreq = {
+        .op = op, .nsid = ns ? ns->nsid : 0, .slba = slba, .nlb = nlb,
+        .lba_bytes = ns ? 1u << ns->lba_shift : 0, .arrival_ns = now,
+    };
+    return femu_media_submit(n->media, &mreq);
+}
+
+static uint16_t rw(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const NvmeCmd *cmd,
+                   uint64_t now, uint64_t *deadline)
+{
+    const NvmeRwCmd *rwc = (const NvmeRwCmd *)cmd;
+    uint64_t slba = le64_to_cpu(rwc->slba), nlb = (uint64_t)le16_to_cpu(rwc->nlb) + 1;
+    uint64_t len = nlb << ns->lba_shift;
+    bool to_guest = cmd->opcode == NVME_CMD_READ;
+    QEMUSGList sg;
+    uint16_t status;
+
+    req->slba = slba;
+    if (n->mdts && len > (4096ULL << n->mdts)) {
+        return NVME_INVALID_FIELD;
+    }
+    if (NVME_RW_PRINFO(le16_to_cpu(rwc->control))) {
+        return NVME_INVALID_FIELD;      /* no protection information formats */
+    }
+    status = check_range(ns, slba, nlb);
+    if (status) {
+        return status;
+    }
+    status = femu_map_dptr(n, cmd, len, false, to_guest, &sg);
+    if (status) {
+        return status;
+    }
+    switch (cmd->opcode) {
+    case NVME_CMD_READ:
+        status = femu_sg_to_guest(n, &sg, ns_data(n, ns, slba), len);
+        break;
+    case NVME_CMD_WRITE:
+        status = femu_sg_from_guest(n, &sg, ns_data(n, ns, slba), len);
+        break;
+    case NVME_CMD_COMPARE: {
+        g_autofree uint8_t *buf = g_malloc(len);
+        status = femu_sg_from_guest(n, &sg, buf, len);
+        if (!status && memcmp(buf, ns_data(n, ns, slba), len)) {
+            status = NVME_CMP_FAILURE;
+        }
+        break;
+    }
+    }
+    qemu_sglist_destroy(&sg);
+    if (status) {
+        return status;
+    }
+    if (cmd->opcode == NVME_CMD_WRITE) {
+        ns->io.bytes_written += len;
+        ns->io.write_cmds++;
+        *deadline = media_time(n, ns, FEMU_MEDIA_WRITE, slba, nlb, now);
+    } else {
+        ns->io.bytes_read += len;
+        ns->io.read_cmds++;
+        *deadline = media_time(n, ns, FEMU_MEDIA_READ, slba, nlb, now);
+    }
+    return NVME_SUCCESS;
+}
+
+static uint16_t write_zeroes(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns,
+                             const NvmeCmd *cmd, uint64_t now, uint64_t *deadline)
+{
+    const NvmeRwCmd *rwc = (const NvmeRwCmd *)cmd;
+    uint64_t slba = le64_to_cpu(rwc->slba), nlb = (uint64_t)le16_to_cpu(rwc->nlb) + 1;
+    uint16_t status = check_range(ns, slba, nlb);
+
+    req->slba = slba;
+    if (status) {
+        return status;
+    }
+    femu_backend_zero(n, ns->backend_offset + (slba << ns->lba_shift), nlb << ns->lba_shift);
+    *deadline = media_time(n, ns, FEMU_MEDIA_WRITE_ZEROES, slba, nlb, now);
+    return NVME_SUCCESS;
+}
+
+static uint16_t dsm(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const NvmeCmd *cmd,
+                    uint64_t now, uint64_t *deadline)
+{
+    const NvmeDsmCmd *d = (const NvmeDsmCmd *)cmd;
+    uint32_t nr = (le32_to_cpu(d->nr) & 0xff) + 1;
+    g_autofree NvmeDsmRange *ranges = g_new(NvmeDsmRange, nr);
+    uint16_t status;
+
+    status = femu_copy_from_guest(n, cmd, ranges, nr * sizeof(*ranges), false);
+    if (status || !(le32_to_cpu(d->attributes) & NVME_DSMGMT_AD)) {
+        return status;      /* integral read/write hints need no action */
+    }
+    /* check every range before changing any */
+    for (uint32_t i = 0; i < nr; i++) {
+        status = check_range(ns, le64_to_cpu(ranges[i].slba), le32_to_cpu(ranges[i].nlb));
+        if (status) {
+            req->slba = le64_to_cpu(ranges[i].slba);
+            return status;
+        }
+    }
+    for (uint32_t i = 0; i < nr; i++) {
+        uint64_t slba = le64_to_cpu(ranges[i].slba), nlb = le32_to_cpu(ranges[i].nlb);
+        if (nlb) {
+            femu_backend_zero(n, ns->backend_offset + (slba << ns->lba_shift),
+                              nlb << ns->lba_shift);
+            *deadline = MAX(*deadline, media_time(n, ns, FEMU_MEDIA_DEALLOCATE, slba, nlb,
+                                                  now));
+        }
+    }
+    return NVME_SUCCESS;
+}
+
+uint16_t femu_io_cmd(FemuCtrl *n, FemuRequest *req, const NvmeCmd *cmd, uint64_t now,
+                     uint64_t *deadline)
+{
+    uint32_t nsid = le32_to_cpu(cmd->nsid);
+    FemuNamespace *ns = femu_ns(n, nsid);
+
+    if (NVME_CMD_FLAGS_FUSE(cmd->flags)) {
+        return NVME_INVALID_FIELD;
+    }
+    switch (cmd->opcode) {
+    case NVME_CMD_FLUSH:
+        /* the backend holds every completed write: a flush is media time only */
+        if (!ns && !(nsid == NVME_NSID_BROADCAST && n->vwc)) {
+            return NVME_INVALID_NSID;
+        }
+        *deadline = media_time(n, ns, FEMU_MEDIA_FLUSH, 0, 0, now);
+        return NVME_SUCCESS;
+    case NVME_CMD_READ:
+    case NVME_CMD_WRITE:
+    case NVME_CMD_COMPARE:
+        return ns ? rw(n, req, ns, cmd, now, deadline) : NVME_INVALID_NSID;
+    case NVME_CMD_WRITE_ZEROES:
+        return ns ? write_zeroes(n, req, ns, cmd, now, deadline) : NVME_INVALID_NSID;
+    case NVME_CMD_DSM:
+        return ns ? dsm(n, req, ns, cmd, now, deadline) : NVME_INVALID_NSID;
+    default:
+        trace_femu_invalid_opcode(req->sq->sqid, cmd->opcode);
+        return NVME_INVALID_OPCODE;
+    }
+}
