@@ -327,11 +327,16 @@ static void femu_mmio_write(void *opaque, hwaddr addr, uint64_t data, unsigned s
     case NVME_REG_ACQ:
     case NVME_REG_ACQ + 4:
         if (!NVME_CC_EN(bar->cc)) {
-            uint64_t *reg = addr < NVME_REG_ACQ ? &bar->asq : &bar->acq;
+            bool asq = addr < NVME_REG_ACQ;
+            uint64_t reg = asq ? bar->asq : bar->acq;
             unsigned shift = (addr & 4) * 8;
             uint64_t mask = size == 8 ? ~0ULL : 0xffffffffULL << shift;
-            *reg = (*reg & ~mask) | ((data << shift) & mask);
-            *reg &= ~0xfffULL;
+            reg = ((reg & ~mask) | ((data << shift) & mask)) & ~0xfffULL;
+            if (asq) {
+                bar->asq = reg;
+            } else {
+                bar->acq = reg;
+            }
         }
         break;
     default:
@@ -364,18 +369,24 @@ static void femu_stats_get(Object *obj, Visitor *v, const char *name, void *opaq
     qemu_mutex_unlock(&n->lock);
 
     uint64_t p50 = lateness_quantile(&late, 0.5), p99 = lateness_quantile(&late, 0.99);
+    struct { const char *name; uint64_t *val; } fields[] = {
+        { "host-read-commands", &io.read_cmds },
+        { "host-write-commands", &io.write_cmds },
+        { "host-bytes-read", &io.bytes_read },
+        { "host-bytes-written", &io.bytes_written },
+        { "completions", &late.count },
+        { "lateness-p50-ns", &p50 },
+        { "lateness-p99-ns", &p99 },
+        { "lateness-max-ns", &late.max_ns },
+    };
     if (!visit_start_struct(v, name, NULL, 0, errp)) {
         return;
     }
-    visit_type_uint64(v, "host-read-commands", &io.read_cmds, errp) &&
-    visit_type_uint64(v, "host-write-commands", &io.write_cmds, errp) &&
-    visit_type_uint64(v, "host-bytes-read", &io.bytes_read, errp) &&
-    visit_type_uint64(v, "host-bytes-written", &io.bytes_written, errp) &&
-    visit_type_uint64(v, "completions", &late.count, errp) &&
-    visit_type_uint64(v, "lateness-p50-ns", &p50, errp) &&
-    visit_type_uint64(v, "lateness-p99-ns", &p99, errp) &&
-    visit_type_uint64(v, "lateness-max-ns", &late.max_ns, errp) &&
-    visit_check_struct(v, errp);
+    for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
+        if (!visit_type_uint64(v, fields[i].name, fields[i].val, errp)) {
+            break;
+        }
+    }
     visit_end_struct(v, NULL);
 }
 
