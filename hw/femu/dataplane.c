@@ -20,6 +20,7 @@
 #include "hw/pci/msix.h"
 #include "hw/pci/pci.h"
 #include "femu.h"
+#include "sched/event-index.h"
 #include "trace.h"
 
 #include <sys/prctl.h>
@@ -457,15 +458,12 @@ static void publish_eventidx(FemuCtrl *n, bool want_doorbells)
 {
     for (uint32_t i = 1; i <= n->nr_io_queues; i++) {
         if (n->sq[i]) {
-            /* behind the tail: the host never crosses it; at the tail: its next write does */
-            uint32_t t = n->sq[i]->tail;
-            eventidx_write(n, i, false, want_doorbells ? t : (t + n->sq[i]->size - 1) %
-                           n->sq[i]->size);
+            eventidx_write(n, i, false, event_index_for(n->sq[i]->tail, n->sq[i]->size,
+                                                        want_doorbells));
         }
         if (n->cq[i]) {
-            uint32_t h = n->cq[i]->head;
-            eventidx_write(n, i, true, want_doorbells ? h : (h + n->cq[i]->size - 1) %
-                           n->cq[i]->size);
+            eventidx_write(n, i, true, event_index_for(n->cq[i]->head, n->cq[i]->size,
+                                                       want_doorbells));
         }
     }
     smp_mb();
