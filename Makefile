@@ -5,11 +5,12 @@ BUILD ?= $(CURDIR)/build
 VENV := $(BUILD)/venv
 PYTHON := $(VENV)/bin/python3
 
-.PHONY: all qemu image unit qtest guest check bench venv clean distclean help
+.PHONY: all qemu image demo unit qtest guest check bench venv clean help
 
 all: qemu image
 
 help:
+	@echo "make demo     boot a guest with an emulated NVMe drive and show it working"
 	@echo "make          build QEMU with FEMU ($(BUILD)/qemu-system-x86_64) and the guest image"
 	@echo "make qemu     build only QEMU (incremental after edits to hw/femu)"
 	@echo "make image    build only the guest image ($(BUILD)/image)"
@@ -24,6 +25,10 @@ qemu:
 
 image:
 	@bash images/build-image.sh "$(BUILD)/image"
+
+# Boots the nossd drive, shows it, and runs a fio write+verify on it.
+demo: qemu image
+	@femu-scripts/run-nossd.sh --cmd "$$(cat femu-scripts/demo-guest.sh)"
 
 # The venv comes from Debian's python3 so that it is the same on every machine.
 venv:
