@@ -195,7 +195,7 @@ static void req_detach(FemuCtrl *n, FemuRequest *req)
     req->state = FEMU_REQ_FREE;
 }
 
-void femu_sq_free(FemuCtrl *n, uint16_t sqid)
+void femu_sq_free(FemuCtrl *n, uint16_t sqid, bool post_aborts)
 {
     FemuSQ *sq = n->sq[sqid];
     FemuCQ *cq = n->cq[sq->cqid];
@@ -204,9 +204,9 @@ void femu_sq_free(FemuCtrl *n, uint16_t sqid)
         FemuRequest *req = &sq->reqs[i];
         if (req->state != FEMU_REQ_FREE) {
             req_detach(n, req);
-            /* outstanding commands end as aborted by the deletion, space permitting */
+            /* Delete SQ completes them as aborted (space permitting); a reset drops them */
             req->cqe.status = cpu_to_le16(NVME_CMD_ABORT_SQ_DEL);
-            if (cq && sqid && !cq_full(n, cq)) {
+            if (post_aborts && cq && !cq_full(n, cq)) {
                 cq_post(n, cq, req, femu_now_ns());
             }
         }

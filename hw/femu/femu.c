@@ -156,7 +156,7 @@ void femu_ctrl_reset_locked(FemuCtrl *n)
 {
     for (int i = n->nr_io_queues; i >= 0; i--) {
         if (n->sq[i]) {
-            femu_sq_free(n, i);
+            femu_sq_free(n, i, false);
         }
     }
     for (int i = n->nr_io_queues; i >= 0; i--) {

@@ -199,7 +199,7 @@ void femu_post_aer(FemuCtrl *n, uint8_t type, uint8_t info, uint8_t log_page);
 void femu_aer_unmask(FemuCtrl *n, uint8_t type);
 void femu_aer_hold(FemuCtrl *n, FemuRequest *req);
 void femu_cq_free(FemuCtrl *n, uint16_t cqid);
-void femu_sq_free(FemuCtrl *n, uint16_t sqid);
+void femu_sq_free(FemuCtrl *n, uint16_t sqid, bool post_aborts);
 FemuSQ *femu_sq_new(FemuCtrl *n, uint16_t sqid, uint16_t cqid, uint32_t size, uint64_t addr);
 FemuCQ *femu_cq_new(FemuCtrl *n, uint16_t cqid, uint16_t vector, bool ien, uint32_t size,
                     uint64_t addr);

@@ -145,7 +145,7 @@ static uint16_t delete_sq(FemuCtrl *n, const NvmeCmd *cmd)
     if (!qid || qid > n->nr_io_queues || !n->sq[qid]) {
         return NVME_INVALID_QID;
     }
-    femu_sq_free(n, qid);
+    femu_sq_free(n, qid, true);
     return NVME_SUCCESS;
 }
 
