@@ -58,7 +58,7 @@ def device_args(cfg, workdir):
             img = os.path.join(workdir, "ns%d.img" % i)
             with open(img, "wb") as f:
                 f.truncate(per_ns << 20)
-            args += ["-drive", "if=none,id=d%d,file=%s,format=raw" % (i, img)]
+            args += ["-drive", "if=none,id=d%d,file=%s,format=raw,discard=unmap" % (i, img)]
             nsdevs += ["-device", "nvme-ns,drive=d%d,nsid=%d,bus=nvme0,"
                        "logical_block_size=%d,physical_block_size=%d"
                        % (i, i + 1, bs, bs)]
