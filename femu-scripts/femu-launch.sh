@@ -246,41 +246,46 @@ fi
 # Non-interactive: the command goes in through fw_cfg; the guest's /init
 # prints it between marker lines that the filter below turns into our output
 # and exit status. Boot messages are kept aside and shown only on failure.
-cmdfile=$(mktemp) bootlog=$(mktemp)
-tmpfiles+=("$cmdfile" "$bootlog")
+cmdfile=$(mktemp) bootlog=$(mktemp) statefile=$(mktemp)
+tmpfiles+=("$cmdfile" "$bootlog" "$statefile")
 printf '%s\n' "$cmd" >"$cmdfile"
 args+=(-append "$append" -fw_cfg "name=opt/femu/cmd,file=$cmdfile"
 	-chardev stdio,id=con0,signal=off -serial chardev:con0 -monitor none)
 
+# Serial output -> our stdout, line by line as it comes (a shell loop: awk
+# implementations differ in when they flush a pipe).
+filter() {
+	local state=0 line status=0 re='@@FEMU-CMD-EXIT ([0-9]+)@@$'
+	while IFS= read -r line || [[ -n $line ]]; do
+		line=${line%$'\r'}
+		if ((state == 0)); then
+			if [[ $line == *@@FEMU-CMD-BEGIN@@ ]]; then state=1; else printf '%s\n' "$line" >>"$bootlog"; fi
+		elif ((state == 1)); then
+			if [[ $line =~ $re ]]; then
+				# the marker may follow output that had no final newline
+				printf '%s' "${line%@@FEMU-CMD-EXIT *}"
+				status=${BASH_REMATCH[1]} state=2
+			else
+				printf '%s\n' "$line"
+			fi
+		fi
+	done
+	echo "$state $status" >"$statefile"
+}
+
 set +e
-timeout --foreground -k 10 "$timeout" "$qemu" "${args[@]}" "${extra[@]}" </dev/null |
-	awk -v bootlog="$bootlog" '
-	{ sub(/\r$/, "") }
-	state == 0 {
-		if ($0 ~ /@@FEMU-CMD-BEGIN@@$/) state = 1
-		else print > bootlog
-		next
-	}
-	state == 1 {
-		# the marker may follow output that had no final newline
-		if (match($0, /@@FEMU-CMD-EXIT [0-9]+@@$/)) {
-			if (RSTART > 1) printf "%s", substr($0, 1, RSTART - 1)
-			status = substr($0, RSTART + 16, RLENGTH - 18) + 0
-			state = 2
-		} else print
-		fflush()
-		next
-	}
-	END { if (state < 2) exit 200 + state; exit status }'
+timeout --foreground -k 10 "$timeout" "$qemu" "${args[@]}" "${extra[@]}" </dev/null | filter
 st=("${PIPESTATUS[@]}")
 set -e
-qemu_st=${st[0]} filt_st=${st[1]}
-if ((filt_st < 200)); then
-	exit "$filt_st"
+qemu_st=${st[0]}
+read -r state status <"$statefile" || state=0
+# state: 0 no BEGIN marker seen, 1 command started, 2 command finished
+if ((state == 2)); then
+	exit "$status"
 fi
 if ((qemu_st == 124 || qemu_st == 137)); then
 	echo "$prog: guest timed out after $timeout s (--timeout)" >&2
-	((filt_st == 200)) && { echo "--- guest boot log ---" >&2; tail -n 40 "$bootlog" >&2; }
+	((state == 0)) && { echo "--- guest boot log ---" >&2; tail -n 40 "$bootlog" >&2; }
 	exit 124
 fi
 if ((qemu_st != 0)); then

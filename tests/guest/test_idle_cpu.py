@@ -1,0 +1,63 @@
+"""An idle guest must leave the host idle: the device may not busy-poll while
+nothing happens (a spinning queue thread costs a whole core)."""
+
+import os
+import subprocess
+import time
+
+from conftest import BOOT_TIMEOUT, launch_argv
+
+WINDOW_S = 8
+MAX_CORES = 0.3  # idle TCG guest measures ~0.05 here; one spinning thread is ~1.0
+
+
+def cpu_seconds(pid):
+    """utime+stime of the whole process, and per thread {comm: seconds}."""
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def parse(path):
+        with open(path) as f:
+            data = f.read()
+        comm = data[data.index("(") + 1:data.rindex(")")]
+        fields = data[data.rindex(")") + 2:].split()
+        return comm, (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+
+    threads = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            comm, sec = parse(f"/proc/{pid}/task/{tid}/stat")
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        threads[f"{comm}[{tid}]"] = sec
+    return parse(f"/proc/{pid}/stat")[1], threads
+
+
+def test_idle_guest_costs_little_host_cpu(device_ready, tmp_path):
+    pidfile = tmp_path / "qemu.pid"
+    argv = launch_argv(f"echo IDLE_START; sleep {WINDOW_S + 4}; echo IDLE_END",
+                       timeout=BOOT_TIMEOUT, extra=["--", "-pidfile", str(pidfile)])
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            stdin=subprocess.DEVNULL)
+    try:
+        for line in proc.stdout:
+            if line.strip() == "IDLE_START":
+                break
+        else:
+            proc.wait()
+            raise AssertionError(f"guest did not start the idle command: {proc.stderr.read()}")
+        pid = int(pidfile.read_text())
+        time.sleep(1)  # let the boot's last work settle
+        t0, th0 = cpu_seconds(pid)
+        start = time.monotonic()
+        time.sleep(WINDOW_S)
+        t1, th1 = cpu_seconds(pid)
+        cores = (t1 - t0) / (time.monotonic() - start)
+        busiest = sorted(((th1[k] - th0.get(k, 0), k) for k in th1), reverse=True)[:4]
+        assert cores < MAX_CORES, (f"idle guest used {cores:.2f} host cores; busiest threads: "
+                                   + ", ".join(f"{k} {d:.1f}s" for d, k in busiest))
+        rest = proc.stdout.read()
+        assert proc.wait(timeout=60) == 0 and "IDLE_END" in rest, proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
