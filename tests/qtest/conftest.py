@@ -1,115 +1,16 @@
 """Fixtures: one QEMU per test module (or parameter set), a fresh controller
-per test.
+per test. See qtest_machine.py for the environment variables."""
 
-QTEST_DEVICE=femu (default) tests the project's device; QTEST_DEVICE=stock
-runs the same tests on QEMU's own ``nvme`` device to check the harness.
-FEMU_QEMU overrides the QEMU binary.
-"""
-
-import dataclasses
 import os
 import random
-import subprocess
 import sys
 
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from qtest import QTest, GuestAlloc, find_pci_device  # noqa: E402
 import nvme  # noqa: E402
-
-REPO = os.path.dirname(os.path.dirname(HERE))
-QEMU = os.environ.get("FEMU_QEMU", os.path.join(REPO, "build", "qemu-system-x86_64"))
-DEVICE = os.environ.get("QTEST_DEVICE", "femu")
-NVME_CLASS = 0x010802
-MSIX_SLOTS_BASE = 0x100000      # one page of MSI-X message slots
-RAM_START = 0x101000
-MMIO_START = 0xE0000000         # inside q35's 32-bit PCI hole
-
-
-@dataclasses.dataclass(frozen=True)
-class DevConfig:
-    size_mb: int = 64
-    namespaces: int = 1
-    queues: int = 8             # I/O queue pairs
-    entries: int = 1024         # max entries per queue (CAP.MQES + 1)
-    mdts: int = None
-    lba_index: int = 0          # 0: 512-byte LBAs, 1: 4096-byte LBAs
-
-    @property
-    def block_size(self):
-        return 4096 if self.lba_index else 512
-
-
-def device_args(cfg, workdir):
-    """QEMU arguments for the device under test."""
-    if DEVICE == "stock":
-        args = []
-        per_ns = cfg.size_mb // cfg.namespaces
-        bs = cfg.block_size
-        ctrl = "nvme,id=nvme0,serial=qtest,max_ioqpairs=%d,mqes=%d" % (
-            cfg.queues, cfg.entries - 1)
-        if cfg.mdts is not None:
-            ctrl += ",mdts=%d" % cfg.mdts
-        nsdevs = []
-        for i in range(cfg.namespaces):
-            img = os.path.join(workdir, "ns%d.img" % i)
-            with open(img, "wb") as f:
-                f.truncate(per_ns << 20)
-            args += ["-drive", "if=none,id=d%d,file=%s,format=raw,discard=unmap" % (i, img)]
-            nsdevs += ["-device", "nvme-ns,drive=d%d,nsid=%d,bus=nvme0,"
-                       "logical_block_size=%d,physical_block_size=%d"
-                       % (i, i + 1, bs, bs)]
-        return args + ["-device", ctrl] + nsdevs
-    opts = "femu,femu_mode=2,devsz_mb=%d,namespaces=%d,queues=%d,entries=%d," \
-           "lba_index=%d,serial=qtest" % (cfg.size_mb, cfg.namespaces, cfg.queues,
-                                         cfg.entries, cfg.lba_index)
-    if cfg.mdts is not None:
-        opts += ",mdts=%d" % cfg.mdts
-    return ["-device", opts]
-
-
-_help_cache = {}
-
-
-def qemu_has_device(name):
-    if name not in _help_cache:
-        try:
-            out = subprocess.run([QEMU, "-device", "help"], capture_output=True,
-                                 text=True, timeout=60).stdout
-        except (OSError, subprocess.TimeoutExpired):
-            out = ""
-        _help_cache[name] = ('name "%s"' % name) in out
-    return _help_cache[name]
-
-
-class Machine:
-    """A QEMU with the NVMe function found, BARs placed and MSI-X on."""
-
-    def __init__(self, cfg, workdir):
-        self.cfg = cfg
-        self.kind = DEVICE
-        self.qt = QTest(QEMU, device_args(cfg, workdir))
-        try:
-            self.pci = find_pci_device(self.qt, NVME_CLASS)
-            assert self.pci is not None, "no NVMe function (class 010802) on bus 0"
-            self.pci.assign_bars(GuestAlloc(MMIO_START, 0xFE000000),
-                                 GuestAlloc(0xC000, 0x10000))
-            self.msix = self.pci.enable_msix()
-            for v in range(min(self.msix.size, 1024)):
-                self.msix.program(v, MSIX_SLOTS_BASE + 4 * v, 0xC0DE0000 | v)
-                self.msix.clear(v)
-            self.alloc = GuestAlloc(RAM_START, self.qt.mem_size)
-            self.ctrl = nvme.Controller(self.qt, self.pci, self.alloc)
-            self.ctrl.nvectors = self.msix.size
-        except BaseException:
-            self.qt.close()
-            raise
-
-    def close(self):
-        self.qt.close()
+from qtest_machine import DEVICE, QEMU, DevConfig, Machine, qemu_has_device  # noqa: E402
 
 
 def _start(request, tmp_path_factory, cfg):
@@ -170,3 +71,44 @@ def assert_io_works(ctrl, sq=None, nsid=1, slba=7):
 @pytest.fixture
 def io_ok():
     return assert_io_works
+
+
+# Where QEMU's own nvme device (10.0) departs from what these tests require.
+# With QTEST_DEVICE=stock they are expected to fail; strict, so a change in
+# either the device or the test shows up.
+STOCK_DEVIATIONS = {
+    "test_features.py::test_arbitration": "Set Features: Feature Not Changeable",
+    "test_features.py::test_power_management": "Set Features: Feature Not Changeable",
+    "test_features.py::test_interrupt_coalescing": "Set Features: Feature Not Changeable",
+    "test_admin_identify.py::test_namespace_identification_descriptors":
+        "no EUI64/NGUID/UUID unless given as nvme-ns properties",
+    "test_multi_namespace.py::test_namespace_ids_differ":
+        "no EUI64/NGUID/UUID unless given as nvme-ns properties",
+    "test_io.py::test_sgl_segment_chain[4096-2-2-1]": "SGL chains of 3+ segments: 0Dh",
+    "test_io.py::test_sgl_segment_chain[4096-1-1-1-1]": "SGL chains of 3+ segments: 0Dh",
+    "test_io.py::test_sgl_segment_chain[131072-2-2-1]": "SGL chains of 3+ segments: 0Dh",
+    "test_io.py::test_sgl_segment_chain[131072-1-1-1-1]": "SGL chains of 3+ segments: 0Dh",
+    "test_io_errors.py::test_prp1_not_dword_aligned": "accepts PRP1 with bits 1:0 set",
+    "test_io_errors.py::test_sgl_descriptor_type_invalid":
+        "reserved type in the command's SGL1 gives 0Dh, not 11h",
+    "test_io_errors.py::test_dma_outside_ram": "DMA to unassigned memory succeeds",
+    "test_logs.py::test_firmware_slot_log": "slot 1 revision '1.0' differs from Identify FR",
+    "test_logs.py::test_invalid_log_page": "Invalid Field instead of Invalid Log Page",
+    "test_queues.py::test_delete_nonexistent_cq":
+        "Completion Queue Invalid instead of Invalid Queue Identifier",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    here = os.path.dirname(os.path.abspath(__file__))
+    for item in items:
+        # This hook sees the whole session; touch only our own tests.
+        if os.path.dirname(str(item.path)) != here:
+            continue
+        item.add_marker(pytest.mark.qtest)
+        if DEVICE != "stock":
+            continue
+        name = item.nodeid.rsplit("/", 1)[-1]
+        reason = STOCK_DEVIATIONS.get(name) or STOCK_DEVIATIONS.get(name.split("[")[0])
+        if reason:
+            item.add_marker(pytest.mark.xfail(reason="stock nvme: " + reason, strict=True))

@@ -133,6 +133,22 @@ class QTest:
             return ans[3:]
         raise QTestError("%r -> %r" % (line[:80], ans))
 
+    def cmds(self, lines):
+        """Send several commands at once; QEMU runs them back to back, with
+        no device bottom half in between. Returns the answers."""
+        self.sock.sendall("".join(l + "\n" for l in lines).encode())
+        out = []
+        for line in lines:
+            while True:
+                ans = self._readline()
+                if not ans.startswith("IRQ "):
+                    break
+                self.irqs.append(ans)
+            if ans != "OK" and not ans.startswith("OK "):
+                raise QTestError("%r -> %r" % (line[:80], ans))
+            out.append(ans[3:])
+        return out
+
     # -- port I/O -----------------------------------------------------------
 
     def outb(self, port, v):

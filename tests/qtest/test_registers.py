@@ -1,7 +1,7 @@
 """Controller registers: CAP, VS, CC/CSTS enable, disable and shutdown."""
 
 import nvme
-from nvme import REG_CAP, REG_VS, REG_CC, REG_CSTS, REG_AQA, REG_ASQ, REG_ACQ
+from nvme import REG_VS, REG_CC, REG_CSTS, REG_AQA, REG_ASQ, REG_ACQ
 
 
 def test_pci_class_and_msix(machine):

@@ -3,8 +3,6 @@
 Data units are thousands of 512-byte units, rounded up.
 """
 
-import struct
-
 import nvme
 
 UNITS = 1000

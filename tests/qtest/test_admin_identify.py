@@ -57,21 +57,9 @@ def test_active_namespace_list(ctrl, machine):
     assert not any(ids[k - 1:])
 
 
-def parse_descriptors(d):
-    out = {}
-    off = 0
-    while off + 4 <= len(d):
-        nidt, nidl = d[off], d[off + 1]
-        if nidt == 0:
-            break
-        out[nidt] = bytes(d[off + 4:off + 4 + nidl])
-        off += 4 + nidl
-    return out
-
-
 def test_namespace_identification_descriptors(ctrl):
     c, d = ctrl.identify(3, nsid=1)
-    descs = parse_descriptors(d)
+    descs = nvme.parse_descriptors(d)
     lengths = {1: 8, 2: 16, 3: 16, 4: 1}
     for t, v in descs.items():
         assert t in lengths, "unknown descriptor type %d" % t

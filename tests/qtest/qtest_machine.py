@@ -1,0 +1,105 @@
+"""Where QEMU is, which device is under test, and how one QEMU is set up.
+
+QTEST_DEVICE=femu (default) tests the project's device; QTEST_DEVICE=stock
+runs the same tests on QEMU's own ``nvme`` device to check the harness.
+FEMU_QEMU overrides the QEMU binary.
+"""
+
+import dataclasses
+import os
+import subprocess
+
+from qtest import QTest, GuestAlloc, find_pci_device
+import nvme
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+QEMU = os.environ.get("FEMU_QEMU", os.path.join(REPO, "build", "qemu-system-x86_64"))
+DEVICE = os.environ.get("QTEST_DEVICE", "femu")
+NVME_CLASS = 0x010802
+MSIX_SLOTS_BASE = 0x100000      # one page of MSI-X message slots
+RAM_START = 0x101000
+MMIO_START = 0xE0000000         # inside q35's 32-bit PCI hole
+
+
+@dataclasses.dataclass(frozen=True)
+class DevConfig:
+    size_mb: int = 64
+    namespaces: int = 1
+    queues: int = 8             # I/O queue pairs
+    entries: int = 1024         # max entries per queue (CAP.MQES + 1)
+    mdts: int = None
+    lba_index: int = 0          # 0: 512-byte LBAs, 1: 4096-byte LBAs
+
+    @property
+    def block_size(self):
+        return 4096 if self.lba_index else 512
+
+
+def device_args(cfg, workdir):
+    """QEMU arguments for the device under test."""
+    if DEVICE == "stock":
+        args = []
+        per_ns = cfg.size_mb // cfg.namespaces
+        bs = cfg.block_size
+        ctrl = "nvme,id=nvme0,serial=qtest,max_ioqpairs=%d,mqes=%d" % (
+            cfg.queues, cfg.entries - 1)
+        if cfg.mdts is not None:
+            ctrl += ",mdts=%d" % cfg.mdts
+        nsdevs = []
+        for i in range(cfg.namespaces):
+            img = os.path.join(workdir, "ns%d.img" % i)
+            with open(img, "wb") as f:
+                f.truncate(per_ns << 20)
+            args += ["-drive", "if=none,id=d%d,file=%s,format=raw,discard=unmap" % (i, img)]
+            nsdevs += ["-device", "nvme-ns,drive=d%d,nsid=%d,bus=nvme0,"
+                       "logical_block_size=%d,physical_block_size=%d"
+                       % (i, i + 1, bs, bs)]
+        return args + ["-device", ctrl] + nsdevs
+    opts = "femu,femu_mode=2,devsz_mb=%d,namespaces=%d,queues=%d,entries=%d," \
+           "lba_index=%d,serial=qtest" % (cfg.size_mb, cfg.namespaces, cfg.queues,
+                                         cfg.entries, cfg.lba_index)
+    if cfg.mdts is not None:
+        opts += ",mdts=%d" % cfg.mdts
+    return ["-device", opts]
+
+
+_help_cache = {}
+
+
+def qemu_has_device(name):
+    if name not in _help_cache:
+        try:
+            out = subprocess.run([QEMU, "-device", "help"], capture_output=True,
+                                 text=True, timeout=60).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            out = ""
+        _help_cache[name] = ('name "%s"' % name) in out
+    return _help_cache[name]
+
+
+class Machine:
+    """A QEMU with the NVMe function found, BARs placed and MSI-X on."""
+
+    def __init__(self, cfg, workdir):
+        self.cfg = cfg
+        self.kind = DEVICE
+        self.qt = QTest(QEMU, device_args(cfg, workdir))
+        try:
+            self.pci = find_pci_device(self.qt, NVME_CLASS)
+            assert self.pci is not None, "no NVMe function (class 010802) on bus 0"
+            self.pci.assign_bars(GuestAlloc(MMIO_START, 0xFE000000),
+                                 GuestAlloc(0xC000, 0x10000))
+            self.msix = self.pci.enable_msix()
+            for v in range(min(self.msix.size, 1024)):
+                self.msix.program(v, MSIX_SLOTS_BASE + 4 * v, 0xC0DE0000 | v)
+                self.msix.clear(v)
+            self.alloc = GuestAlloc(RAM_START, self.qt.mem_size)
+            self.ctrl = nvme.Controller(self.qt, self.pci, self.alloc)
+            self.ctrl.nvectors = self.msix.size
+        except BaseException:
+            self.qt.close()
+            raise
+
+    def close(self):
+        self.qt.close()
