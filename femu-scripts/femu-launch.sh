@@ -117,8 +117,7 @@ fi
 image=${FEMU_IMAGE_DIR:-$repo/build/image}
 if [[ -z ${FEMU_IMAGE_DIR:-} ]]; then
 	# No-op (a hash check) when the image matches the recipe.
-	"$repo/images/build-image.sh" "$image" 2>&1 | grep -v 'up to date' >&2 ||
-		true
+	FEMU_IMAGE_QUIET=1 "$repo/images/build-image.sh" "$image" || die "guest image build failed"
 fi
 for f in vmlinuz initramfs.cpio.gz; do
 	[[ -f $image/$f ]] || die "guest image file $image/$f missing (make image)"

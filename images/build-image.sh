@@ -21,11 +21,15 @@ die() { echo "build-image: error: $*" >&2; exit 1; }
 
 recipe_files=("$here/build-image.sh" "$here/init" "$here/packages.txt" "$here/modules.txt")
 recipe_hash=$(cat "${recipe_files[@]}" | sha256sum | cut -c1-16)
+# One build at a time per OUTDIR (several launchers may start at once).
+exec 8>"$out/.lock"
+flock 8
 if [[ -f $out/.recipe-hash && $(cat "$out/.recipe-hash") == "$recipe_hash" &&
 	-f $out/vmlinuz && -f $out/initramfs.cpio.gz ]]; then
-	say "up to date ($out)"
+	[[ -n ${FEMU_IMAGE_QUIET:-} ]] || say "up to date ($out)"
 	exit 0
 fi
+say "building the guest image in $out"
 
 # Host tools: dpkg-deb, apt-get (Debian base), cpio, readelf (binutils).
 need=()
