@@ -30,6 +30,16 @@ def test_identify_controller(ctrl, machine):
     assert ic["subnqn"].startswith("nqn.")
 
 
+def test_identify_into_two_pages(ctrl):
+    """The 4 KiB structure at a page offset needs PRP2."""
+    _, ref = ctrl.identify(1)
+    buf = ctrl.buffer(4096, offset=0x800, fill=0xA5)
+    c = ctrl.admin_cmd(nvme.cmd(nvme.ADM_IDENTIFY, prp1=buf, prp2=buf + 0x800,
+                                cdw10=1))
+    assert c.ok, c
+    assert ctrl.qt.memread(buf, 4096) == ref
+
+
 def test_identify_namespace(ctrl, machine):
     cfg = machine.cfg
     ns = ctrl.id_ns(1)

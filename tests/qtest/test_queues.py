@@ -1,5 +1,7 @@
 """Create/Delete I/O Completion and Submission Queue, and their errors."""
 
+import time
+
 import pytest
 
 import nvme
@@ -124,3 +126,22 @@ def test_recreate_after_delete(ctrl, io_ok):
         sq = ctrl.create_io_queues(1, entries=16)
         io_ok(ctrl, sq)
         ctrl.delete_io_queues(1)
+
+
+def test_full_cq_is_not_overrun(ctrl, rng):
+    """With a 4-entry CQ behind a 16-entry SQ, at most 3 completions may sit
+    unconsumed; the rest must wait for CQ head doorbells, none lost."""
+    assert ctrl.create_cq(1, 4).ok
+    sq = ctrl.create_io_queues(1, entries=16, cqid=1)
+    cq = ctrl.cqs[1]
+    bs = ctrl.block_size(1)
+    cids = [ctrl.queue_cmd(sq, ctrl.rw_cmd(nvme.IO_WRITE, 1, 50 + i, 1,
+                                          prp1=ctrl.buffer(bs, rng.randbytes(bs))))
+            for i in range(10)]
+    ctrl.ring_sq(sq)
+    time.sleep(0.1)
+    raw = ctrl.qt.memread(cq.addr, 4 * 16)
+    posted = [raw[16 * i + 14] & 1 for i in range(4)]
+    assert posted.count(1) <= 3, "a full CQ was overwritten"
+    for cid in cids:
+        assert ctrl.wait(sq, cid).ok

@@ -1,5 +1,7 @@
 """Controller registers: CAP, VS, CC/CSTS enable, disable and shutdown."""
 
+import time
+
 import nvme
 from nvme import REG_VS, REG_CC, REG_CSTS, REG_AQA, REG_ASQ, REG_ACQ
 
@@ -89,4 +91,24 @@ def test_normal_shutdown(ctrl, io_ok):
     ctrl.disable()
     ctrl.enable()
     assert ctrl.rd32(REG_CSTS) & nvme.CSTS_SHST_MASK == 0
+    io_ok(ctrl)
+
+
+def test_disable_with_commands_in_flight(ctrl, rng, io_ok):
+    """A reset with queued I/O stops cleanly: RDY drops and nothing is
+    written to the old completion queue afterwards."""
+    sq = ctrl.create_io_queues(1, entries=64)
+    bs = ctrl.block_size(1)
+    for i in range(32):
+        ctrl.queue_cmd(sq, ctrl.rw_cmd(nvme.IO_WRITE, 1, 900 + i, 1,
+                                       prp1=ctrl.buffer(bs, rng.randbytes(bs))))
+    cq = sq.cq
+    # Ring and disable back to back, before the device can drain the queue.
+    ctrl.qt.cmds(["writel 0x%x 0x%x" % (ctrl.bar + ctrl.sq_doorbell(1), sq.tail),
+                  "writel 0x%x 0x%x" % (ctrl.bar + REG_CC, ctrl.rd32(REG_CC) & ~nvme.CC_EN)])
+    ctrl.wait_csts(nvme.CSTS_RDY, 0)
+    snap = ctrl.qt.memread(cq.addr, cq.size * 16)
+    time.sleep(0.1)
+    assert ctrl.qt.memread(cq.addr, cq.size * 16) == snap
+    ctrl.enable()
     io_ok(ctrl)
