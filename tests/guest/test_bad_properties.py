@@ -6,13 +6,14 @@ import subprocess
 
 import pytest
 
-from conftest import launch_argv
+from guestlib import ENV, launch_argv
 
 
 @pytest.mark.parametrize("prop", ["femu_mode=7", "queues=0", "lba_index=9", "namespaces=0"])
 def test_bad_property_refused(device_ready, femu_only, prop):
     argv = launch_argv("true", dev=prop, timeout=60)
-    r = subprocess.run(argv, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+                       env=ENV)
     out = r.stdout + r.stderr
     assert r.returncode not in (0, 124), f"QEMU accepted {prop}: {out}"
     # QEMU echoes the -device option before its message: look past that

@@ -3,7 +3,7 @@ counters follow the I/O the host does."""
 
 import json
 
-from conftest import STOCK
+from guestlib import STOCK
 
 SIZE_MIB = 256
 

@@ -5,7 +5,7 @@ import os
 import subprocess
 import time
 
-from conftest import BOOT_TIMEOUT, launch_argv
+from guestlib import BOOT_TIMEOUT, ENV, launch_argv
 
 WINDOW_S = 8
 MAX_CORES = 0.3  # idle TCG guest measures ~0.05 here; one spinning thread is ~1.0
@@ -37,7 +37,7 @@ def test_idle_guest_costs_little_host_cpu(device_ready, tmp_path):
     argv = launch_argv(f"echo IDLE_START; sleep {WINDOW_S + 4}; echo IDLE_END",
                        timeout=BOOT_TIMEOUT, extra=["--", "-pidfile", str(pidfile)])
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            stdin=subprocess.DEVNULL)
+                            stdin=subprocess.DEVNULL, env=ENV)
     try:
         for line in proc.stdout:
             if line.strip() == "IDLE_START":

@@ -1,7 +1,5 @@
 """namespaces=K splits the capacity evenly; lba_index=1 gives 4 KiB LBAs."""
 
-import pytest
-
 MIB = 1 << 20
 
 CMD = r"""
