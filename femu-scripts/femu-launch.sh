@@ -33,6 +33,7 @@ shell on the serial console (Ctrl-A x quits QEMU, 'exit' powers off).
   --mode N          femu_mode (set by the run-*.sh wrappers): 0 whitebox,
                     1 blackbox, 2 nossd, 3 zns
   --help            this text
+  -- ARGS...        pass the rest to QEMU (e.g. -- -pidfile F -trace 'femu_*')
 
 Exit status with --cmd: COMMAND's status; 124 if the timeout expired; 125 if
 the guest stopped without reporting a status; QEMU's own status if QEMU
