@@ -201,8 +201,8 @@ if [[ -n $stock ]]; then
 		-device "nvme,serial=femu-stock,drive=femu-drive${dev:+,$dev}")
 else
 	# Launcher defaults first; a key repeated in --dev replaces its value.
-	keys=(femu_mode devsz_mb)
-	declare -A val=([femu_mode]=$mode [devsz_mb]=$size)
+	keys=(id femu_mode devsz_mb)
+	declare -A val=([id]=femu0 [femu_mode]=$mode [devsz_mb]=$size)
 	if [[ -n $backing ]]; then
 		[[ -e $backing ]] || truncate -s "${size}M" "$backing"
 		dev_args=(-object "memory-backend-file,id=femu-mem,mem-path=$backing,size=${size}M,share=on")
