@@ -256,28 +256,16 @@ uint16_t femu_sg_from_guest(FemuCtrl *n, QEMUSGList *sg, void *buf, uint64_t len
     return NVME_SUCCESS;
 }
 
-uint16_t femu_copy_to_guest(FemuCtrl *n, const NvmeCmd *cmd, const void *buf, uint64_t len,
-                            bool admin)
+/* Moves a whole buffer through the command's data pointer in one call. */
+uint16_t femu_copy_dptr(FemuCtrl *n, const NvmeCmd *cmd, void *buf, uint64_t len, bool admin,
+                        bool to_guest)
 {
     QEMUSGList sg;
-    uint16_t status = femu_map_dptr(n, cmd, len, admin, true, &sg);
+    uint16_t status = femu_map_dptr(n, cmd, len, admin, to_guest, &sg);
     if (status) {
         return status;
     }
-    status = femu_sg_to_guest(n, &sg, buf, len);
-    qemu_sglist_destroy(&sg);
-    return status;
-}
-
-uint16_t femu_copy_from_guest(FemuCtrl *n, const NvmeCmd *cmd, void *buf, uint64_t len,
-                              bool admin)
-{
-    QEMUSGList sg;
-    uint16_t status = femu_map_dptr(n, cmd, len, admin, false, &sg);
-    if (status) {
-        return status;
-    }
-    status = femu_sg_from_guest(n, &sg, buf, len);
+    status = to_guest ? femu_sg_to_guest(n, &sg, buf, len) : femu_sg_from_guest(n, &sg, buf, len);
     qemu_sglist_destroy(&sg);
     return status;
 }

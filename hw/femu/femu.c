@@ -13,6 +13,7 @@
 #include "hw/pci/msix.h"
 #include "hw/pci/pci.h"
 #include "hw/qdev-properties.h"
+#include "migration/vmstate.h"
 #include "femu.h"
 #include "trace.h"
 
@@ -493,6 +494,12 @@ static void femu_reset(DeviceState *dev)
     pci_irq_deassert(PCI_DEVICE(n));
 }
 
+/* Queues and in-flight commands live in the device thread: refuse migration and savevm. */
+static const VMStateDescription femu_vmstate = {
+    .name = "femu",
+    .unmigratable = 1,
+};
+
 static const Property femu_props[] = {
     DEFINE_PROP_STRING("serial", FemuCtrl, serial),
     DEFINE_PROP_UINT32("femu_mode", FemuCtrl, femu_mode, FEMU_MODE_NOSSD),
@@ -527,8 +534,7 @@ static void femu_class_init(ObjectClass *oc, void *data)
     pc->revision = 2;
     set_bit(DEVICE_CATEGORY_STORAGE, dc->categories);
     dc->desc = "FEMU NVMe SSD emulator";
-    /* state lives in a backend and a device thread: no migration */
-    dc->user_creatable = true;
+    dc->vmsd = &femu_vmstate;
     device_class_set_props(dc, femu_props);
     device_class_set_legacy_reset(dc, femu_reset);
 }

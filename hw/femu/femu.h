@@ -213,10 +213,8 @@ uint16_t femu_map_dptr(FemuCtrl *n, const NvmeCmd *cmd, uint64_t len, bool admin
                        bool to_guest, QEMUSGList *sg);
 uint16_t femu_sg_to_guest(FemuCtrl *n, QEMUSGList *sg, const void *buf, uint64_t len);
 uint16_t femu_sg_from_guest(FemuCtrl *n, QEMUSGList *sg, void *buf, uint64_t len);
-uint16_t femu_copy_to_guest(FemuCtrl *n, const NvmeCmd *cmd, const void *buf, uint64_t len,
-                            bool admin);
-uint16_t femu_copy_from_guest(FemuCtrl *n, const NvmeCmd *cmd, void *buf, uint64_t len,
-                              bool admin);
+uint16_t femu_copy_dptr(FemuCtrl *n, const NvmeCmd *cmd, void *buf, uint64_t len, bool admin,
+                        bool to_guest);
 
 /* backend.c */
 bool femu_backend_init(FemuCtrl *n, Error **errp);

@@ -261,7 +261,7 @@ static uint16_t identify(FemuCtrl *n, const NvmeCmd *cmd)
     default:
         return NVME_INVALID_FIELD;
     }
-    return femu_copy_to_guest(n, cmd, buf, NVME_IDENTIFY_DATA_SIZE, true);
+    return femu_copy_dptr(n, cmd, buf, NVME_IDENTIFY_DATA_SIZE, true, true);
 }
 
 /* ---- log pages ---- */
@@ -372,7 +372,7 @@ static uint16_t get_log_page(FemuCtrl *n, const NvmeCmd *cmd)
     if (off > size) {
         return NVME_INVALID_FIELD;
     }
-    return femu_copy_to_guest(n, cmd, log + off, MIN(len, size - off), true);
+    return femu_copy_dptr(n, cmd, log + off, MIN(len, size - off), true, true);
 }
 
 /* ---- features ---- */

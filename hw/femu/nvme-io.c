@@ -117,7 +117,7 @@ static uint16_t dsm(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const Nvme
     g_autofree NvmeDsmRange *ranges = g_new(NvmeDsmRange, nr);
     uint16_t status;
 
-    status = femu_copy_from_guest(n, cmd, ranges, nr * sizeof(*ranges), false);
+    status = femu_copy_dptr(n, cmd, ranges, nr * sizeof(*ranges), false, false);
     if (status || !(le32_to_cpu(d->attributes) & NVME_DSMGMT_AD)) {
         return status;      /* integral read/write hints need no action */
     }
