@@ -1,0 +1,93 @@
+/*
+ * The blackbox SSD's flash translation layer: page-level mapping, writes striped over all
+ * chips, over-provisioning, and greedy garbage collection whose reads, programs and erases
+ * are charged on the same NAND timelines as host I/O, so host I/O feels GC.
+ *
+ * Units: the FTL maps logical pages (LPN, one NAND page of data each) to physical pages.
+ * Host data itself lives elsewhere (the device's backend); the FTL decides only *when*.
+ *
+ * Layout: a "line" is block number b on every plane of every chip. Writes fill the open
+ * line page by page, striping consecutive pages over channels first, then chips, then
+ * planes, so sequential and random writes both use all the parallelism. A full line's
+ * valid-page count decides GC: the victim is the full line with the fewest valid pages.
+ *
+ * GC thresholds follow FEMU: with T lines, background GC may run when free lines fall to
+ * (100 - gc_thres_pcent)% of T, and forced (foreground) GC runs before a write when free
+ * lines fall to (100 - gc_thres_pcent_high)% of T or to the minimum reserve, whichever is
+ * larger. Forced GC always makes progress: ftl_config_check refuses configurations with
+ * fewer than FTL_MIN_SPARE_LINES lines beyond what the exposed capacity needs.
+ *
+ * Reads of never-written (or deallocated) pages cost one NAND page read on the chip the
+ * page would stripe to (lpn modulo chips), not zero: a real drive reads its mapping table
+ * and answers from the controller, and a researcher must not see unwritten reads beat a
+ * no-media device.
+ *
+ * QEMU-free. SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef FEMU_BBSSD_FTL_H
+#define FEMU_BBSSD_FTL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "nand/nand.h"
+
+#define FTL_MIN_SPARE_LINES 3
+#define FTL_UNMAPPED UINT64_MAX
+
+typedef struct FtlConfig {
+    NandGeometry geo;           /* blks_per_pl may come from ftl_derive_blocks */
+    NandTiming tm;
+    uint64_t exposed_pages;     /* logical pages the host can address */
+    uint32_t gc_thres_pcent;        /* background GC, 1..99 (FEMU default 75) */
+    uint32_t gc_thres_pcent_high;   /* forced GC, gc_thres_pcent..99 (FEMU default 95) */
+} FtlConfig;
+
+typedef struct FtlStats {
+    uint64_t host_pages_written;
+    uint64_t host_pages_read;
+    uint64_t unmapped_pages_read;
+    uint64_t nand_pages_written;    /* host + GC programs */
+    uint64_t gc_pages_moved;        /* valid pages GC copied */
+    uint64_t gc_runs;               /* victim lines collected */
+    uint64_t gc_forced_runs;        /* of which in the foreground */
+    uint64_t blocks_erased;
+    uint64_t pages_trimmed;
+    uint64_t free_lines;
+    uint64_t total_lines;
+} FtlStats;
+
+typedef struct Ftl Ftl;
+
+/*
+ * Sets geo->blks_per_pl so that the raw capacity exceeds exposed_bytes by op_pcent percent
+ * (over-provisioning = (raw - exposed) / exposed), rounded up to whole blocks.
+ */
+bool ftl_derive_blocks(NandGeometry *geo, uint64_t exposed_bytes, double op_pcent,
+                       char **err);
+/* Validates a configuration (geometry, timing, thresholds, minimum spare lines). */
+bool ftl_config_check(const FtlConfig *c, char **err);
+
+Ftl *ftl_new(const FtlConfig *c, char **err);
+void ftl_free(Ftl *f);
+
+/* Each returns the completion time of the whole request: the latest of its pages. */
+uint64_t ftl_write(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns);
+uint64_t ftl_read(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns);
+uint64_t ftl_trim(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns);
+/* No write cache: completes when every program issued so far has completed. */
+uint64_t ftl_flush(Ftl *f, uint64_t now_ns);
+/* The device is idle at now_ns: run background GC if it is due. */
+void ftl_idle(Ftl *f, uint64_t now_ns);
+
+const FtlStats *ftl_stats(Ftl *f);
+const NandModel *ftl_nand(Ftl *f);
+/* Write amplification: NAND pages written / host pages written (1.0 before any write). */
+double ftl_waf(const Ftl *f);
+
+/* Introspection for tests: where lpn lives (false if unmapped). */
+bool ftl_lookup(Ftl *f, uint64_t lpn, NandAddr *out);
+/* Checks that mapping, reverse mapping and valid counts agree; *err says what does not. */
+bool ftl_check_consistency(Ftl *f, char **err);
+
+#endif

@@ -1,0 +1,113 @@
+/*
+ * The NAND flash model shared by every media mode: a geometry, timings, and per-channel and
+ * per-chip timelines that turn each NAND operation into a completion time.
+ *
+ * Time is in nanoseconds and always passed in: the model never reads a clock, so the same
+ * inputs give the same completion times (in QEMU, in unit tests, in a simulator).
+ *
+ * Timeline rules (each resource keeps the time it is next free):
+ *   read:    the chip does the array read (tR), then the channel carries the page out; the
+ *            chip stays busy until its data register is emptied.
+ *   program: the channel carries the page in (the chip must be free to take it), then the
+ *            chip programs it (tPROG).
+ *   erase:   the chip erases the block (tBERS); the channel is not used.
+ * An operation starts when its request has arrived and its resources are free. Planes of a
+ * chip share the chip's timeline (no multi-plane operations yet).
+ *
+ * QEMU-free. SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef FEMU_NAND_H
+#define FEMU_NAND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define NAND_MAX_PAGE_TYPES 4       /* SLC 1, MLC 2, TLC 3, QLC 4 bits per cell */
+
+typedef struct NandGeometry {
+    uint32_t nchs;          /* channels */
+    uint32_t luns_per_ch;   /* chips (LUNs) per channel */
+    uint32_t pls_per_lun;   /* planes per chip */
+    uint32_t blks_per_pl;   /* erase blocks per plane */
+    uint32_t pgs_per_blk;   /* pages per block */
+    uint32_t secs_per_pg;   /* sectors per page */
+    uint32_t secsz;         /* sector size in bytes */
+} NandGeometry;
+
+typedef struct NandTiming {
+    uint32_t cell_bits;                         /* 1..4: page types, as SLC..QLC */
+    uint64_t pg_rd_lat[NAND_MAX_PAGE_TYPES];    /* array read per page type, ns */
+    uint64_t pg_wr_lat[NAND_MAX_PAGE_TYPES];    /* program per page type, ns */
+    uint64_t blk_er_lat;                        /* block erase, ns */
+    uint64_t ch_xfer_lat;       /* one page over the channel, ns; 0: from the bus rate */
+    uint32_t ch_mts;            /* bus rate in mega-transfers/s (used when ch_xfer_lat = 0) */
+    uint32_t ch_width_bytes;    /* bytes per transfer (1 for an 8-bit bus) */
+    uint32_t time_scale;        /* every media time is multiplied by this (>= 1) */
+} NandTiming;
+
+/* A physical page address. */
+typedef struct NandAddr {
+    uint32_t ch, lun, pl, blk, pg;
+} NandAddr;
+
+typedef enum NandOp {
+    NAND_OP_READ,
+    NAND_OP_PROGRAM,
+    NAND_OP_ERASE,
+} NandOp;
+
+typedef struct NandStats {
+    uint64_t reads, programs, erases;
+    uint64_t *lun_busy_ns;  /* per chip, index ch * luns_per_ch + lun */
+    uint64_t *ch_busy_ns;   /* per channel */
+} NandStats;
+
+typedef struct NandModel {
+    NandGeometry geo;
+    NandTiming tm;
+    uint64_t xfer_ns;       /* scaled channel time of one page */
+    uint64_t *ch_free;      /* time each channel is next free */
+    uint64_t *lun_free;     /* time each chip is next free, index ch * luns_per_ch + lun */
+    NandStats stats;
+} NandModel;
+
+/* Derived sizes. */
+uint64_t nand_page_bytes(const NandGeometry *g);
+uint64_t nand_luns(const NandGeometry *g);              /* chips in the device */
+uint64_t nand_pages_per_lun(const NandGeometry *g);
+uint64_t nand_total_pages(const NandGeometry *g);
+uint64_t nand_total_bytes(const NandGeometry *g);
+
+/*
+ * Checks a geometry and timing; on error returns false and sets *err to a message naming
+ * the field and its allowed range (free it with g_free).
+ */
+bool nand_geometry_check(const NandGeometry *g, char **err);
+bool nand_timing_check(const NandTiming *t, char **err);
+
+/* A model with every resource free at time 0; NULL and *err on an invalid configuration. */
+NandModel *nand_model_new(const NandGeometry *g, const NandTiming *t, char **err);
+void nand_model_free(NandModel *m);
+
+/* The page type (0 .. cell_bits-1) of a page: lower, upper, extra, top pages interleave. */
+static inline uint32_t nand_page_type(const NandModel *m, uint32_t pg)
+{
+    return pg % m->tm.cell_bits;
+}
+
+/*
+ * Runs one operation that arrives at arrival_ns on the page (or, for an erase, the block) at
+ * *a and returns its completion time (>= arrival_ns). Updates the timelines and statistics.
+ */
+uint64_t nand_op(NandModel *m, NandOp op, const NandAddr *a, uint64_t arrival_ns);
+
+/* When every chip and channel is idle: all operations issued so far have completed. */
+uint64_t nand_all_idle_ns(const NandModel *m);
+
+/* Index of the chip of address a, as used by lun_free and lun_busy_ns. */
+static inline uint32_t nand_lun_index(const NandModel *m, const NandAddr *a)
+{
+    return a->ch * m->geo.luns_per_ch + a->lun;
+}
+
+#endif
