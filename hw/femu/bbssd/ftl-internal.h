@@ -1,0 +1,62 @@
+/*
+ * The FTL's state, shared by ftl.c and its white-box unit tests only (the device uses
+ * ftl.h). QEMU-free. SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef FEMU_BBSSD_FTL_INTERNAL_H
+#define FEMU_BBSSD_FTL_INTERNAL_H
+
+#include "ftl.h"
+
+#define FTL_NO_LINE UINT32_MAX
+/* Free lines forced GC keeps: one for GC to write into, one so a host write never takes
+ * the last one. FTL_MIN_SPARE_LINES is this plus the line GC needs to make progress. */
+#define FTL_RESERVE_LINES (FTL_MIN_SPARE_LINES - 1)
+#define FTL_NEVER UINT64_MAX
+
+typedef enum FtlLineState {
+    FTL_LINE_FREE,
+    FTL_LINE_OPEN,      /* the write pointer's line */
+    FTL_LINE_FULL,      /* in the victim heap */
+    FTL_LINE_VICTIM,    /* being collected */
+} FtlLineState;
+
+typedef struct FtlLine {
+    uint64_t vpc;           /* valid pages */
+    FtlLineState state;
+    uint32_t next_free;     /* free-list link */
+    uint32_t heap_pos;      /* index in Ftl.heap while FULL */
+} FtlLine;
+
+struct Ftl {
+    FtlConfig cfg;
+    NandModel *nand;
+    uint64_t pgs_per_line;      /* luns * planes * pages per block */
+    uint64_t stripe;            /* pages per stripe row: luns * planes */
+    uint32_t nlines;
+    uint32_t data_lines;        /* lines the exposed capacity needs */
+    uint32_t gc_forced_lines;   /* forced GC at or below this many free lines */
+    uint32_t gc_bg_lines;       /* background GC at or below this many */
+
+    /* 0 means unmapped so untouched (calloc'd) entries cost no host memory */
+    uint64_t *l2p;              /* lpn -> ppn + 1 */
+    uint64_t *p2l;              /* ppn -> lpn + 1; 0: free or garbage */
+
+    FtlLine *lines;
+    uint32_t free_head, free_tail;  /* FIFO, so erases rotate over all lines */
+    uint32_t *heap;             /* min-heap of FULL lines by vpc: the greedy victim on top */
+    uint32_t heap_len;
+
+    uint32_t wp_line;           /* open line, FTL_NO_LINE until a page is needed */
+    uint64_t wp_idx;            /* next page index within it */
+
+    uint64_t last_prog_ns;      /* latest program completion, for flush */
+    uint64_t bg_from_ns;        /* idle since (background GC pending), or FTL_NEVER */
+    uint64_t *lun_read_ns;      /* scratch for GC: last read per chip of the victim */
+    FtlStats st;
+};
+
+/* Physical page number <-> NAND address (striping: channel, chip, plane, then page). */
+void ftl_ppn_to_addr(const Ftl *f, uint64_t ppn, NandAddr *a);
+uint64_t ftl_addr_to_ppn(const Ftl *f, const NandAddr *a);
+
+#endif

@@ -1,0 +1,708 @@
+/*
+ * The blackbox FTL: mapping and GC correctness, thresholds, WAF, trim, timing, derivation.
+ * White-box where a property is invisible through ftl.h (reverse map, line valid counts).
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <glib.h>
+#include <string.h>
+#include "bbssd/ftl-internal.h"
+
+#define US 1000ULL
+
+static NandGeometry geo(uint32_t nchs, uint32_t luns, uint32_t blks, uint32_t pgs)
+{
+    return (NandGeometry){ .nchs = nchs, .luns_per_ch = luns, .pls_per_lun = 1,
+                           .blks_per_pl = blks, .pgs_per_blk = pgs, .secs_per_pg = 8,
+                           .secsz = 512 };
+}
+
+static NandTiming slc(void)
+{
+    return (NandTiming){ .cell_bits = 1, .pg_rd_lat = { 40 * US }, .pg_wr_lat = { 200 * US },
+                         .blk_er_lat = 2000 * US, .ch_xfer_lat = 10 * US, .time_scale = 1 };
+}
+
+static FtlConfig config(NandGeometry g, uint64_t exposed, uint32_t lo, uint32_t hi)
+{
+    return (FtlConfig){ .geo = g, .tm = slc(), .exposed_pages = exposed,
+                        .gc_thres_pcent = lo, .gc_thres_pcent_high = hi };
+}
+
+static Ftl *ftl(FtlConfig c)
+{
+    char *err = NULL;
+    Ftl *f = ftl_new(&c, &err);
+    g_assert_cmpstr(err, ==, NULL);
+    g_assert_nonnull(f);
+    return f;
+}
+
+static void assert_consistent(Ftl *f)
+{
+    char *err = NULL;
+    bool ok = ftl_check_consistency(f, &err);
+    g_assert_cmpstr(err, ==, NULL);
+    g_assert_true(ok);
+}
+
+static uint64_t ppn_of(Ftl *f, uint64_t lpn)
+{
+    NandAddr a;
+    g_assert_true(ftl_lookup(f, lpn, &a));
+    return ftl_addr_to_ppn(f, &a);
+}
+
+static uint32_t line_of(Ftl *f, uint64_t lpn)
+{
+    return ppn_of(f, lpn) / f->pgs_per_line;
+}
+
+/* seq[lpn]: sequence number of the last write, 0 if never written or trimmed since. */
+static void assert_matches_shadow(Ftl *f, const uint64_t *seq)
+{
+    assert_consistent(f);
+    for (uint64_t lpn = 0; lpn < f->cfg.exposed_pages; lpn++) {
+        NandAddr a;
+        bool mapped = ftl_lookup(f, lpn, &a);
+        g_assert_cmpint(mapped, ==, seq[lpn] != 0);
+        if (mapped) {
+            g_assert_cmpuint(f->p2l[ftl_addr_to_ppn(f, &a)], ==, lpn + 1);
+        }
+    }
+}
+
+/*
+ * Random overwrites (single pages and sequential runs), trims and reads, 8x the exposed
+ * capacity, with idle periods: no valid page is lost, nothing stale survives.
+ */
+static void run_random_mix(FtlConfig c, uint32_t factor, uint32_t check_every, bool idle)
+{
+    Ftl *f = ftl(c);
+    uint64_t n = c.exposed_pages, *seq = g_new0(uint64_t, n), written = 0, now = 0;
+    GRand *r = g_rand_new_with_seed(42);
+
+    for (uint64_t op = 1; written < factor * n; op++) {
+        uint32_t kind = g_rand_int_range(r, 0, 100);
+        uint64_t lpn = g_rand_int_range(r, 0, n), len = 1, run = g_rand_int_range(r, 1, 257);
+        now += 5 * US;
+        if (kind < 60) {                                     /* random 4K write */
+            ftl_write(f, lpn, 1, now);
+            seq[lpn] = op;
+        } else if (kind < 75) {                              /* sequential run */
+            len = MIN(run, n - lpn);
+            ftl_write(f, lpn, len, now);
+            for (uint64_t i = 0; i < len; i++) {
+                seq[lpn + i] = op;
+            }
+        } else if (kind < 85) {                              /* deallocate */
+            len = MIN(run / 4 + 1, n - lpn);
+            ftl_trim(f, lpn, len, now);
+            memset(seq + lpn, 0, len * sizeof(*seq));
+            len = 0;
+        } else if (kind < 95) {
+            ftl_read(f, lpn, MIN(8, n - lpn), now);
+            len = 0;
+        } else if (idle) {
+            now += 50000 * US;
+            ftl_idle(f, now);
+            len = 0;
+        }
+        written += (kind < 75) ? len : 0;
+        g_assert_cmpuint(ftl_stats(f)->free_lines, >=, 1);
+        if (op % check_every == 0) {
+            assert_matches_shadow(f, seq);
+        }
+    }
+    assert_matches_shadow(f, seq);
+    g_assert_cmpuint(ftl_stats(f)->gc_runs, >, 0);
+    g_assert_cmpuint(ftl_stats(f)->gc_pages_moved, >, 0);
+    g_rand_free(r);
+    g_free(seq);
+    ftl_free(f);
+}
+
+static void test_random_mix_consistent(void)
+{
+    /* 64 lines of 64 pages, 56 of data */
+    run_random_mix(config(geo(2, 2, 64, 16), 56 * 64, 75, 90), 8, 200, true);
+}
+
+/* Planes, an exposed size that is not whole lines, and FEMU's default thresholds. */
+static void test_random_mix_planes(void)
+{
+    NandGeometry g = geo(2, 2, 48, 16);
+    g.pls_per_lun = 2;
+    run_random_mix(config(g, 40 * 128 - 37, 75, 95), 6, 300, true);
+}
+
+/* The least over-provisioning the config check accepts still never runs out of lines. */
+static void test_min_spare_never_stuck(void)
+{
+    NandGeometry g = geo(2, 2, 32, 16);
+    FtlConfig c = config(g, (32 - FTL_MIN_SPARE_LINES) * 64, 75, 99);
+    char *err = NULL;
+
+    g_assert_true(ftl_config_check(&c, &err));
+    c.exposed_pages += 1;       /* one page more needs one more line: refused */
+    g_assert_false(ftl_config_check(&c, &err));
+    g_assert_nonnull(strstr(err, "blks_per_pl"));
+    g_free(err);
+    c.exposed_pages -= 1;
+    run_random_mix(c, 5, 500, false);
+    run_random_mix(c, 3, 500, true);
+
+    /* full sequential fills back to back, also with trims of the whole drive */
+    Ftl *f = ftl(c);
+    for (int pass = 0; pass < 4; pass++) {
+        for (uint64_t lpn = 0; lpn < c.exposed_pages; lpn += 7) {
+            ftl_write(f, lpn, MIN(7, c.exposed_pages - lpn), 0);
+            g_assert_cmpuint(ftl_stats(f)->free_lines, >=, 1);
+        }
+        if (pass == 2) {
+            ftl_trim(f, 0, c.exposed_pages, 0);
+        }
+    }
+    assert_consistent(f);
+    ftl_free(f);
+}
+
+/* ---- WAF ---- */
+
+static void test_waf_sequential(void)
+{
+    Ftl *f = ftl(config(geo(2, 2, 64, 16), 56 * 64, 75, 95));
+    const FtlStats *s = ftl_stats(f);
+    uint64_t n = 56 * 64;
+
+    g_assert_cmpfloat(ftl_waf(f), ==, 1.0);
+    for (int pass = 0; pass < 4; pass++) {
+        for (uint64_t lpn = 0; lpn < n; lpn += 16) {
+            ftl_write(f, lpn, 16, 0);
+        }
+    }
+    g_assert_cmpuint(s->gc_runs, >, 0);
+    g_assert_cmpuint(s->gc_pages_moved, ==, 0);     /* victims were wholly invalid */
+    g_assert_cmpfloat(ftl_waf(f), ==, 1.0);
+    assert_consistent(f);
+    ftl_free(f);
+}
+
+/* Random 4K overwrites after a full fill; returns the steady-state WAF (second half). */
+static double random_overwrite_waf(double op_pcent, uint32_t lo, uint32_t hi)
+{
+    NandGeometry g = geo(2, 2, 0, 16);
+    uint64_t n = 16384, half_host, half_nand;
+    char *err = NULL;
+    GRand *r = g_rand_new_with_seed(7);
+
+    g_assert_true(ftl_derive_blocks(&g, n * 4096, op_pcent, &err));
+    Ftl *f = ftl(config(g, n, lo, hi));
+    const FtlStats *s = ftl_stats(f);
+
+    ftl_write(f, 0, n, 0);
+    for (uint64_t i = 0; i < 4 * n; i++) {
+        ftl_write(f, g_rand_int_range(r, 0, n), 1, 0);
+    }
+    half_host = s->host_pages_written;
+    half_nand = s->nand_pages_written;
+    for (uint64_t i = 0; i < 4 * n; i++) {
+        ftl_write(f, g_rand_int_range(r, 0, n), 1, 0);
+    }
+    /* the definition, exactly */
+    g_assert_cmpuint(s->host_pages_written, ==, 9 * n);
+    g_assert_cmpuint(s->nand_pages_written, ==, s->host_pages_written + s->gc_pages_moved);
+    g_assert_cmpuint(ftl_nand(f)->stats.programs, ==, s->nand_pages_written);
+    g_assert_cmpfloat(ftl_waf(f), ==,
+                      (double)s->nand_pages_written / (double)s->host_pages_written);
+    g_assert_cmpuint(ftl_nand(f)->stats.erases, ==, s->blocks_erased);
+    assert_consistent(f);
+
+    double waf = (double)(s->nand_pages_written - half_nand) /
+                 (double)(s->host_pages_written - half_host);
+    g_test_message("op_pcent=%.0f gc_thres_pcent=%u/%u (%u lines): steady WAF %.2f, "
+                   "cumulative %.2f", op_pcent, lo, hi, g.blks_per_pl, waf, ftl_waf(f));
+    g_rand_free(r);
+    ftl_free(f);
+    return waf;
+}
+
+static void test_waf_random_op(void)
+{
+    double w7 = random_overwrite_waf(7, 90, 99), w28 = random_overwrite_waf(28, 90, 99);
+
+    g_assert_cmpfloat(w7, >, 2.5);
+    g_assert_cmpfloat(w28, <, w7 * 0.6);
+    g_assert_cmpfloat(w28, >, 1.0);
+}
+
+/* FEMU's default thresholds keep 5% of lines free: less room for garbage, more WAF. */
+static void test_waf_default_thresholds(void)
+{
+    double w7 = random_overwrite_waf(7, 75, 95), w28 = random_overwrite_waf(28, 75, 95);
+
+    g_assert_cmpfloat(w7, >, random_overwrite_waf(7, 90, 99));
+    g_assert_cmpfloat(w28, <, w7);
+}
+
+/* ---- thresholds ---- */
+
+/* 64 lines; background at 32 free lines, forced at 6. Overwrites of 64 LPNs: garbage. */
+static FtlConfig thres_config(void)
+{
+    return config(geo(2, 2, 64, 16), 48 * 64, 50, 90);
+}
+
+static void write_until_free(Ftl *f, uint64_t free_lines, uint64_t *lpn, uint64_t now)
+{
+    while (ftl_stats(f)->free_lines > free_lines) {
+        ftl_write(f, (*lpn)++ % 64, 1, now);
+    }
+}
+
+static void test_thresholds_values(void)
+{
+    Ftl *f = ftl(thres_config());
+    g_assert_cmpuint(f->gc_bg_lines, ==, 32);
+    g_assert_cmpuint(f->gc_forced_lines, ==, 6);
+    ftl_free(f);
+    /* the reserve when the percentage gives fewer lines */
+    f = ftl(config(geo(2, 2, 64, 16), 48 * 64, 99, 99));
+    g_assert_cmpuint(f->gc_bg_lines, ==, FTL_RESERVE_LINES);
+    g_assert_cmpuint(f->gc_forced_lines, ==, FTL_RESERVE_LINES);
+    ftl_free(f);
+}
+
+static void test_no_gc_above_background(void)
+{
+    Ftl *f = ftl(thres_config());
+    uint64_t lpn = 0, now = 0;
+
+    write_until_free(f, 33, &lpn, now);
+    for (int i = 0; i < 5; i++) {
+        now += 1000000 * US;
+        ftl_idle(f, now);
+        ftl_read(f, 0, 1, now + 1);
+    }
+    g_assert_cmpuint(ftl_stats(f)->free_lines, ==, 33);
+    g_assert_cmpuint(ftl_stats(f)->gc_runs, ==, 0);
+    g_assert_cmpuint(ftl_nand(f)->stats.erases, ==, 0);
+    ftl_free(f);
+}
+
+static void test_background_gc_when_idle(void)
+{
+    Ftl *f = ftl(thres_config());
+    const FtlStats *s = ftl_stats(f);
+    uint64_t lpn = 0, now = 0;
+
+    write_until_free(f, 28, &lpn, now);     /* between the thresholds (32 and 6) */
+    g_assert_cmpuint(s->gc_runs, ==, 0);
+    now = nand_all_idle_ns(ftl_nand(f)) + 1;
+    ftl_idle(f, now);
+    g_assert_cmpuint(s->gc_runs, ==, 1);    /* one victim now, the rest while idle */
+    ftl_read(f, 0, 1, now + 1000000 * US);  /* long idle: background caught up */
+    g_assert_cmpuint(s->gc_runs, ==, 5);    /* just above the threshold */
+    g_assert_cmpuint(s->gc_forced_runs, ==, 0);
+    g_assert_cmpuint(s->free_lines, ==, 33);
+    now += 2000000 * US;
+    ftl_idle(f, now);
+    ftl_read(f, 0, 1, now + 1000000 * US);
+    g_assert_cmpuint(s->gc_runs, ==, 5);    /* above it: nothing more */
+    assert_consistent(f);
+    ftl_free(f);
+}
+
+/* A command arriving during background GC waits for the victim in progress, no more. */
+static void test_background_gc_yields_to_host(void)
+{
+    Ftl *f = ftl(thres_config());
+    const FtlStats *s = ftl_stats(f);
+    uint64_t lpn = 0, now, t;
+
+    write_until_free(f, 20, &lpn, 0);
+    now = nand_all_idle_ns(ftl_nand(f)) + 1;
+    ftl_idle(f, now);
+    g_assert_cmpuint(s->gc_runs, ==, 1);
+    t = ftl_read(f, 0, 1, now + 1);         /* arrives while the first victim runs */
+    g_assert_cmpuint(s->gc_runs, ==, 1);
+    g_assert_cmpuint(t, <=, now + 2000 * US + 100 * US);   /* one erase, then its read */
+    ftl_free(f);
+}
+
+static void test_forced_gc_at_threshold(void)
+{
+    Ftl *f = ftl(thres_config());
+    const FtlStats *s = ftl_stats(f);
+    uint64_t lpn = 0, now = 0;
+
+    for (int i = 0; i < 64 * 64 * 4; i++) {
+        uint64_t free_before = s->free_lines, runs = s->gc_runs;
+        ftl_write(f, lpn++ % 64, 1, now);
+        /* GC exactly when at the threshold (there is always garbage here) */
+        g_assert_cmpint(s->gc_runs > runs, ==, free_before <= 6);
+        if (s->gc_runs) {
+            g_assert_cmpuint(s->free_lines, >=, 6);
+        }
+    }
+    g_assert_cmpuint(s->gc_runs, >, 0);
+    g_assert_cmpuint(s->gc_forced_runs, ==, s->gc_runs);    /* never idle: all forced */
+    g_assert_cmpuint(s->gc_pages_moved, ==, 0);
+    assert_consistent(f);
+    ftl_free(f);
+}
+
+/* ---- deallocate ---- */
+
+static void test_trim(void)
+{
+    /* 64 lines, 60 of data; forced GC at 3 free lines */
+    Ftl *f = ftl(config(geo(2, 2, 64, 16), 60 * 64, 95, 95));
+    const FtlStats *s = ftl_stats(f);
+    NandAddr a;
+    uint32_t line0;
+
+    ftl_write(f, 0, 64, 0);
+    line0 = line_of(f, 0);
+    g_assert_cmpuint(line_of(f, 63), ==, line0);
+    g_assert_cmpuint(f->lines[line0].vpc, ==, 64);
+    ftl_trim(f, 0, 32, 0);
+    g_assert_cmpuint(f->lines[line0].vpc, ==, 32);
+    g_assert_false(ftl_lookup(f, 0, &a));
+    g_assert_false(ftl_lookup(f, 31, &a));
+    g_assert_true(ftl_lookup(f, 32, &a));
+    ftl_read(f, 30, 4, 0);
+    g_assert_cmpuint(s->unmapped_pages_read, ==, 2);
+    g_assert_cmpuint(s->host_pages_read, ==, 4);
+    ftl_trim(f, 0, 64, 0);
+    ftl_trim(f, 0, 64, 0);                  /* twice: nothing more to drop */
+    g_assert_cmpuint(f->lines[line0].vpc, ==, 0);
+    g_assert_cmpuint(s->pages_trimmed, ==, 160);
+    assert_consistent(f);
+
+    /* fill the rest with data that stays valid: line0 is the only garbage */
+    ftl_write(f, 64, 60 * 64 - 64, 0);
+    g_assert_cmpuint(s->free_lines, ==, 4);
+    ftl_write(f, 0, 1, 0);                  /* opens a line */
+    g_assert_cmpuint(s->free_lines, ==, 3);
+    g_assert_cmpuint(s->gc_runs, ==, 0);
+    ftl_write(f, 1, 1, 0);                  /* at the forced threshold */
+    g_assert_cmpuint(s->gc_runs, ==, 1);
+    g_assert_cmpuint(s->gc_pages_moved, ==, 0);
+    g_assert_cmpint(f->lines[line0].state, ==, FTL_LINE_FREE);
+    assert_consistent(f);
+    ftl_free(f);
+}
+
+/* ---- timing ---- */
+
+static NandModel *nand_clone(const NandModel *m)
+{
+    char *err = NULL;
+    NandModel *c = nand_model_new(&m->geo, &m->tm, &err);
+    memcpy(c->ch_free, m->ch_free, m->geo.nchs * sizeof(uint64_t));
+    memcpy(c->lun_free, m->lun_free, nand_luns(&m->geo) * sizeof(uint64_t));
+    return c;
+}
+
+/* A request completes at the latest of its pages, as the NAND model times each one. */
+static void test_request_completes_at_latest_page(void)
+{
+    FtlConfig c = config(geo(2, 2, 64, 16), 56 * 64, 75, 95);
+    c.tm.cell_bits = 2;     /* page types with different latencies */
+    c.tm.pg_rd_lat[1] = 90 * US;
+    c.tm.pg_wr_lat[1] = 700 * US;
+    Ftl *f = ftl(c);
+    NandAddr a;
+
+    ftl_write(f, 0, 40, 0);
+    NandModel *ref = nand_clone(ftl_nand(f));
+    uint64_t now = 300 * US, want = 0, got;
+
+    got = ftl_write(f, 1000, 11, now);
+    for (uint64_t i = 0; i < 11; i++) {
+        g_assert_true(ftl_lookup(f, 1000 + i, &a));
+        uint64_t t = nand_op(ref, NAND_OP_PROGRAM, &a, now);
+        want = MAX(want, t);
+    }
+    g_assert_cmpuint(got, ==, want);
+    g_assert_cmpuint(ftl_flush(f, now), ==, want);
+
+    now = 5000 * US;
+    want = 0;
+    got = ftl_read(f, 3, 9, now);
+    for (uint64_t i = 0; i < 9; i++) {
+        g_assert_true(ftl_lookup(f, 3 + i, &a));
+        uint64_t t = nand_op(ref, NAND_OP_READ, &a, now);
+        want = MAX(want, t);
+    }
+    g_assert_cmpuint(got, ==, want);
+    g_assert_cmpuint(got, >, now + 90 * US);    /* some upper page was in it */
+    nand_model_free(ref);
+    ftl_free(f);
+}
+
+static void test_sequential_striping(void)
+{
+    Ftl *f = ftl(config(geo(2, 2, 64, 16), 56 * 64, 75, 95));
+    const NandModel *m = ftl_nand(f);
+    NandAddr a;
+
+    ftl_write(f, 0, 4 * 64 + 8, 0);
+    for (uint64_t lpn = 0; lpn < 4; lpn++) {   /* channel first, then chip */
+        g_assert_true(ftl_lookup(f, lpn, &a));
+        g_assert_cmpuint(a.ch, ==, lpn % 2);
+        g_assert_cmpuint(a.lun, ==, lpn / 2);
+    }
+    for (uint32_t i = 1; i < 4; i++) {
+        g_assert_cmpuint(m->stats.lun_busy_ns[i], ==, m->stats.lun_busy_ns[0]);
+    }
+    g_assert_cmpuint(m->stats.lun_busy_ns[0], ==, (4 * 64 + 8) / 4 * (10 + 200) * US);
+    /* four chips in parallel: a quarter of the serial time, plus pipeline fill */
+    g_assert_cmpuint(ftl_flush(f, 0), <=, (4 * 64 + 8) / 4 * 210 * US + 4 * 10 * US);
+    ftl_free(f);
+}
+
+/* Host writes at a rate an empty drive sustains get slower once GC competes. */
+static void test_gc_slows_host_writes(void)
+{
+    Ftl *f = ftl(config(geo(2, 2, 64, 16), 56 * 64, 75, 95));
+    const FtlStats *s = ftl_stats(f);
+    GRand *r = g_rand_new_with_seed(3);
+    uint64_t now = 0, fresh = 0, fresh_n = 0, gc = 0, gc_n = 0;
+
+    for (int i = 0; i < 6 * 56 * 64; i++) {
+        uint64_t runs = s->gc_runs, t;
+        now += 80 * US;             /* 4 chips x 210 us per page: room to spare */
+        t = ftl_write(f, g_rand_int_range(r, 0, 56 * 64), 1, now) - now;
+        if (!runs) {
+            fresh += t;
+            fresh_n++;
+        } else if (i > 3 * 56 * 64) {
+            gc += t;
+            gc_n++;
+        }
+    }
+    g_assert_cmpuint(fresh_n, >, 1000);
+    g_assert_cmpuint(fresh / fresh_n, <, 2 * 210 * US);
+    g_assert_cmpuint(gc / gc_n, >, 3 * (fresh / fresh_n));
+    g_rand_free(r);
+    ftl_free(f);
+}
+
+/* Completions never precede arrivals, chip timelines never go back, flush covers writes. */
+static void test_time_monotonic(void)
+{
+    Ftl *f = ftl(config(geo(2, 2, 64, 16), 56 * 64, 75, 95));
+    const NandModel *m = ftl_nand(f);
+    GRand *r = g_rand_new_with_seed(11);
+    uint64_t now = 0, last_write = 0, last_flush = 0, lun[4] = { 0 };
+
+    for (int i = 0; i < 40000; i++) {
+        uint64_t lpn = g_rand_int_range(r, 0, 56 * 64 - 8), t;
+        now += g_rand_int_range(r, 0, 300) * US;
+        switch (g_rand_int_range(r, 0, 5)) {
+        case 0:
+        case 1:
+            t = ftl_write(f, lpn, g_rand_int_range(r, 1, 9), now);
+            last_write = MAX(last_write, t);
+            break;
+        case 2:
+            t = ftl_read(f, lpn, g_rand_int_range(r, 1, 9), now);
+            break;
+        case 3:
+            t = ftl_trim(f, lpn, 4, now);
+            break;
+        default:
+            t = ftl_flush(f, now);
+            g_assert_cmpuint(t, >=, last_write);
+            g_assert_cmpuint(t, >=, last_flush);
+            last_flush = t;
+            if (g_rand_boolean(r)) {
+                ftl_idle(f, t);
+            }
+        }
+        g_assert_cmpuint(t, >=, now);
+        for (int c = 0; c < 4; c++) {
+            g_assert_cmpuint(m->lun_free[c], >=, lun[c]);
+            lun[c] = m->lun_free[c];
+        }
+    }
+    g_assert_cmpuint(ftl_stats(f)->gc_runs, >, 0);
+    g_rand_free(r);
+    ftl_free(f);
+}
+
+static void test_unmapped_read_cost(void)
+{
+    Ftl *f = ftl(config(geo(2, 2, 64, 16), 56 * 64, 75, 95));
+    const NandModel *m = ftl_nand(f);
+    uint64_t now = 0;
+
+    const uint64_t lpns[] = { 0, 1, 2, 3, 6, 7, 1001, 2048, 3583 };
+
+    for (unsigned i = 0; i < G_N_ELEMENTS(lpns); i++) {
+        uint64_t before[4], chip = lpns[i] % 4;
+        uint32_t want = (chip % 2) * 2 + chip / 2;  /* striped: channel first */
+        memcpy(before, m->stats.lun_busy_ns, sizeof(before));
+        now += 1000 * US;
+        g_assert_cmpuint(ftl_read(f, lpns[i], 1, now), ==, now + 40 * US + 10 * US);
+        for (uint32_t c = 0; c < 4; c++) {
+            g_assert_cmpuint(m->stats.lun_busy_ns[c] - before[c], ==, c == want ? 50 * US : 0);
+        }
+    }
+    g_assert_cmpuint(m->stats.reads, ==, 9);
+    g_assert_cmpuint(ftl_stats(f)->unmapped_pages_read, ==, 9);
+    ftl_free(f);
+}
+
+/* ---- configuration ---- */
+
+static void test_derive_blocks(void)
+{
+    const double ops[] = { 5, 7, 12.5, 28, 50, 100 };
+    const uint64_t sizes[] = { 100ULL << 20, 1ULL << 30, 3ULL << 30 };
+
+    for (unsigned i = 0; i < G_N_ELEMENTS(ops); i++) {
+        for (unsigned j = 0; j < G_N_ELEMENTS(sizes); j++) {
+            NandGeometry g = geo(4, 2, 0, 64);
+            char *err = NULL;
+            uint64_t exposed = sizes[j] / 4096, ppl = 4 * 2 * 64;
+            g_assert_true(ftl_derive_blocks(&g, sizes[j], ops[i], &err));
+            g_assert_cmpstr(err, ==, NULL);
+            double got = (double)nand_total_pages(&g) / exposed - 1;
+            double less = (double)(nand_total_pages(&g) - ppl) / exposed - 1;
+            g_assert_cmpfloat(got, >=, ops[i] / 100 - 1e-12);
+            g_assert_cmpfloat(less, <, ops[i] / 100);      /* within one block per plane */
+            FtlConfig c = config(g, exposed, 75, 99);
+            g_assert_true(ftl_config_check(&c, &err));
+        }
+    }
+}
+
+static void test_derive_refuses_small_op(void)
+{
+    NandGeometry g = geo(2, 2, 0, 16);
+    char *err = NULL, *hint;
+    double min_op;
+
+    /* 60 lines of 64 pages: 3 spare lines need 63 lines, op_pcent > 3.33 */
+    g_assert_false(ftl_derive_blocks(&g, 60 * 64 * 4096, 2, &err));
+    g_assert_nonnull(strstr(err, "op_pcent=2 "));
+    hint = strstr(err, "op_pcent >= ");
+    g_assert_nonnull(hint);
+    min_op = g_ascii_strtod(hint + strlen("op_pcent >= "), NULL);
+    g_assert_cmpfloat(min_op, >, 3.3);
+    g_assert_cmpfloat(min_op, <=, 3.34);
+    g_free(err);
+    err = NULL;
+    g_assert_true(ftl_derive_blocks(&g, 60 * 64 * 4096, min_op, &err));
+    g_assert_cmpuint(g.blks_per_pl, ==, 63);
+    g_assert_false(ftl_derive_blocks(&g, 60 * 64 * 4096, min_op - 0.01, &err));
+    g_free(err);
+    err = NULL;
+    /* too many blocks per plane */
+    g_assert_false(ftl_derive_blocks(&g, 1ULL << 40, 7, &err));
+    g_assert_nonnull(strstr(err, "blks_per_pl"));
+    g_free(err);
+    err = NULL;
+    g_assert_false(ftl_derive_blocks(&g, 1 << 20, -1, &err));
+    g_assert_nonnull(strstr(err, "op_pcent"));
+    g_free(err);
+}
+
+static void expect_refused(FtlConfig c, const char *needle)
+{
+    char *err = NULL;
+    g_assert_false(ftl_config_check(&c, &err));
+    g_assert_nonnull(err);
+    if (!strstr(err, needle)) {
+        g_error("'%s' does not name %s", err, needle);
+    }
+    g_free(err);
+    err = NULL;
+    g_assert_null(ftl_new(&c, &err));
+    g_assert_nonnull(strstr(err, needle));
+    g_free(err);
+}
+
+static void test_config_check(void)
+{
+    FtlConfig ok = config(geo(2, 2, 64, 16), 56 * 64, 75, 95), c;
+    char *err = NULL;
+
+    g_assert_true(ftl_config_check(&ok, &err));
+    c = ok, c.gc_thres_pcent = 0;
+    expect_refused(c, "gc_thres_pcent=0 is out of range: allowed 1..99");
+    c = ok, c.gc_thres_pcent = 100, c.gc_thres_pcent_high = 100;
+    expect_refused(c, "gc_thres_pcent=100");
+    c = ok, c.gc_thres_pcent_high = 70;
+    expect_refused(c, "gc_thres_pcent_high=70 is out of range: allowed 75");
+    c = ok, c.gc_thres_pcent_high = 100;
+    expect_refused(c, "gc_thres_pcent_high=100");
+    c = ok, c.exposed_pages = 0;
+    expect_refused(c, "devsz_mb");
+    c = ok, c.exposed_pages = 62 * 64;
+    expect_refused(c, "allowed blks_per_pl >= 65");
+    c = ok, c.geo.nchs = 0;
+    expect_refused(c, "nchs");
+    c = ok, c.tm.cell_bits = 5;
+    expect_refused(c, "cell_bits");
+    /* 4 spare lines but forced GC keeps 5% of 80 = 4 free: it could never catch up */
+    c = ok, c.geo.blks_per_pl = 80, c.exposed_pages = 76 * 64;
+    expect_refused(c, "gc_thres_pcent_high=95 keeps 4 free lines");
+    c.gc_thres_pcent_high = 96;
+    g_assert_true(ftl_config_check(&c, &err));
+}
+
+/* The checker itself catches broken state (so the tests above can fail). */
+static void test_consistency_check_catches(void)
+{
+    Ftl *f = ftl(config(geo(2, 2, 64, 16), 56 * 64, 75, 95));
+    char *err = NULL;
+    uint64_t ppn;
+
+    ftl_write(f, 0, 100, 0);
+    assert_consistent(f);
+    ppn = ppn_of(f, 5);
+    f->p2l[ppn] = 7;
+    g_assert_false(ftl_check_consistency(f, &err));
+    g_free(err);
+    f->p2l[ppn] = 6;
+    f->lines[ppn / f->pgs_per_line].vpc--;
+    g_assert_false(ftl_check_consistency(f, &err));
+    g_free(err);
+    f->lines[ppn / f->pgs_per_line].vpc++;
+    f->st.free_lines++;
+    g_assert_false(ftl_check_consistency(f, &err));
+    g_free(err);
+    f->st.free_lines--;
+    assert_consistent(f);
+    ftl_free(f);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/ftl/map/random-mix", test_random_mix_consistent);
+    g_test_add_func("/ftl/map/random-mix-planes", test_random_mix_planes);
+    g_test_add_func("/ftl/map/min-spare-never-stuck", test_min_spare_never_stuck);
+    g_test_add_func("/ftl/map/checker-catches", test_consistency_check_catches);
+    g_test_add_func("/ftl/waf/sequential", test_waf_sequential);
+    g_test_add_func("/ftl/waf/random-op", test_waf_random_op);
+    g_test_add_func("/ftl/waf/default-thresholds", test_waf_default_thresholds);
+    g_test_add_func("/ftl/gc/threshold-values", test_thresholds_values);
+    g_test_add_func("/ftl/gc/none-above-background", test_no_gc_above_background);
+    g_test_add_func("/ftl/gc/background-when-idle", test_background_gc_when_idle);
+    g_test_add_func("/ftl/gc/background-yields", test_background_gc_yields_to_host);
+    g_test_add_func("/ftl/gc/forced-at-threshold", test_forced_gc_at_threshold);
+    g_test_add_func("/ftl/trim", test_trim);
+    g_test_add_func("/ftl/time/latest-page", test_request_completes_at_latest_page);
+    g_test_add_func("/ftl/time/striping", test_sequential_striping);
+    g_test_add_func("/ftl/time/gc-slows-writes", test_gc_slows_host_writes);
+    g_test_add_func("/ftl/time/monotonic", test_time_monotonic);
+    g_test_add_func("/ftl/time/unmapped-read", test_unmapped_read_cost);
+    g_test_add_func("/ftl/config/derive", test_derive_blocks);
+    g_test_add_func("/ftl/config/derive-small-op", test_derive_refuses_small_op);
+    g_test_add_func("/ftl/config/check", test_config_check);
+    return g_test_run();
+}
