@@ -407,7 +407,7 @@ static void host_begin(Ftl *f, uint64_t now_ns)
 void ftl_idle(Ftl *f, uint64_t now_ns)
 {
     f->bg_from_ns = MIN(f->bg_from_ns, now_ns);
-    gc_background(f, now_ns + 1);
+    gc_background(f, now_ns == UINT64_MAX ? now_ns : now_ns + 1);  /* may start at now */
 }
 
 /* ---- host commands ---- */
