@@ -529,7 +529,18 @@ static void *femu_dataplane_thread(void *opaque)
         now = femu_now_ns();
         if (done) {
             last_work = now;
+            n->media_idled = false;
             continue;
+        }
+        if (!n->media_idled && next == UINT64_MAX && now - last_work >= FEMU_IDLE_NS) {
+            qemu_mutex_lock(&n->lock);
+            femu_media_idle(n->media, now);
+            n->media_idled = true;
+            qemu_mutex_unlock(&n->lock);
+            continue;
+        }
+        if (!n->media_idled && next == UINT64_MAX) {
+            next = last_work + FEMU_IDLE_NS + FEMU_SPIN_NS;     /* wake up to tell it */
         }
         if (next <= now + FEMU_SPIN_NS) {
             cpu_relax();

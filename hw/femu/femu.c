@@ -82,9 +82,10 @@ static bool femu_check_props(FemuCtrl *n, Error **errp)
                    "2 (nossd), 3 (zns)", n->femu_mode);
         return false;
     }
-    if (n->femu_mode != FEMU_MODE_NOSSD) {
+    if (n->femu_mode != FEMU_MODE_NOSSD && n->femu_mode != FEMU_MODE_BLACKBOX) {
         error_setg(errp, "femu_mode=%u (%s) is not available yet: this build supports "
-                   "femu_mode=2 (nossd)", n->femu_mode, femu_mode_names[n->femu_mode]);
+                   "femu_mode=1 (blackbox) and 2 (nossd)", n->femu_mode,
+                   femu_mode_names[n->femu_mode]);
         return false;
     }
     if (n->num_namespaces < 1 || n->num_namespaces > FEMU_MAX_NAMESPACES) {
@@ -355,18 +356,31 @@ static const MemoryRegionOps femu_mmio_ops = {
     .valid = { .min_access_size = 4, .max_access_size = 8 },
 };
 
+typedef struct NamedValue {
+    char *name;
+    uint64_t value;
+} NamedValue;
+
+static void collect_stat(void *opaque, const char *name, uint64_t value)
+{
+    NamedValue nv = { g_strdup(name), value };
+    g_array_append_val((GArray *)opaque, nv);
+}
+
 static void femu_stats_get(Object *obj, Visitor *v, const char *name, void *opaque,
                            Error **errp)
 {
     FemuCtrl *n = FEMU(obj);
     IoCounters io = { 0 };
     LatenessHist late;
+    g_autoptr(GArray) media = g_array_new(false, false, sizeof(NamedValue));
 
     qemu_mutex_lock(&n->lock);
     for (uint32_t i = 0; i < n->num_namespaces; i++) {
         io_counters_add(&io, &n->ns[i].io);
     }
     late = n->lateness;
+    femu_media_stats(n->media, collect_stat, media);
     qemu_mutex_unlock(&n->lock);
 
     uint64_t p50 = lateness_quantile(&late, 0.5), p99 = lateness_quantile(&late, 0.99);
@@ -387,6 +401,14 @@ static void femu_stats_get(Object *obj, Visitor *v, const char *name, void *opaq
         if (!visit_type_uint64(v, fields[i].name, fields[i].val, errp)) {
             break;
         }
+    }
+    for (guint i = 0; i < media->len; i++) {
+        NamedValue *nv = &g_array_index(media, NamedValue, i);
+        g_autofree char *key = g_strdelimit(g_strdup(nv->name), "_", '-');
+        if (!*errp) {
+            visit_type_uint64(v, key, &nv->value, errp);
+        }
+        g_free(nv->name);
     }
     visit_end_struct(v, NULL);
 }
@@ -433,7 +455,14 @@ static void femu_realize(PCIDevice *pci_dev, Error **errp)
 
     femu_init_registers(n);
     femu_init_namespaces(n);
-    n->media = femu_media_nossd_new();
+    n->media = n->femu_mode == FEMU_MODE_BLACKBOX ? femu_blackbox_new(n, errp)
+                                                   : femu_media_nossd_new();
+    if (!n->media) {
+        g_free(n->ns);
+        msix_uninit_exclusive_bar(pci_dev);
+        femu_backend_release(n);
+        return;
+    }
     n->sq = g_new0(FemuSQ *, nvec);
     n->cq = g_new0(FemuCQ *, nvec);
     n->db_sq_tail = g_new0(uint32_t, nvec);
@@ -514,6 +543,27 @@ static const Property femu_props[] = {
     DEFINE_PROP_UINT8("elpe", FemuCtrl, elpe, 3),
     DEFINE_PROP_UINT32("poll_idle_us", FemuCtrl, poll_idle_us, 50),
     DEFINE_PROP_LINK("memdev", FemuCtrl, memdev, TYPE_MEMORY_BACKEND, HostMemoryBackend *),
+    /* blackbox (femu_mode=1): FEMU's names, then the new ones */
+    DEFINE_PROP_UINT32("secsz", FemuCtrl, bb.secsz, 512),
+    DEFINE_PROP_UINT32("secs_per_pg", FemuCtrl, bb.secs_per_pg, 8),
+    DEFINE_PROP_UINT32("pgs_per_blk", FemuCtrl, bb.pgs_per_blk, 64),
+    DEFINE_PROP_UINT32("blks_per_pl", FemuCtrl, bb.blks_per_pl, 0),
+    DEFINE_PROP_UINT32("pls_per_lun", FemuCtrl, bb.pls_per_lun, 1),
+    DEFINE_PROP_UINT32("luns_per_ch", FemuCtrl, bb.luns_per_ch, 8),
+    DEFINE_PROP_UINT32("nchs", FemuCtrl, bb.nchs, 8),
+    DEFINE_PROP_INT64("pg_rd_lat", FemuCtrl, bb.pg_rd_lat, -1),
+    DEFINE_PROP_INT64("pg_wr_lat", FemuCtrl, bb.pg_wr_lat, -1),
+    DEFINE_PROP_INT64("blk_er_lat", FemuCtrl, bb.blk_er_lat, -1),
+    DEFINE_PROP_INT64("ch_xfer_lat", FemuCtrl, bb.ch_xfer_lat, -1),
+    DEFINE_PROP_UINT32("gc_thres_pcent", FemuCtrl, bb.gc_thres_pcent, 75),
+    DEFINE_PROP_UINT32("gc_thres_pcent_high", FemuCtrl, bb.gc_thres_pcent_high, 95),
+    DEFINE_PROP_INT32("op_pcent", FemuCtrl, bb.op_pcent, -1),
+    DEFINE_PROP_UINT8("flash_type", FemuCtrl, bb.flash_type, 3),
+    DEFINE_PROP_STRING("pg_rd_lats", FemuCtrl, bb.pg_rd_lats),
+    DEFINE_PROP_STRING("pg_wr_lats", FemuCtrl, bb.pg_wr_lats),
+    DEFINE_PROP_UINT32("ch_mts", FemuCtrl, bb.ch_mts, 800),
+    DEFINE_PROP_UINT32("ch_width", FemuCtrl, bb.ch_width, 1),
+    DEFINE_PROP_UINT32("time_scale", FemuCtrl, bb.time_scale, 1),
 };
 
 static void femu_instance_init(Object *obj)

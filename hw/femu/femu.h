@@ -43,7 +43,9 @@ enum {
 #define FEMU_REG_SIZE 0x1000
 #define FEMU_DB_STRIDE 4            /* CAP.DSTRD = 0 */
 #define FEMU_MAX_AER_EVENTS 16
-#define FEMU_SGL_MAX_SEGMENTS 1024  /* bound on segment chains a guest can make us walk */
+#define FEMU_SGL_MAX_SEGMENTS 1024
+#define FEMU_LOG_MEDIA_STATS 0xca   /* vendor log page: model statistics as text */
+#define FEMU_IDLE_NS 1000000        /* quiet this long, the media model may work in the background */  /* bound on segment chains a guest can make us walk */
 
 typedef struct FemuCtrl FemuCtrl;
 typedef struct FemuSQ FemuSQ;
@@ -119,6 +121,30 @@ typedef struct FemuFeatures {
     uint32_t iocs_profile;
 } FemuFeatures;
 
+/* blackbox properties; -1 means "derive / use the flash type's default" */
+typedef struct FemuBbParams {
+    uint32_t secsz;
+    uint32_t secs_per_pg;
+    uint32_t pgs_per_blk;
+    uint32_t blks_per_pl;       /* 0: derived from devsz_mb and op_pcent */
+    uint32_t pls_per_lun;
+    uint32_t luns_per_ch;
+    uint32_t nchs;
+    uint8_t flash_type;         /* bits per cell: 1 SLC .. 4 QLC */
+    int64_t pg_rd_lat;          /* ns, every page type */
+    int64_t pg_wr_lat;
+    int64_t blk_er_lat;
+    int64_t ch_xfer_lat;        /* ns per page; -1: from ch_mts and ch_width */
+    char *pg_rd_lats;           /* "lower,upper,extra,..." ns per page type */
+    char *pg_wr_lats;
+    uint32_t ch_mts;
+    uint32_t ch_width;
+    uint32_t gc_thres_pcent;
+    uint32_t gc_thres_pcent_high;
+    int32_t op_pcent;           /* -1: 7 unless blks_per_pl is given */
+    uint32_t time_scale;
+} FemuBbParams;
+
 struct FemuCtrl {
     PCIDevice parent_obj;
     MemoryRegion iomem;
@@ -137,6 +163,7 @@ struct FemuCtrl {
     uint8_t elpe;
     uint32_t poll_idle_us;
     HostMemoryBackend *memdev;
+    FemuBbParams bb;
 
     /* storage */
     HostMemoryBackend *backend;
@@ -168,6 +195,7 @@ struct FemuCtrl {
     uint64_t dbbuf_dbs;         /* shadow doorbells, 0 when not configured */
     uint64_t dbbuf_eis;
     uint64_t last_io_ns;
+    bool media_idled;           /* media told about the current idle spell */
     FemuFeatures features;
     NvmeIdCtrl id_ctrl;
 
@@ -220,6 +248,9 @@ uint16_t femu_copy_dptr(FemuCtrl *n, const NvmeCmd *cmd, void *buf, uint64_t len
 bool femu_backend_init(FemuCtrl *n, Error **errp);
 void femu_backend_release(FemuCtrl *n);
 void femu_backend_zero(FemuCtrl *n, uint64_t offset, uint64_t len);
+
+/* blackbox.c */
+FemuMedia *femu_blackbox_new(FemuCtrl *n, Error **errp);
 
 /* nvme-admin.c */
 uint16_t femu_admin_cmd(FemuCtrl *n, FemuRequest *req, const NvmeCmd *cmd);

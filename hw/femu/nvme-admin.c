@@ -17,7 +17,8 @@
 
 static const char *model_name(FemuCtrl *n)
 {
-    return "FEMU NoSSD Controller";
+    return n->femu_mode == FEMU_MODE_BLACKBOX ? "FEMU BlackBox-SSD Controller"
+                                              : "FEMU NoSSD Controller";
 }
 
 void femu_init_id_ctrl(FemuCtrl *n)
@@ -311,6 +312,27 @@ static void fill_effects(FemuCtrl *n, NvmeEffectsLog *log)
     log->iocs[NVME_CMD_DSM] = cpu_to_le32(NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_LBCC);
 }
 
+static void append_stat(void *opaque, const char *name, uint64_t value)
+{
+    g_string_append_printf(opaque, "%s %" PRIu64 "\n", name, value);
+}
+
+/* Vendor log FEMU_LOG_MEDIA_STATS: the media model's statistics as "name value" lines. */
+static uint8_t *media_stats_log(FemuCtrl *n, size_t *size)
+{
+    GString *text = g_string_new(NULL);
+
+    g_string_append_printf(text, "mode %s\n", n->media->ops->name);
+    append_stat(text, "completions", n->lateness.count);
+    append_stat(text, "lateness_p50_ns", lateness_quantile(&n->lateness, 0.5));
+    append_stat(text, "lateness_p99_ns", lateness_quantile(&n->lateness, 0.99));
+    append_stat(text, "lateness_max_ns", n->lateness.max_ns);
+    femu_media_stats(n->media, append_stat, text);
+    *size = ROUND_UP(text->len + 1, 4096);
+    g_string_set_size(text, *size);     /* zero padded */
+    return (uint8_t *)g_string_free(text, false);
+}
+
 static uint16_t get_log_page(FemuCtrl *n, const NvmeCmd *cmd)
 {
     uint32_t dw10 = le32_to_cpu(cmd->cdw10), dw11 = le32_to_cpu(cmd->cdw11);
@@ -365,6 +387,9 @@ static uint16_t get_log_page(FemuCtrl *n, const NvmeCmd *cmd)
         size = sizeof(NvmeEffectsLog);
         log = g_malloc0(size);
         fill_effects(n, (NvmeEffectsLog *)log);
+        break;
+    case FEMU_LOG_MEDIA_STATS:
+        log = media_stats_log(n, &size);
         break;
     default:
         return NVME_INVALID_LOG_ID;

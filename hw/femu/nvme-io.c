@@ -30,8 +30,9 @@ static uint64_t media_time(FemuCtrl *n, FemuNamespace *ns, FemuMediaOp op, uint6
                            uint64_t nlb, uint64_t now)
 {
     FemuMediaReq mreq = {
-        .op = op, .nsid = ns ? ns->nsid : 0, .slba = slba, .nlb = nlb,
-        .lba_bytes = ns ? 1u << ns->lba_shift : 0, .arrival_ns = now,
+        .op = op, .nsid = ns ? ns->nsid : 0,
+        .offset = ns ? ns->backend_offset + (slba << ns->lba_shift) : 0,
+        .len = ns ? nlb << ns->lba_shift : 0, .arrival_ns = now,
     };
     return femu_media_submit(n->media, &mreq);
 }

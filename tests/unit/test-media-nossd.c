@@ -6,7 +6,7 @@ static void test_completes_on_arrival(void)
 {
     FemuMedia *m = femu_media_nossd_new();
     for (int op = FEMU_MEDIA_READ; op <= FEMU_MEDIA_WRITE_ZEROES; op++) {
-        FemuMediaReq r = { .op = op, .nsid = 1, .slba = 77, .nlb = 8, .lba_bytes = 512,
+        FemuMediaReq r = { .op = op, .nsid = 1, .offset = 77 * 512, .len = 4096,
                            .arrival_ns = 123456789 };
         g_assert_cmpuint(femu_media_submit(m, &r), ==, 123456789);
     }

@@ -30,7 +30,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "nand/nand.h"
+#include "../nand/nand.h"
 
 #define FTL_MIN_SPARE_LINES 3
 #define FTL_UNMAPPED UINT64_MAX

@@ -21,18 +21,24 @@ typedef enum FemuMediaOp {
 typedef struct FemuMediaReq {
     FemuMediaOp op;
     uint32_t nsid;
-    uint64_t slba;          /* first LBA of the namespace */
-    uint64_t nlb;           /* number of LBAs (not 0-based) */
-    uint32_t lba_bytes;
+    uint64_t offset;        /* bytes from the start of the device's storage */
+    uint64_t len;           /* bytes (0 for a flush) */
     uint64_t arrival_ns;    /* when the device fetched the command */
 } FemuMediaReq;
 
 typedef struct FemuMedia FemuMedia;
 
+/* Receives one named statistic; names are lower_case_with_underscores. */
+typedef void FemuMediaStatFn(void *opaque, const char *name, uint64_t value);
+
 typedef struct FemuMediaOps {
     const char *name;
     /* Completion time in ns, never earlier than req->arrival_ns. */
     uint64_t (*submit)(FemuMedia *m, const FemuMediaReq *req);
+    /* Optional: the device has been idle since now_ns (background work may run). */
+    void (*idle)(FemuMedia *m, uint64_t now_ns);
+    /* Optional: reports the model's statistics one by one. */
+    void (*stats)(FemuMedia *m, FemuMediaStatFn *emit, void *opaque);
     void (*destroy)(FemuMedia *m);
 } FemuMediaOps;
 
@@ -45,6 +51,20 @@ static inline uint64_t femu_media_submit(FemuMedia *m, const FemuMediaReq *req)
     return m->ops->submit(m, req);
 }
 
+static inline void femu_media_idle(FemuMedia *m, uint64_t now_ns)
+{
+    if (m->ops->idle) {
+        m->ops->idle(m, now_ns);
+    }
+}
+
+static inline void femu_media_stats(FemuMedia *m, FemuMediaStatFn *emit, void *opaque)
+{
+    if (m->ops->stats) {
+        m->ops->stats(m, emit, opaque);
+    }
+}
+
 static inline void femu_media_destroy(FemuMedia *m)
 {
     if (m) {
@@ -54,5 +74,9 @@ static inline void femu_media_destroy(FemuMedia *m)
 
 /* nossd: no media model, every command completes when it arrives. */
 FemuMedia *femu_media_nossd_new(void);
+
+/* blackbox: a conventional SSD (page-level FTL with GC on the NAND model). */
+struct FtlConfig;
+FemuMedia *femu_media_bbssd_new(const struct FtlConfig *cfg, char **err);
 
 #endif

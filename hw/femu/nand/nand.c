@@ -82,7 +82,7 @@ bool nand_timing_check(const NandTiming *t, char **err)
             return false;
         }
     }
-    if (!t->ch_xfer_lat && (!in_range(t->ch_mts, 1, 100000, "ch_mts", err) ||
+    if (!t->ch_xfer_lat && t->ch_mts && (!in_range(t->ch_mts, 1, 100000, "ch_mts", err) ||
                             !in_range(t->ch_width_bytes, 1, 8, "ch_width_bytes", err))) {
         return false;
     }
@@ -100,7 +100,7 @@ NandModel *nand_model_new(const NandGeometry *g, const NandTiming *t, char **err
     m = g_new0(NandModel, 1);
     m->geo = *g;
     m->tm = *t;
-    if (t->ch_xfer_lat) {
+    if (t->ch_xfer_lat || !t->ch_mts) {
         xfer = t->ch_xfer_lat;
     } else {
         /* bytes / (MT/s * width) in microseconds -> ns, rounded up */

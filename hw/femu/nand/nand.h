@@ -40,7 +40,7 @@ typedef struct NandTiming {
     uint64_t pg_wr_lat[NAND_MAX_PAGE_TYPES];    /* program per page type, ns */
     uint64_t blk_er_lat;                        /* block erase, ns */
     uint64_t ch_xfer_lat;       /* one page over the channel, ns; 0: from the bus rate */
-    uint32_t ch_mts;            /* bus rate in mega-transfers/s (used when ch_xfer_lat = 0) */
+    uint32_t ch_mts;            /* bus rate in MT/s when ch_xfer_lat = 0 (0: free channel) */
     uint32_t ch_width_bytes;    /* bytes per transfer (1 for an 8-bit bus) */
     uint32_t time_scale;        /* every media time is multiplied by this (>= 1) */
 } NandTiming;

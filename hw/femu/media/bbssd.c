@@ -1,0 +1,119 @@
+/*
+ * blackbox: a conventional SSD, the FTL of bbssd/ on the shared NAND model. Byte ranges
+ * become logical pages; a partial page costs a whole page, as in FEMU.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "media.h"
+#include "../bbssd/ftl.h"
+
+#include <glib.h>
+
+typedef struct BbssdMedia {
+    FemuMedia parent;
+    Ftl *ftl;
+    uint64_t page_bytes;
+} BbssdMedia;
+
+static uint64_t bbssd_submit(FemuMedia *fm, const FemuMediaReq *req)
+{
+    BbssdMedia *m = (BbssdMedia *)fm;
+    uint64_t pb = m->page_bytes, end = req->offset + req->len;
+    uint64_t first = req->offset / pb, last = (end + pb - 1) / pb;     /* touched pages */
+    uint64_t whole_first = (req->offset + pb - 1) / pb, whole_last = end / pb;
+    uint64_t done = req->arrival_ns;
+
+    switch (req->op) {
+    case FEMU_MEDIA_READ:
+        done = ftl_read(m->ftl, first, last - first, req->arrival_ns);
+        break;
+    case FEMU_MEDIA_WRITE:
+        done = ftl_write(m->ftl, first, last - first, req->arrival_ns);
+        break;
+    case FEMU_MEDIA_WRITE_ZEROES:
+        /* pages partly covered keep other data: they are rewritten */
+        if (first < whole_first) {
+            done = MAX(done, ftl_write(m->ftl, first, 1, req->arrival_ns));
+        }
+        if (whole_last < last && whole_last >= whole_first) {
+            uint64_t t = ftl_write(m->ftl, whole_last, 1, req->arrival_ns);
+            done = MAX(done, t);
+        }
+        /* fall through: whole pages are deallocated */
+    case FEMU_MEDIA_DEALLOCATE:
+        if (whole_last > whole_first) {
+            uint64_t t = ftl_trim(m->ftl, whole_first, whole_last - whole_first,
+                                  req->arrival_ns);
+            done = MAX(done, t);
+        }
+        break;
+    case FEMU_MEDIA_FLUSH:
+        done = ftl_flush(m->ftl, req->arrival_ns);
+        break;
+    }
+    return MAX(done, req->arrival_ns);
+}
+
+static void bbssd_idle(FemuMedia *fm, uint64_t now_ns)
+{
+    ftl_idle(((BbssdMedia *)fm)->ftl, now_ns);
+}
+
+static void bbssd_stats(FemuMedia *fm, FemuMediaStatFn *emit, void *opaque)
+{
+    BbssdMedia *m = (BbssdMedia *)fm;
+    const FtlStats *s = ftl_stats(m->ftl);
+    const NandModel *nand = ftl_nand(m->ftl);
+    uint64_t luns = nand_luns(&nand->geo);
+
+    emit(opaque, "host_pages_written", s->host_pages_written);
+    emit(opaque, "host_pages_read", s->host_pages_read);
+    emit(opaque, "unmapped_pages_read", s->unmapped_pages_read);
+    emit(opaque, "nand_pages_written", s->nand_pages_written);
+    emit(opaque, "waf_milli", (uint64_t)(ftl_waf(m->ftl) * 1000 + 0.5));
+    emit(opaque, "gc_runs", s->gc_runs);
+    emit(opaque, "gc_forced_runs", s->gc_forced_runs);
+    emit(opaque, "gc_pages_moved", s->gc_pages_moved);
+    emit(opaque, "blocks_erased", s->blocks_erased);
+    emit(opaque, "pages_trimmed", s->pages_trimmed);
+    emit(opaque, "free_lines", s->free_lines);
+    emit(opaque, "total_lines", s->total_lines);
+    emit(opaque, "nand_reads", nand->stats.reads);
+    emit(opaque, "nand_programs", nand->stats.programs);
+    emit(opaque, "nand_erases", nand->stats.erases);
+    for (uint64_t i = 0; i < luns; i++) {
+        char name[40];
+        g_snprintf(name, sizeof(name), "chip%" G_GUINT64_FORMAT "_busy_ns", i);
+        emit(opaque, name, nand->stats.lun_busy_ns[i]);
+    }
+}
+
+static void bbssd_destroy(FemuMedia *fm)
+{
+    BbssdMedia *m = (BbssdMedia *)fm;
+    ftl_free(m->ftl);
+    g_free(m);
+}
+
+static const FemuMediaOps bbssd_ops = {
+    .name = "blackbox",
+    .submit = bbssd_submit,
+    .idle = bbssd_idle,
+    .stats = bbssd_stats,
+    .destroy = bbssd_destroy,
+};
+
+FemuMedia *femu_media_bbssd_new(const FtlConfig *cfg, char **err)
+{
+    Ftl *ftl = ftl_new(cfg, err);
+    BbssdMedia *m;
+
+    if (!ftl) {
+        return NULL;
+    }
+    m = g_new0(BbssdMedia, 1);
+    m->parent.ops = &bbssd_ops;
+    m->ftl = ftl;
+    m->page_bytes = nand_page_bytes(&cfg->geo);
+    return &m->parent;
+}
