@@ -496,7 +496,7 @@ static void *femu_dataplane_thread(void *opaque)
 {
     FemuCtrl *n = opaque;
     GPollFD pfd = { .fd = event_notifier_get_fd(&n->wake), .events = G_IO_IN };
-    uint64_t last_work = 0;
+    uint64_t last_work = 0, idle_at = UINT64_MAX;
     bool polling_shadow = false;
 
     rcu_register_thread();
@@ -529,18 +529,19 @@ static void *femu_dataplane_thread(void *opaque)
         now = femu_now_ns();
         if (done) {
             last_work = now;
-            n->media_idled = false;
+            idle_at = n->media->ops->idle ? now + FEMU_IDLE_NS : UINT64_MAX;
             continue;
         }
-        if (!n->media_idled && next == UINT64_MAX && now - last_work >= FEMU_IDLE_NS) {
+        if (next == UINT64_MAX && now >= idle_at) {
+            /* quiet: the model may do background work (GC) up to now */
             qemu_mutex_lock(&n->lock);
             femu_media_idle(n->media, now);
-            n->media_idled = true;
             qemu_mutex_unlock(&n->lock);
+            idle_at = now + FEMU_IDLE_REPEAT_NS;
             continue;
         }
-        if (!n->media_idled && next == UINT64_MAX) {
-            next = last_work + FEMU_IDLE_NS + FEMU_SPIN_NS;     /* wake up to tell it */
+        if (next == UINT64_MAX && idle_at != UINT64_MAX) {
+            next = idle_at + FEMU_SPIN_NS;      /* wake up to tell it */
         }
         if (next <= now + FEMU_SPIN_NS) {
             cpu_relax();

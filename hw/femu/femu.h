@@ -45,7 +45,8 @@ enum {
 #define FEMU_MAX_AER_EVENTS 16
 #define FEMU_SGL_MAX_SEGMENTS 1024
 #define FEMU_LOG_MEDIA_STATS 0xca   /* vendor log page: model statistics as text */
-#define FEMU_IDLE_NS 1000000        /* quiet this long, the media model may work in the background */  /* bound on segment chains a guest can make us walk */
+#define FEMU_IDLE_NS 1000000        /* quiet this long, the media model may work in the background */
+#define FEMU_IDLE_REPEAT_NS 100000000   /* and again this often while quiet */  /* bound on segment chains a guest can make us walk */
 
 typedef struct FemuCtrl FemuCtrl;
 typedef struct FemuSQ FemuSQ;
@@ -195,7 +196,6 @@ struct FemuCtrl {
     uint64_t dbbuf_dbs;         /* shadow doorbells, 0 when not configured */
     uint64_t dbbuf_eis;
     uint64_t last_io_ns;
-    bool media_idled;           /* media told about the current idle spell */
     FemuFeatures features;
     NvmeIdCtrl id_ctrl;
 

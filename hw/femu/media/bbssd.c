@@ -39,7 +39,8 @@ static uint64_t bbssd_submit(FemuMedia *fm, const FemuMediaReq *req)
             uint64_t t = ftl_write(m->ftl, whole_last, 1, req->arrival_ns);
             done = MAX(done, t);
         }
-        /* fall through: whole pages are deallocated */
+        /* whole pages are deallocated */
+        G_GNUC_FALLTHROUGH;
     case FEMU_MEDIA_DEALLOCATE:
         if (whole_last > whole_first) {
             uint64_t t = ftl_trim(m->ftl, whole_first, whole_last - whole_first,
