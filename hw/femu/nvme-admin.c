@@ -328,8 +328,10 @@ static uint8_t *media_stats_log(FemuCtrl *n, size_t *size)
     append_stat(text, "lateness_p99_ns", lateness_quantile(&n->lateness, 0.99));
     append_stat(text, "lateness_max_ns", n->lateness.max_ns);
     femu_media_stats(n->media, append_stat, text);
-    *size = ROUND_UP(text->len + 1, 4096);
-    g_string_set_size(text, *size);     /* zero padded */
+    size_t used = text->len;
+    *size = ROUND_UP(used + 1, 4096);
+    g_string_set_size(text, *size);
+    memset(text->str + used, 0, *size - used);     /* set_size leaves the tail undefined */
     return (uint8_t *)g_string_free(text, false);
 }
 

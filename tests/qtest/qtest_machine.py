@@ -30,6 +30,8 @@ class DevConfig:
     entries: int = 1024         # max entries per queue (CAP.MQES + 1)
     mdts: int = None
     lba_index: int = 0          # 0: 512-byte LBAs, 1: 4096-byte LBAs
+    mode: int = 2               # femu_mode (femu only)
+    extra: str = ""             # more femu properties, "k=v,..." (femu only)
 
     @property
     def block_size(self):
@@ -56,9 +58,11 @@ def device_args(cfg, workdir):
                        "logical_block_size=%d,physical_block_size=%d"
                        % (i, i + 1, bs, bs)]
         return args + ["-device", ctrl] + nsdevs
-    opts = "femu,femu_mode=2,devsz_mb=%d,namespaces=%d,queues=%d,entries=%d," \
-           "lba_index=%d,serial=qtest" % (cfg.size_mb, cfg.namespaces, cfg.queues,
+    opts = "femu,femu_mode=%d,devsz_mb=%d,namespaces=%d,queues=%d,entries=%d," \
+           "lba_index=%d,serial=qtest" % (cfg.mode, cfg.size_mb, cfg.namespaces, cfg.queues,
                                          cfg.entries, cfg.lba_index)
+    if cfg.extra:
+        opts += "," + cfg.extra
     if cfg.mdts is not None:
         opts += ",mdts=%d" % cfg.mdts
     return ["-device", opts]
