@@ -1,0 +1,241 @@
+"""Shared by the blackbox benchmarks (bench/bb-*.py): boot one guest with one or more femu
+devices, stream its output with host timestamps, read the devices' statistics over QMP
+(at marker lines and, optionally, every few seconds), and parse fio's output.
+
+Devices are found in the guest by serial number (`dev_of SERIAL` in the guest script),
+because the kernel's nvmeN numbering follows probe order, not the command line.
+"""
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPTS = REPO / "femu-scripts"
+RESULTS = REPO / "bench" / "results"
+
+# bash in the guest: the block device of the controller with serial $1
+GUEST_PRELUDE = r"""
+dev_of() { local d; for d in /sys/class/nvme/nvme*; do
+  [ "$(tr -d ' ' <$d/serial)" = "$1" ] && { echo /dev/$(basename $d)n1; return; }; done
+  echo "no controller with serial $1" >&2; return 1; }
+# text padded to 4 KiB; the echo keeps a marker that follows on a line of its own
+vendor_log() { nvme get-log "${1%n1}" --log-id=0xca --log-len=4096 --raw-binary |
+  tr -d '\0'; echo; }
+"""
+
+
+class Device:
+    """One femu controller: mode 1 (blackbox) or 2 (nossd), capacity, extra properties."""
+
+    def __init__(self, serial, mode, size_mib, **props):
+        self.serial, self.mode, self.size_mib, self.props = serial, mode, size_mib, props
+        self.id = None      # QOM id, set by Guest
+
+    def describe(self):
+        kind = {1: "blackbox", 2: "nossd"}[self.mode]
+        extra = ",".join(f"{k}={v}" for k, v in self.props.items())
+        return f"{kind} {self.size_mib} MiB" + (f" ({extra})" if extra else "")
+
+
+def _qmp_client(sock, proc):
+    try:
+        from qemu.qmp.legacy import QEMUMonitorProtocol
+    except ImportError:
+        sys.exit("the Python package qemu.qmp is missing: run with build/venv/bin/python3")
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            q = QEMUMonitorProtocol(str(sock))
+            q.connect()
+            return q
+        except Exception:   # socket not there yet, or QEMU still starting
+            if time.monotonic() > deadline or proc.poll() is not None:
+                return None
+            time.sleep(0.2)
+
+
+class Guest:
+    """Boots the guest with `devices` (the first through the run script, the others as
+    extra -device femu lines) and runs `script` in it.
+
+    run() calls on_line(t, line) for every output line (t: seconds since start, host
+    clock). A line `@@stats NAME@@` makes the host read every device's statistics at once
+    (stored in .marks[NAME] = (t, {serial: stats})). With sample_s, statistics are also read
+    every sample_s seconds into .samples[serial] = [(t, stats), ...].
+    """
+
+    def __init__(self, script, devices, mem=1024, smp=2, timeout=3600, sample_s=None):
+        self.script, self.devices = GUEST_PRELUDE + script, devices
+        self.mem, self.smp, self.timeout, self.sample_s = mem, smp, timeout, sample_s
+        self.lines, self.marks = [], {}
+        self.samples = {d.serial: [] for d in devices}
+        self._qmp, self._lock, self._t0 = None, threading.Lock(), None
+
+    def argv(self, qmp_sock):
+        first, rest = self.devices[0], self.devices[1:]
+        runner = {1: "run-blackbox.sh", 2: "run-nossd.sh"}[first.mode]
+        first.id = "femu0"
+        props = dict(first.props, serial=first.serial)
+        argv = [str(SCRIPTS / runner), "--cmd", self.script, "--size", str(first.size_mib),
+                "--dev", ",".join(f"{k}={v}" for k, v in props.items()),
+                "--mem", str(self.mem), "--smp", str(self.smp), "--timeout", str(self.timeout),
+                "--qmp", str(qmp_sock), "--"]
+        for i, d in enumerate(rest, 1):
+            d.id = f"femu{i}"
+            props = dict(id=d.id, femu_mode=d.mode, devsz_mb=d.size_mib, serial=d.serial,
+                         **d.props)
+            argv += ["-device", "femu," + ",".join(f"{k}={v}" for k, v in props.items())]
+        return argv
+
+    def stats(self):
+        """{serial: stats} of every device, read now."""
+        with self._lock:
+            if self._qmp is None:
+                return {}
+            return {d.serial: self._qmp.cmd("qom-get", path=f"/machine/peripheral/{d.id}",
+                                            property="stats")
+                    for d in self.devices}
+
+    def _sampler(self, stop):
+        while not stop.wait(self.sample_s):
+            try:
+                now = time.monotonic() - self._t0
+                for serial, s in self.stats().items():
+                    self.samples[serial].append((now, s))
+            except Exception:   # QEMU going away at the end
+                return
+
+    def run(self, on_line=None):
+        with tempfile.TemporaryDirectory() as tmp:
+            sock = Path(tmp) / "qmp.sock"
+            argv = self.argv(sock)
+            self._t0 = time.monotonic()
+            proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    text=True, stdin=subprocess.DEVNULL, errors="replace")
+            stderr = []
+            err_thread = threading.Thread(target=lambda: stderr.extend(proc.stderr))
+            err_thread.start()
+            stop = threading.Event()
+            sampler = None
+            try:
+                # QEMU opens the socket before the guest prints anything
+                self._qmp = _qmp_client(sock, proc)
+                if self.sample_s:
+                    sampler = threading.Thread(target=self._sampler, args=(stop,), daemon=True)
+                    sampler.start()
+                for line in proc.stdout:
+                    t = time.monotonic() - self._t0
+                    line = line.rstrip("\n")
+                    self.lines.append((t, line))
+                    s = line.strip()
+                    if s.startswith("@@stats ") and s.endswith("@@"):
+                        self.marks[s[8:-2]] = (t, self.stats())
+                    if on_line:
+                        on_line(t, line)
+                rc = proc.wait()
+            finally:
+                stop.set()
+                if sampler:
+                    sampler.join()
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+                err_thread.join()
+                with self._lock:
+                    if self._qmp is not None:
+                        try:
+                            self._qmp.close()
+                        except Exception:
+                            pass
+                        self._qmp = None
+        self.returncode, self.stderr = rc, "".join(stderr)
+        if rc != 0:
+            tail = "\n".join(l for _, l in self.lines[-30:])
+            sys.exit(f"guest run failed (exit {rc})\n$ {shlex.join(argv[:1])} ...\n"
+                     f"--- output ---\n{tail}\n--- stderr ---\n{self.stderr[-3000:]}")
+        return self
+
+    def section(self, name):
+        """Text between the line `@@NAME@@` and the next `@@...@@` line."""
+        out, inside = [], False
+        for _, line in self.lines:
+            s = line.strip()
+            if s.startswith("@@") and s.endswith("@@"):
+                if inside:
+                    break
+                inside = s == f"@@{name}@@"
+            elif inside:
+                out.append(line)
+        if not inside and not out:
+            raise KeyError(f"no section @@{name}@@ in the guest output")
+        return "\n".join(out)
+
+    def time_of(self, line_text):
+        for t, line in self.lines:
+            if line.strip() == line_text:
+                return t
+        raise KeyError(line_text)
+
+
+def fio_json(text):
+    """fio's JSON output (fio may print warnings before it)."""
+    return json.loads(text[text.index("{"):])
+
+
+def fio_bw_log(text):
+    """fio bandwidth log lines 'msec, KiB/s, dir, bs, offset' -> [(seconds, MB/s)]."""
+    out = []
+    for line in text.splitlines():
+        f = [x.strip() for x in line.split(",")]
+        if len(f) >= 2 and f[0].isdigit():
+            out.append((int(f[0]) / 1000, int(f[1]) * 1024 / 1e6))
+    return out
+
+
+def lateness(stats):
+    """'p50/p99/max' of a stats dict, in microseconds."""
+    return "/".join(f"{stats[f'lateness-{k}-ns'] / 1000:.0f}" for k in ("p50", "p99", "max"))
+
+
+def vendor_log(text):
+    """The 0xCA vendor log page text -> {name: int}."""
+    return {m.group(1): int(m.group(2))
+            for m in re.finditer(r"^([a-z][a-z0-9_]*) (\d+)$", text, re.M)}
+
+
+def stamp():
+    return time.strftime("%Y%m%d-%H%M%S")
+
+
+def save_json(name, data):
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"{name}-{stamp()}.json"
+    path.write_text(json.dumps(data, indent=2))
+    return path
+
+
+def pyplot():
+    """matplotlib's pyplot without a display, or None (the figures are still printed)."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        return plt
+    except ImportError:
+        print("(matplotlib missing: no plot; run with build/venv/bin/python3)", file=sys.stderr)
+        return None
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+os.environ.setdefault("PYTHONUNBUFFERED", "1")
