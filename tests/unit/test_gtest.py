@@ -8,7 +8,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 UNIT_DIR = pathlib.Path(os.environ.get("FEMU_BUILD", ROOT / "build")) / "unit" / "tests" / "unit"
-NAMES = ["deadline-heap", "lateness", "io-counters", "event-index", "media-nossd", "nand", "ftl", "zns-flash"]
+NAMES = ["deadline-heap", "lateness", "io-counters", "event-index", "media-nossd", "nand", "ftl", "zns-flash", "zone"]
 
 pytestmark = pytest.mark.unit
 
