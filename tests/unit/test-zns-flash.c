@@ -244,6 +244,12 @@ static void test_write_paced(void)
     g_assert_cmpuint(zns_flash_write(f, 0, 16 * PG, 0), ==, 6 * TPROG);
     g_assert_cmpuint(zns_flash_stats(f)->buffer_waits, ==, 1);
     zns_flash_free(f);
+    /* writes of a zone enter its buffer in order: a later one never completes earlier */
+    f = flash(config(geo(2, 1, 1, 64), 2, 1, 64, 64, 4, 1));
+    g_assert_cmpuint(zns_flash_write(f, 0, 4 * PG, 0), ==, 0);
+    g_assert_cmpuint(zns_flash_write(f, 4 * PG, PG, 0), ==, TPROG);     /* waits for space */
+    g_assert_cmpuint(zns_flash_write(f, 5 * PG, PG, 0), ==, TPROG);     /* fits, but after */
+    zns_flash_free(f);
 }
 
 /* Just-written data is read from DRAM; programmed data costs page reads. */
@@ -313,6 +319,53 @@ static void test_flush_pads(void)
     zns_flash_free(f);
 }
 
+/* A write that does not continue the pending data sends the old unit out padded. */
+static void test_write_not_sequential(void)
+{
+    ZnsFlash *f = flash(config(geo(2, 2, 1, 16), 2, 4, 16, 16, 8, 2));
+    const ZnsFlashStats *st = zns_flash_stats(f);
+
+    zns_flash_write(f, 0, PG, 0);
+    g_assert_cmpuint(zns_flash_write(f, 4 * PG, PG, 0), ==, 0);
+    g_assert_cmpuint(st->buffer_flushes, ==, 1);
+    g_assert_cmpuint(st->pages_programmed, ==, 2);
+    g_assert_cmpuint(st->pad_pages_programmed, ==, 1);
+    /* the new data is pending at its own offset; completing its unit programs it */
+    zns_flash_read(f, 4 * PG, PG, 1000 * US);
+    g_assert_cmpuint(st->buffer_read_hits, ==, 1);
+    zns_flash_write(f, 5 * PG, 2 * PG, 1000 * US);
+    g_assert_cmpuint(st->pages_programmed, ==, 4);
+    g_assert_cmpuint(st->pad_pages_programmed, ==, 1);
+    zns_flash_free(f);
+}
+
+/* Only the zone capacity has flash: the last unit may be cut short; beyond it is free. */
+static void test_capacity(void)
+{
+    /* stripe 2, 16-page zones with 5 writable pages: units of pages 0-1, 2-3, 4 */
+    ZnsFlash *f = flash(config(geo(2, 1, 1, 16), 2, 2, 16, 5, 4, 1));
+    const ZnsFlashStats *st = zns_flash_stats(f);
+
+    zns_flash_write(f, 0, 5 * PG, 0);
+    g_assert_cmpuint(st->pages_programmed, ==, 5);
+    uint64_t done = zns_flash_flush(f, 0);
+    g_assert_cmpuint(st->pages_programmed, ==, 5);
+    g_assert_cmpuint(st->buffer_flushes, ==, 0);
+    /* a partial last unit is padded up to the capacity only */
+    zns_flash_write(f, 16 * PG, 4 * PG + 512, done);
+    zns_flash_flush(f, done);
+    g_assert_cmpuint(st->pages_programmed, ==, 10);
+    g_assert_cmpuint(st->pad_pages_programmed, ==, 0);
+    g_assert_cmpuint(st->buffer_flushes, ==, 1);
+    /* past the capacity: no flash to read */
+    uint64_t t = 100000 * US;
+    g_assert_cmpuint(zns_flash_read(f, 5 * PG, 11 * PG, t), ==, t);
+    g_assert_cmpuint(st->pages_read, ==, 0);
+    g_assert_cmpuint(zns_flash_read(f, 4 * PG, 2 * PG, t), ==, t + 50 * US);
+    g_assert_cmpuint(st->pages_read, ==, 1);
+    zns_flash_free(f);
+}
+
 /* Draining one zone leaves the others buffered and their chips untouched. */
 static void test_drain_one_zone(void)
 {
@@ -378,6 +431,32 @@ static void test_lru_eviction(void)
     g_assert_cmpuint(lun_free(f, 0, 0), ==, 0);         /* zone 0's chips */
     zns_flash_read(f, 0, 512, 1);
     g_assert_cmpuint(st->buffer_read_hits, ==, 1);
+    zns_flash_free(f);
+
+    /* a zone with nothing left in DRAM gives its buffer up before an LRU zone with data */
+    f = flash(config(geo(2, 2, 1, 16), 2, 4, 16, 16, 8, 2));
+    st = zns_flash_stats(f);
+    zns_flash_write(f, 0, PG, 0);               /* zone 0: pending, least recently written */
+    zns_flash_write(f, 16 * PG, 2 * PG, 0);     /* zone 1: a whole unit, programmed by TPROG */
+    g_assert_cmpuint(zns_flash_write(f, 32 * PG, PG, TPROG), ==, TPROG);
+    g_assert_cmpuint(st->buffer_flushes, ==, 0);
+    zns_flash_read(f, 0, PG, TPROG);
+    g_assert_cmpuint(st->buffer_read_hits, ==, 1);
+    zns_flash_free(f);
+
+    /* a zone's writes do not overtake each other: the second waits for the first's slot */
+    f = flash(config(geo(2, 2, 1, 16), 2, 4, 16, 16, 8, 1));
+    zns_flash_write(f, 0, PG, 0);
+    g_assert_cmpuint(zns_flash_write(f, 16 * PG, PG, 0), ==, TPROG);   /* evicts zone 0 */
+    g_assert_cmpuint(zns_flash_write(f, 17 * PG, PG, 0), ==, TPROG);
+    /* zone 1's unit is programmed once its data is in, after the eviction */
+    g_assert_cmpuint(lun_free(f, 0, 1), ==, 2 * TPROG);
+    zns_flash_free(f);
+    /* nor does a drain: it programs zone 1's data after the data came in */
+    f = flash(config(geo(2, 2, 1, 16), 2, 4, 16, 16, 8, 1));
+    zns_flash_write(f, 0, PG, 0);
+    zns_flash_write(f, 16 * PG, PG, 0);
+    g_assert_cmpuint(zns_flash_drain_zone(f, 1, 0), ==, 2 * TPROG);
     zns_flash_free(f);
 }
 
@@ -595,6 +674,8 @@ int main(int argc, char **argv)
     g_test_add_func("/zns-flash/write/stripe-scaling", test_stripe_scaling);
     g_test_add_func("/zns-flash/write/buffered", test_write_buffered);
     g_test_add_func("/zns-flash/write/paced", test_write_paced);
+    g_test_add_func("/zns-flash/write/not-sequential", test_write_not_sequential);
+    g_test_add_func("/zns-flash/write/capacity", test_capacity);
     g_test_add_func("/zns-flash/read/buffer-and-nand", test_read_buffer_and_nand);
     g_test_add_func("/zns-flash/flush/pads", test_flush_pads);
     g_test_add_func("/zns-flash/flush/drain-one-zone", test_drain_one_zone);

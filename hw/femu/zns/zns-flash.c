@@ -15,8 +15,17 @@
  * slot of an evicted zone is free only once the victim's programs complete: the buffer is
  * DRAM the victim still occupies.
  *
- * Only the first zone_cap_bytes of a zone have flash behind them: reads beyond the capacity
- * cost nothing and writes there are ignored (the zone state machine refuses them).
+ * A unit is programmed when its last byte arrives: only the pages its pending bytes touch
+ * (all of them, unless a drain sent part of the unit out padded before). A drain pads to the
+ * end of the unit. Statistics: pages_programmed includes padding; buffer_read_hits and
+ * pages_read count pages (a page is a hit only if all its requested bytes are in DRAM).
+ *
+ * Only the first zone_cap_bytes of a zone have flash behind them (blocks are allocated for
+ * the capacity, the last unit may be cut short): reads beyond the capacity cost nothing and
+ * writes there are ignored (the zone state machine refuses them).
+ *
+ * With shared_nand the geometry is that model's; zns_flash_derive_blocks always sizes
+ * c->geo (so the caller can size the shared model: first_block + what the zones need).
  *
  * QEMU-free. SPDX-License-Identifier: GPL-2.0-or-later
  */
