@@ -13,7 +13,7 @@
 #include "exec/cpu-common.h"
 #include "femu.h"
 
-bool femu_backend_init(FemuCtrl *n, Error **errp)
+bool femu_backend_init(FemuCtrl *n, uint64_t extra, Error **errp)
 {
     uint64_t want = (uint64_t)n->devsz_mb * MiB;
     MemoryRegion *mr;
@@ -29,10 +29,10 @@ bool femu_backend_init(FemuCtrl *n, Error **errp)
         mr = host_memory_backend_get_memory(n->memdev);
         size = memory_region_size(mr);
         if (!want) {
-            want = size;
-        } else if (want > size) {
-            error_setg(errp, "devsz_mb=%u does not fit in memdev '%s' of %" PRIu64 " MiB",
-                       n->devsz_mb, name, size / MiB);
+            want = size - MIN(size, extra);
+        } else if (want + extra > size) {
+            error_setg(errp, "devsz_mb=%u%s does not fit in memdev '%s' of %" PRIu64 " MiB",
+                       n->devsz_mb, extra ? " plus the zone state" : "", name, size / MiB);
             return false;
         }
         host_memory_backend_set_mapped(n->memdev, true);
@@ -44,7 +44,7 @@ bool femu_backend_init(FemuCtrl *n, Error **errp)
             want = 1024 * MiB;
         }
         /* reserve=off: no swap reservation, pages are allocated when first written */
-        if (!object_property_set_int(obj, "size", want, errp) ||
+        if (!object_property_set_int(obj, "size", want + extra, errp) ||
             !object_property_set_bool(obj, "reserve", false, errp)) {
             object_unref(obj);
             return false;

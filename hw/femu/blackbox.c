@@ -50,26 +50,31 @@ static bool parse_lats(const char *prop, const char *text, uint32_t cell_bits, u
     return true;
 }
 
-static bool fill_timing(FemuBbParams *p, NandTiming *t, Error **errp)
+/*
+ * NAND timing from a flash type, FEMU-style single latencies (-1: the type's default) and
+ * the shared bus / per-page-type / time-scale properties in *p.
+ */
+bool femu_fill_timing(uint8_t flash_type, int64_t rd, int64_t wr, int64_t er,
+                      const FemuBbParams *p, NandTiming *t, Error **errp)
 {
-    if (p->flash_type < 1 || p->flash_type > NAND_MAX_PAGE_TYPES) {
+    if (flash_type < 1 || flash_type > NAND_MAX_PAGE_TYPES) {
         error_setg(errp, "flash_type=%u is out of range: allowed 1 (SLC), 2 (MLC), 3 (TLC), "
-                   "4 (QLC)", p->flash_type);
+                   "4 (QLC)", flash_type);
         return false;
     }
-    *t = (NandTiming){ .cell_bits = p->flash_type, .time_scale = p->time_scale,
+    *t = (NandTiming){ .cell_bits = flash_type, .time_scale = p->time_scale,
                        .ch_mts = p->ch_mts, .ch_width_bytes = p->ch_width,
-                       .blk_er_lat = flash_defaults[p->flash_type].er };
-    memcpy(t->pg_rd_lat, flash_defaults[p->flash_type].rd, sizeof(t->pg_rd_lat));
-    memcpy(t->pg_wr_lat, flash_defaults[p->flash_type].wr, sizeof(t->pg_wr_lat));
+                       .blk_er_lat = flash_defaults[flash_type].er };
+    memcpy(t->pg_rd_lat, flash_defaults[flash_type].rd, sizeof(t->pg_rd_lat));
+    memcpy(t->pg_wr_lat, flash_defaults[flash_type].wr, sizeof(t->pg_wr_lat));
 
     /* FEMU's single latencies apply to every page type */
     for (uint32_t i = 0; i < t->cell_bits; i++) {
-        if (p->pg_rd_lat >= 0) {
-            t->pg_rd_lat[i] = p->pg_rd_lat;
+        if (rd >= 0) {
+            t->pg_rd_lat[i] = rd;
         }
-        if (p->pg_wr_lat >= 0) {
-            t->pg_wr_lat[i] = p->pg_wr_lat;
+        if (wr >= 0) {
+            t->pg_wr_lat[i] = wr;
         }
     }
     if ((p->pg_rd_lats && !parse_lats("pg_rd_lats", p->pg_rd_lats, t->cell_bits,
@@ -78,8 +83,8 @@ static bool fill_timing(FemuBbParams *p, NandTiming *t, Error **errp)
                                       t->pg_wr_lat, errp))) {
         return false;
     }
-    if (p->blk_er_lat >= 0) {
-        t->blk_er_lat = p->blk_er_lat;
+    if (er >= 0) {
+        t->blk_er_lat = er;
     }
     if (p->ch_xfer_lat >= 0) {
         /* FEMU's ch_xfer_lat: a fixed time per page (0: the channel costs nothing) */
@@ -106,7 +111,8 @@ FemuMedia *femu_blackbox_new(FemuCtrl *n, Error **errp)
     FemuMedia *m;
     uint64_t page;
 
-    if (!fill_timing(p, &c.tm, errp)) {
+    if (!femu_fill_timing(p->flash_type, p->pg_rd_lat, p->pg_wr_lat, p->blk_er_lat, p, &c.tm,
+                          errp)) {
         return NULL;
     }
     if (p->op_pcent >= 0 && p->blks_per_pl) {

@@ -59,6 +59,7 @@ static void femu_init_namespaces(FemuCtrl *n)
         gsize dlen = sizeof(digest);
 
         ns->nsid = i + 1;
+        ns->csi = NVME_CSI_NVM;
         ns->lba_shift = lba_shift;
         ns->nlbas = per_ns >> lba_shift;
         ns->backend_offset = i * per_ns;
@@ -75,6 +76,15 @@ static void femu_init_namespaces(FemuCtrl *n)
     }
 }
 
+static void femu_free_namespaces(FemuCtrl *n)
+{
+    for (uint32_t i = 0; n->ns && i < n->num_namespaces; i++) {
+        femu_zns_free_ns(&n->ns[i]);
+    }
+    g_free(n->ns);
+    n->ns = NULL;
+}
+
 static bool femu_check_props(FemuCtrl *n, Error **errp)
 {
     if (n->femu_mode >= ARRAY_SIZE(femu_mode_names)) {
@@ -82,11 +92,24 @@ static bool femu_check_props(FemuCtrl *n, Error **errp)
                    "2 (nossd), 3 (zns)", n->femu_mode);
         return false;
     }
-    if (n->femu_mode != FEMU_MODE_NOSSD && n->femu_mode != FEMU_MODE_BLACKBOX) {
+    if (n->femu_mode == FEMU_MODE_WHITEBOX) {
         error_setg(errp, "femu_mode=%u (%s) is not available yet: this build supports "
-                   "femu_mode=1 (blackbox) and 2 (nossd)", n->femu_mode,
+                   "femu_mode=1 (blackbox), 2 (nossd) and 3 (zns)", n->femu_mode,
                    femu_mode_names[n->femu_mode]);
         return false;
+    }
+    if (n->femu_mode == FEMU_MODE_ZNS) {
+        uint32_t z = n->zns.zone_size_mb;
+        if (z < 1 || z > 65536 || (z & (z - 1))) {
+            error_setg(errp, "zns_zone_size_mb=%u is invalid: allowed a power of two from 1 "
+                       "to 65536 (Linux needs power-of-two zones)", z);
+            return false;
+        }
+        if (n->zns.zasl > 15) {
+            error_setg(errp, "zns_zasl=%u is out of range: allowed 0 (mdts) .. 15",
+                       n->zns.zasl);
+            return false;
+        }
     }
     if (n->num_namespaces < 1 || n->num_namespaces > FEMU_MAX_NAMESPACES) {
         error_setg(errp, "namespaces=%u is out of range: allowed 1..%d", n->num_namespaces,
@@ -137,6 +160,45 @@ static bool femu_check_props(FemuCtrl *n, Error **errp)
         error_setg(errp, "serial='%s' is too long: at most 20 characters", n->serial);
         return false;
     }
+    return true;
+}
+
+/*
+ * zns: each namespace holds whole zones, and the zone state of every namespace is kept
+ * after the data in the backend. Sets devsz_mb from a memdev when it was not given.
+ */
+static bool femu_zns_layout(FemuCtrl *n, Error **errp)
+{
+    uint64_t zone = (uint64_t)n->zns.zone_size_mb * MiB, data, per_ns;
+
+    n->meta_bytes = 0;
+    if (n->femu_mode != FEMU_MODE_ZNS) {
+        return true;
+    }
+    if (!n->devsz_mb) {
+        data = n->memdev ? memory_region_size(host_memory_backend_get_memory(n->memdev))
+                         : 1024 * MiB;
+        if (n->memdev) {
+            data -= MIN(data, femu_zns_meta_bytes(n, data / zone) * n->num_namespaces);
+        }
+        per_ns = data / n->num_namespaces / zone * zone;
+    } else {
+        data = (uint64_t)n->devsz_mb * MiB;
+        per_ns = data / n->num_namespaces;
+        if (per_ns % zone) {
+            error_setg(errp, "devsz_mb=%u is not a multiple of zns_zone_size_mb=%u times "
+                       "namespaces=%u", n->devsz_mb, n->zns.zone_size_mb, n->num_namespaces);
+            return false;
+        }
+    }
+    if (per_ns < zone) {
+        error_setg(errp, "devsz_mb=%u is smaller than one zone (zns_zone_size_mb=%u) per "
+                   "namespace", n->devsz_mb, n->zns.zone_size_mb);
+        return false;
+    }
+    n->devsz_mb = per_ns * n->num_namespaces / MiB;
+    n->meta_per_ns = femu_zns_meta_bytes(n, per_ns / zone);
+    n->meta_bytes = n->meta_per_ns * n->num_namespaces;
     return true;
 }
 
@@ -420,7 +482,8 @@ static void femu_realize(PCIDevice *pci_dev, Error **errp)
     uint32_t nvec;
     static unsigned instance;
 
-    if (!femu_check_props(n, errp) || !femu_backend_init(n, errp)) {
+    if (!femu_check_props(n, errp) || !femu_zns_layout(n, errp) ||
+        !femu_backend_init(n, n->meta_bytes, errp)) {
         return;
     }
     if (!femu_check_capacity(n, errp)) {
@@ -455,10 +518,24 @@ static void femu_realize(PCIDevice *pci_dev, Error **errp)
 
     femu_init_registers(n);
     femu_init_namespaces(n);
-    n->media = n->femu_mode == FEMU_MODE_BLACKBOX ? femu_blackbox_new(n, errp)
-                                                   : femu_media_nossd_new();
+    if (n->femu_mode == FEMU_MODE_ZNS) {
+        for (uint32_t i = 0; i < n->num_namespaces; i++) {
+            FemuNamespace *ns = &n->ns[i];
+            /* zone state persists with the data only in a file the user keeps */
+            uint8_t *meta = n->data + n->data_bytes + i * n->meta_per_ns;
+            if (!femu_zns_init_ns(n, ns, n->data_bytes / n->num_namespaces, meta, errp)) {
+                femu_free_namespaces(n);
+                msix_uninit_exclusive_bar(pci_dev);
+                femu_backend_release(n);
+                return;
+            }
+        }
+    }
+    n->media = n->femu_mode == FEMU_MODE_BLACKBOX ? femu_blackbox_new(n, errp) :
+               n->femu_mode == FEMU_MODE_ZNS ? femu_zns_media_new(n, errp) :
+               femu_media_nossd_new();
     if (!n->media) {
-        g_free(n->ns);
+        femu_free_namespaces(n);
         msix_uninit_exclusive_bar(pci_dev);
         femu_backend_release(n);
         return;
@@ -494,8 +571,8 @@ static void femu_exit(PCIDevice *pci_dev)
     deadline_heap_destroy(&n->timed);
     qemu_mutex_destroy(&n->lock);
     femu_media_destroy(n->media);
+    femu_free_namespaces(n);
     femu_backend_release(n);
-    g_free(n->ns);
     g_free(n->sq);
     g_free(n->cq);
     g_free(n->db_sq_tail);
@@ -565,6 +642,25 @@ static const Property femu_props[] = {
     DEFINE_PROP_UINT32("ch_mts", FemuCtrl, bb.ch_mts, 800),
     DEFINE_PROP_UINT32("ch_width", FemuCtrl, bb.ch_width, 1),
     DEFINE_PROP_UINT32("time_scale", FemuCtrl, bb.time_scale, 1),
+    /* zns (femu_mode=3): FEMU's names, then the new ones */
+    DEFINE_PROP_UINT32("zns_num_ch", FemuCtrl, zns.num_ch, 8),
+    DEFINE_PROP_UINT32("zns_num_lun", FemuCtrl, zns.num_lun, 4),
+    DEFINE_PROP_UINT32("zns_num_plane", FemuCtrl, zns.num_plane, 1),
+    DEFINE_PROP_UINT32("zns_num_blk", FemuCtrl, zns.num_blk, 0),
+    DEFINE_PROP_UINT8("zns_flash_type", FemuCtrl, zns.flash_type, 3),
+    DEFINE_PROP_INT64("zns_pg_rd_lat", FemuCtrl, zns.pg_rd_lat, -1),
+    DEFINE_PROP_INT64("zns_pg_wr_lat", FemuCtrl, zns.pg_wr_lat, -1),
+    DEFINE_PROP_INT64("zns_blk_er_lat", FemuCtrl, zns.blk_er_lat, -1),
+    DEFINE_PROP_UINT32("zns_max_open", FemuCtrl, zns.max_open, 0),
+    DEFINE_PROP_UINT32("zns_max_active", FemuCtrl, zns.max_active, 0),
+    DEFINE_PROP_UINT32("zns_zd_ext_size", FemuCtrl, zns.zd_ext_size, 0),
+    DEFINE_PROP_SIZE("zns_zone_cap", FemuCtrl, zns.zone_cap, 0),
+    DEFINE_PROP_UINT32("zns_zone_size_mb", FemuCtrl, zns.zone_size_mb, 16),
+    DEFINE_PROP_BOOL("zns_cross_zone_read", FemuCtrl, zns.cross_zone_read, false),
+    DEFINE_PROP_UINT8("zns_zasl", FemuCtrl, zns.zasl, 0),
+    DEFINE_PROP_UINT32("zns_stripe", FemuCtrl, zns.stripe, 0),
+    DEFINE_PROP_UINT32("zns_wbuf_kb", FemuCtrl, zns.wbuf_kb, 0),
+    DEFINE_PROP_UINT32("zns_wbuf_zones", FemuCtrl, zns.wbuf_zones, 0),
 };
 
 static void femu_instance_init(Object *obj)

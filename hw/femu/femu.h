@@ -23,6 +23,7 @@
 #include "block/nvme.h"
 
 #include "media/media.h"
+#include "nand/nand.h"
 #include "sched/deadline-heap.h"
 #include "stats/io-counters.h"
 #include "stats/lateness.h"
@@ -97,11 +98,16 @@ struct FemuCQ {
     QTAILQ_HEAD(, FemuSQ) sqs;
 };
 
+typedef struct ZoneSet ZoneSet;
+
 typedef struct FemuNamespace {
     uint32_t nsid;
+    uint8_t csi;                /* NVME_CSI_NVM or NVME_CSI_ZONED */
     uint64_t nlbas;
     uint8_t lba_shift;
     uint64_t backend_offset;
+    ZoneSet *zones;             /* zoned namespaces only */
+    uint8_t *zone_meta;         /* where the zone state persists, in the backend */
     IoCounters io;
     uint8_t uuid[16];
     uint8_t nguid[16];
@@ -146,6 +152,28 @@ typedef struct FemuBbParams {
     uint32_t time_scale;
 } FemuBbParams;
 
+/* zns properties (femu_mode=3); FEMU's names where they exist */
+typedef struct FemuZnsParams {
+    uint32_t zone_size_mb;
+    uint64_t zone_cap;          /* bytes; 0: the zone size */
+    uint32_t max_open;          /* 0: no limit */
+    uint32_t max_active;
+    uint32_t zd_ext_size;       /* bytes, a multiple of 64 */
+    bool cross_zone_read;
+    uint8_t zasl;               /* zone append limit, 4 KiB << zasl; 0: mdts */
+    uint32_t num_ch;
+    uint32_t num_lun;
+    uint32_t num_plane;
+    uint32_t num_blk;           /* 0: just enough for the zones */
+    uint8_t flash_type;
+    int64_t pg_rd_lat;
+    int64_t pg_wr_lat;
+    int64_t blk_er_lat;
+    uint32_t stripe;            /* chips per zone; 0: all */
+    uint32_t wbuf_kb;           /* per-zone write buffer; 0: two program units */
+    uint32_t wbuf_zones;        /* zones holding a buffer at once; 0: max_open or 8 */
+} FemuZnsParams;
+
 struct FemuCtrl {
     PCIDevice parent_obj;
     MemoryRegion iomem;
@@ -165,11 +193,14 @@ struct FemuCtrl {
     uint32_t poll_idle_us;
     HostMemoryBackend *memdev;
     FemuBbParams bb;
+    FemuZnsParams zns;
 
     /* storage */
     HostMemoryBackend *backend;
     uint8_t *data;
-    uint64_t data_bytes;
+    uint64_t data_bytes;        /* namespaces' data; metadata (zone state) follows it */
+    uint64_t meta_bytes;
+    uint64_t meta_per_ns;
     FemuNamespace *ns;
     FemuMedia *media;
 
@@ -245,15 +276,30 @@ uint16_t femu_copy_dptr(FemuCtrl *n, const NvmeCmd *cmd, void *buf, uint64_t len
                         bool to_guest);
 
 /* backend.c */
-bool femu_backend_init(FemuCtrl *n, Error **errp);
+/* Storage for devsz_mb of data plus extra bytes of metadata after it. */
+bool femu_backend_init(FemuCtrl *n, uint64_t extra, Error **errp);
 void femu_backend_release(FemuCtrl *n);
 void femu_backend_zero(FemuCtrl *n, uint64_t offset, uint64_t len);
 
 /* blackbox.c */
 FemuMedia *femu_blackbox_new(FemuCtrl *n, Error **errp);
+bool femu_fill_timing(uint8_t flash_type, int64_t rd, int64_t wr, int64_t er,
+                      const FemuBbParams *bus, NandTiming *t, Error **errp);
+
+/* zns.c */
+uint64_t femu_zns_meta_bytes(FemuCtrl *n, uint64_t nr_zones);
+bool femu_zns_init_ns(FemuCtrl *n, FemuNamespace *ns, uint64_t data_bytes, uint8_t *meta,
+                      Error **errp);
+void femu_zns_free_ns(FemuNamespace *ns);
+uint64_t femu_zns_zasl_bytes(FemuCtrl *n);
+uint16_t femu_zns_io(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const NvmeCmd *cmd,
+                     uint64_t now, uint64_t *deadline);
+void femu_zns_fill_id_ns(FemuCtrl *n, FemuNamespace *ns, NvmeIdNsZoned *id);
+FemuMedia *femu_zns_media_new(FemuCtrl *n, Error **errp);
 
 /* nvme-admin.c */
 uint16_t femu_admin_cmd(FemuCtrl *n, FemuRequest *req, const NvmeCmd *cmd);
+bool femu_has_zoned(FemuCtrl *n);
 void femu_init_id_ctrl(FemuCtrl *n);
 void femu_record_error(FemuCtrl *n, FemuRequest *req);
 

@@ -17,8 +17,19 @@
 
 static const char *model_name(FemuCtrl *n)
 {
-    return n->femu_mode == FEMU_MODE_BLACKBOX ? "FEMU BlackBox-SSD Controller"
-                                              : "FEMU NoSSD Controller";
+    switch (n->femu_mode) {
+    case FEMU_MODE_BLACKBOX:
+        return "FEMU BlackBox-SSD Controller";
+    case FEMU_MODE_ZNS:
+        return "FEMU ZNS-SSD Controller";
+    default:
+        return "FEMU NoSSD Controller";
+    }
+}
+
+bool femu_has_zoned(FemuCtrl *n)
+{
+    return n->femu_mode == FEMU_MODE_ZNS;
 }
 
 void femu_init_id_ctrl(FemuCtrl *n)
@@ -188,6 +199,7 @@ static uint16_t identify(FemuCtrl *n, const NvmeCmd *cmd)
     uint32_t nsid = le32_to_cpu(c->nsid);
     g_autofree uint8_t *buf = g_malloc0(NVME_IDENTIFY_DATA_SIZE);
     FemuNamespace *ns = femu_ns(n, nsid);
+    bool nsid_valid = nsid && nsid <= n->num_namespaces;
 
     trace_femu_identify(c->cns, nsid, c->csi);
     switch (c->cns) {
@@ -195,36 +207,50 @@ static uint16_t identify(FemuCtrl *n, const NvmeCmd *cmd)
         memcpy(buf, &n->id_ctrl, sizeof(n->id_ctrl));
         break;
     case NVME_ID_CNS_NS:
-        if (!ns) {
+        if (!nsid_valid) {
             return NVME_INVALID_NSID;
         }
-        fill_id_ns(n, ns, (NvmeIdNs *)buf);
+        if (ns) {       /* an inactive namespace reads as zeroes */
+            fill_id_ns(n, ns, (NvmeIdNs *)buf);
+        }
         break;
     case NVME_ID_CNS_CS_NS:
-        if (!ns) {
+        if (!nsid_valid) {
             return NVME_INVALID_NSID;
         }
-        if (c->csi != NVME_CSI_NVM) {
+        if (c->csi != NVME_CSI_NVM && c->csi != NVME_CSI_ZONED) {
             return NVME_INVALID_FIELD;
         }
-        break;      /* NVM command set specific namespace data: no protection, all zero */
+        if (ns && ns->csi != c->csi) {
+            return NVME_INVALID_FIELD;  /* the namespace is not of that command set */
+        }
+        if (ns && ns->csi == NVME_CSI_ZONED) {
+            femu_zns_fill_id_ns(n, ns, (NvmeIdNsZoned *)buf);
+        }
+        break;      /* NVM: no protection information, all zero */
     case NVME_ID_CNS_CS_CTRL:
-        if (c->csi != NVME_CSI_NVM) {
+        if (c->csi == NVME_CSI_ZONED && femu_has_zoned(n)) {
+            uint64_t zasl = femu_zns_zasl_bytes(n);
+            ((NvmeIdCtrlZoned *)buf)->zasl = zasl ? ctz64(zasl) - 12 : 0;
+        } else if (c->csi != NVME_CSI_NVM) {
             return NVME_INVALID_FIELD;
         }
-        break;      /* no Verify/Write Zeroes/DSM size limits beyond MDTS: all zero */
+        break;      /* NVM: no Verify/Write Zeroes/DSM size limits beyond MDTS */
     case NVME_ID_CNS_CS_NS_ACTIVE_LIST:
-        if (c->csi != NVME_CSI_NVM) {
-            return NVME_INVALID_FIELD;
-        }
-        /* fall through */
     case NVME_ID_CNS_NS_ACTIVE_LIST: {
         uint32_t *list = (uint32_t *)buf, k = 0;
+        bool by_csi = c->cns == NVME_ID_CNS_CS_NS_ACTIVE_LIST;
+        if (by_csi && c->csi != NVME_CSI_NVM && c->csi != NVME_CSI_ZONED) {
+            return NVME_INVALID_FIELD;
+        }
         if (nsid >= NVME_NSID_BROADCAST - 1) {
             return NVME_INVALID_NSID;
         }
         for (uint32_t i = nsid + 1; i <= n->num_namespaces && k < 1024; i++) {
-            list[k++] = cpu_to_le32(i);
+            FemuNamespace *a = femu_ns(n, i);
+            if (a && (!by_csi || a->csi == c->csi)) {
+                list[k++] = cpu_to_le32(i);
+            }
         }
         break;
     }
@@ -243,7 +269,7 @@ static uint16_t identify(FemuCtrl *n, const NvmeCmd *cmd)
         memcpy(p + 4, ns->uuid, NVME_NIDL_UUID);
         p += 4 + NVME_NIDL_UUID;
         *(NvmeIdNsDescr *)p = (NvmeIdNsDescr){ NVME_NIDT_CSI, NVME_NIDL_CSI };
-        p[4] = NVME_CSI_NVM;
+        p[4] = ns->csi;
         break;
     }
     case NVME_ID_CNS_CS_IND_NS: {
@@ -255,8 +281,8 @@ static uint16_t identify(FemuCtrl *n, const NvmeCmd *cmd)
         break;
     }
     case NVME_ID_CNS_IO_COMMAND_SET: {
-        /* one command set combination: NVM only */
-        stq_le_p(buf, 1ULL << NVME_CSI_NVM);
+        /* one command set combination: NVM, plus Zoned when a namespace is zoned */
+        stq_le_p(buf, 1ULL << NVME_CSI_NVM | (femu_has_zoned(n) ? 1ULL << NVME_CSI_ZONED : 0));
         break;
     }
     default:
@@ -293,7 +319,7 @@ static void fill_smart(FemuCtrl *n, FemuNamespace *only, NvmeSmartLog *log)
     log->number_of_error_log_entries[0] = cpu_to_le64(n->error_count);
 }
 
-static void fill_effects(FemuCtrl *n, NvmeEffectsLog *log)
+static void fill_effects(FemuCtrl *n, uint8_t csi, NvmeEffectsLog *log)
 {
     static const uint8_t admin[] = {
         NVME_ADM_CMD_DELETE_SQ, NVME_ADM_CMD_CREATE_SQ, NVME_ADM_CMD_GET_LOG_PAGE,
@@ -310,6 +336,13 @@ static void fill_effects(FemuCtrl *n, NvmeEffectsLog *log)
     log->iocs[NVME_CMD_WRITE] = cpu_to_le32(NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_LBCC);
     log->iocs[NVME_CMD_WRITE_ZEROES] = cpu_to_le32(NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_LBCC);
     log->iocs[NVME_CMD_DSM] = cpu_to_le32(NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_LBCC);
+    if (csi == NVME_CSI_ZONED) {
+        /* Linux makes a zoned namespace read-only unless Zone Append is supported */
+        log->iocs[NVME_CMD_ZONE_APPEND] = cpu_to_le32(NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_LBCC);
+        log->iocs[NVME_CMD_ZONE_MGMT_SEND] = cpu_to_le32(NVME_CMD_EFF_CSUPP |
+                                                         NVME_CMD_EFF_LBCC);
+        log->iocs[NVME_CMD_ZONE_MGMT_RECV] = cpu_to_le32(NVME_CMD_EFF_CSUPP);
+    }
 }
 
 static void append_stat(void *opaque, const char *name, uint64_t value)
@@ -383,12 +416,12 @@ static uint16_t get_log_page(FemuCtrl *n, const NvmeCmd *cmd)
         break;
     }
     case NVME_LOG_CMD_EFFECTS:
-        if (csi != NVME_CSI_NVM) {
+        if (csi != NVME_CSI_NVM && !(csi == NVME_CSI_ZONED && femu_has_zoned(n))) {
             return NVME_INVALID_FIELD;
         }
         size = sizeof(NvmeEffectsLog);
         log = g_malloc0(size);
-        fill_effects(n, (NvmeEffectsLog *)log);
+        fill_effects(n, csi, (NvmeEffectsLog *)log);
         break;
     case FEMU_LOG_MEDIA_STATS:
         log = media_stats_log(n, &size);

@@ -8,9 +8,15 @@
 #include "femu.h"
 #include "trace.h"
 
+/* An active namespace; zoned ones are active only when the host enabled all command sets. */
 FemuNamespace *femu_ns(FemuCtrl *n, uint32_t nsid)
 {
-    return nsid && nsid <= n->num_namespaces ? &n->ns[nsid - 1] : NULL;
+    FemuNamespace *ns = nsid && nsid <= n->num_namespaces ? &n->ns[nsid - 1] : NULL;
+
+    if (ns && ns->csi != NVME_CSI_NVM && NVME_CC_CSS(n->bar.cc) != NVME_CC_CSS_ALL) {
+        return NULL;
+    }
+    return ns;
 }
 
 static uint8_t *ns_data(FemuCtrl *n, FemuNamespace *ns, uint64_t slba)
@@ -150,6 +156,9 @@ uint16_t femu_io_cmd(FemuCtrl *n, FemuRequest *req, const NvmeCmd *cmd, uint64_t
 
     if (NVME_CMD_FLAGS_FUSE(cmd->flags)) {
         return NVME_INVALID_FIELD;
+    }
+    if (ns && ns->csi == NVME_CSI_ZONED && cmd->opcode != NVME_CMD_FLUSH) {
+        return femu_zns_io(n, req, ns, cmd, now, deadline);
     }
     switch (cmd->opcode) {
     case NVME_CMD_FLUSH:

@@ -51,6 +51,9 @@ static uint64_t bbssd_submit(FemuMedia *fm, const FemuMediaReq *req)
     case FEMU_MEDIA_FLUSH:
         done = ftl_flush(m->ftl, req->arrival_ns);
         break;
+    case FEMU_MEDIA_ZONE_RESET:
+    case FEMU_MEDIA_ZONE_DRAIN:
+        break;      /* no zones on a conventional drive */
     }
     return MAX(done, req->arrival_ns);
 }

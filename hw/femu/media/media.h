@@ -16,6 +16,8 @@ typedef enum FemuMediaOp {
     FEMU_MEDIA_FLUSH,
     FEMU_MEDIA_DEALLOCATE,
     FEMU_MEDIA_WRITE_ZEROES,
+    FEMU_MEDIA_ZONE_RESET,      /* offset/len: the zone; its flash is erased */
+    FEMU_MEDIA_ZONE_DRAIN,      /* the zone's buffered data goes to flash (finish, close) */
 } FemuMediaOp;
 
 typedef struct FemuMediaReq {
@@ -78,5 +80,9 @@ FemuMedia *femu_media_nossd_new(void);
 /* blackbox: a conventional SSD (page-level FTL with GC on the NAND model). */
 struct FtlConfig;
 FemuMedia *femu_media_bbssd_new(const struct FtlConfig *cfg, char **err);
+
+/* zns: zones striped over the NAND model with per-zone write buffers. */
+struct ZnsFlashConfig;
+FemuMedia *femu_media_zns_new(const struct ZnsFlashConfig *cfg, char **err);
 
 #endif
