@@ -30,11 +30,11 @@ static const struct {
 static bool parse_lats(const char *prop, const char *text, uint32_t cell_bits, uint64_t *out,
                        Error **errp)
 {
-    g_auto(GStrv) parts = g_strsplit(text, ",", -1);
+    g_auto(GStrv) parts = g_strsplit_set(text, ",:", -1);
     uint32_t n = g_strv_length(parts);
 
     if (n != cell_bits) {
-        error_setg(errp, "%s='%s' needs %u comma-separated latencies in ns (one per page "
+        error_setg(errp, "%s='%s' needs %u latencies in ns separated by ':' (one per page "
                    "type of flash_type=%u)", prop, text, cell_bits, cell_bits);
         return false;
     }
@@ -96,47 +96,76 @@ bool femu_fill_timing(uint8_t flash_type, int64_t rd, int64_t wr, int64_t er,
     return true;
 }
 
-FemuMedia *femu_blackbox_new(FemuCtrl *n, Error **errp)
+/* The shared flash's geometry: the blackbox properties (a mixed device uses them too). */
+NandGeometry femu_flash_geometry(FemuCtrl *n, uint32_t blks_per_pl)
 {
     FemuBbParams *p = &n->bb;
-    FtlConfig c = {
-        .geo = { .nchs = p->nchs, .luns_per_ch = p->luns_per_ch,
-                 .pls_per_lun = p->pls_per_lun, .blks_per_pl = p->blks_per_pl,
-                 .pgs_per_blk = p->pgs_per_blk, .secs_per_pg = p->secs_per_pg,
-                 .secsz = p->secsz },
+    return (NandGeometry){ .nchs = p->nchs, .luns_per_ch = p->luns_per_ch,
+                           .pls_per_lun = p->pls_per_lun, .blks_per_pl = blks_per_pl,
+                           .pgs_per_blk = p->pgs_per_blk, .secs_per_pg = p->secs_per_pg,
+                           .secsz = p->secsz };
+}
+
+/* The FTL for `bytes` of exposed capacity; blocks derived from op_pcent unless given. */
+static bool blackbox_config(FemuCtrl *n, uint64_t bytes, FtlConfig *c, Error **errp)
+{
+    FemuBbParams *p = &n->bb;
+    g_autofree char *err = NULL;
+
+    *c = (FtlConfig){
+        .geo = femu_flash_geometry(n, p->blks_per_pl),
         .gc_thres_pcent = p->gc_thres_pcent,
         .gc_thres_pcent_high = p->gc_thres_pcent_high,
     };
-    g_autofree char *err = NULL;
-    FemuMedia *m;
-    uint64_t page;
-
-    if (!femu_fill_timing(p->flash_type, p->pg_rd_lat, p->pg_wr_lat, p->blk_er_lat, p, &c.tm,
+    if (!femu_fill_timing(p->flash_type, p->pg_rd_lat, p->pg_wr_lat, p->blk_er_lat, p, &c->tm,
                           errp)) {
-        return NULL;
+        return false;
     }
     if (p->op_pcent >= 0 && p->blks_per_pl) {
         error_setg(errp, "give op_pcent or blks_per_pl, not both: with op_pcent the number "
                    "of blocks follows from devsz_mb");
-        return NULL;
+        return false;
     }
     if (p->op_pcent < -1 || p->op_pcent > 400) {
         error_setg(errp, "op_pcent=%d is out of range: allowed 0..400", p->op_pcent);
-        return NULL;
+        return false;
     }
     if (!p->blks_per_pl) {
         /* blocks follow from the capacity and over-provisioning asked for */
-        c.geo.blks_per_pl = 1;
-        if (!nand_geometry_check(&c.geo, &err) ||
-            !ftl_derive_blocks(&c.geo, n->data_bytes, p->op_pcent < 0 ? 7 : p->op_pcent,
-                               &err)) {
+        c->geo.blks_per_pl = 1;
+        if (!nand_geometry_check(&c->geo, &err) ||
+            !ftl_derive_blocks(&c->geo, bytes, p->op_pcent < 0 ? 7 : p->op_pcent, &err)) {
             error_setg(errp, "%s", err);
-            return NULL;
+            return false;
         }
     }
-    page = nand_page_bytes(&c.geo);
-    c.exposed_pages = DIV_ROUND_UP(n->data_bytes, page);
-    if (!ftl_config_check(&c, &err) || !(m = femu_media_bbssd_new(&c, &err))) {
+    c->exposed_pages = DIV_ROUND_UP(bytes, nand_page_bytes(&c->geo));
+    if (!ftl_config_check(c, &err)) {
+        error_setg(errp, "%s", err);
+        return false;
+    }
+    return true;
+}
+
+uint32_t femu_blackbox_blocks(FemuCtrl *n, uint64_t bytes, Error **errp)
+{
+    FtlConfig c;
+    return blackbox_config(n, bytes, &c, errp) ? c.geo.blks_per_pl : 0;
+}
+
+FemuMedia *femu_blackbox_new(FemuCtrl *n, uint64_t bytes, NandModel *shared,
+                             uint32_t first_block, Error **errp)
+{
+    g_autofree char *err = NULL;
+    FtlConfig c;
+    FemuMedia *m;
+
+    if (!blackbox_config(n, bytes, &c, errp)) {
+        return NULL;
+    }
+    c.shared_nand = shared;
+    c.first_block = first_block;
+    if (!(m = femu_media_bbssd_new(&c, &err))) {
         error_setg(errp, "%s", err);
         return NULL;
     }

@@ -483,6 +483,16 @@ static bool shadow_has_work(FemuCtrl *n)
     return false;
 }
 
+bool femu_media_wants_idle(FemuCtrl *n)
+{
+    for (uint32_t i = 0; i < n->nr_medias; i++) {
+        if (n->medias[i]->ops->idle) {
+            return true;
+        }
+    }
+    return false;
+}
+
 void femu_dataplane_kick(FemuCtrl *n)
 {
     /* a full barrier: the new value before the sleeping flag, pairs with the thread */
@@ -529,13 +539,15 @@ static void *femu_dataplane_thread(void *opaque)
         now = femu_now_ns();
         if (done) {
             last_work = now;
-            idle_at = n->media->ops->idle ? now + FEMU_IDLE_NS : UINT64_MAX;
+            idle_at = femu_media_wants_idle(n) ? now + FEMU_IDLE_NS : UINT64_MAX;
             continue;
         }
         if (next == UINT64_MAX && now >= idle_at) {
             /* quiet: the model may do background work (GC) up to now */
             qemu_mutex_lock(&n->lock);
-            femu_media_idle(n->media, now);
+            for (uint32_t i = 0; i < n->nr_medias; i++) {
+                femu_media_idle(n->medias[i], now);
+            }
             qemu_mutex_unlock(&n->lock);
             idle_at = now + FEMU_IDLE_REPEAT_NS;
             continue;

@@ -47,7 +47,7 @@ static void femu_init_registers(FemuCtrl *n)
 static void femu_init_namespaces(FemuCtrl *n)
 {
     uint8_t lba_shift = n->lba_index ? 12 : 9;
-    uint64_t per_ns = n->data_bytes / n->num_namespaces;
+    uint64_t offset = 0;
     const char *serial = n->serial;
 
     n->ns = g_new0(FemuNamespace, n->num_namespaces);
@@ -60,9 +60,12 @@ static void femu_init_namespaces(FemuCtrl *n)
 
         ns->nsid = i + 1;
         ns->csi = NVME_CSI_NVM;
+        ns->type = n->ns_type[i];
+        ns->bytes = n->ns_bytes[i];
         ns->lba_shift = lba_shift;
-        ns->nlbas = per_ns >> lba_shift;
-        ns->backend_offset = i * per_ns;
+        ns->nlbas = ns->bytes >> lba_shift;
+        ns->backend_offset = offset;
+        offset += ns->bytes;
         /* stable identifiers derived from the serial, unique per namespace */
         g_checksum_update(ck, (const guchar *)seed, strlen(seed));
         g_checksum_get_digest(ck, digest, &dlen);
@@ -98,7 +101,7 @@ static bool femu_check_props(FemuCtrl *n, Error **errp)
                    femu_mode_names[n->femu_mode]);
         return false;
     }
-    if (n->femu_mode == FEMU_MODE_ZNS) {
+    if (n->femu_mode == FEMU_MODE_ZNS || n->ns_types) {
         uint32_t z = n->zns.zone_size_mb;
         if (z < 1 || z > 65536 || (z & (z - 1))) {
             error_setg(errp, "zns_zone_size_mb=%u is invalid: allowed a power of two from 1 "
@@ -163,43 +166,238 @@ static bool femu_check_props(FemuCtrl *n, Error **errp)
     return true;
 }
 
-/*
- * zns: each namespace holds whole zones, and the zone state of every namespace is kept
- * after the data in the backend. Sets devsz_mb from a memdev when it was not given.
- */
-static bool femu_zns_layout(FemuCtrl *n, Error **errp)
+static bool parse_ns_types(FemuCtrl *n, Error **errp)
 {
-    uint64_t zone = (uint64_t)n->zns.zone_size_mb * MiB, data, per_ns;
+    g_auto(GStrv) parts = NULL;
+    uint32_t count;
 
-    n->meta_bytes = 0;
-    if (n->femu_mode != FEMU_MODE_ZNS) {
+    if (!n->ns_types) {
+        for (uint32_t i = 0; i < n->num_namespaces; i++) {
+            n->ns_type[i] = n->femu_mode;
+        }
         return true;
     }
-    if (!n->devsz_mb) {
-        data = n->memdev ? memory_region_size(host_memory_backend_get_memory(n->memdev))
-                         : 1024 * MiB;
-        if (n->memdev) {
-            data -= MIN(data, femu_zns_meta_bytes(n, data / zone) * n->num_namespaces);
-        }
-        per_ns = data / n->num_namespaces / zone * zone;
-    } else {
-        data = (uint64_t)n->devsz_mb * MiB;
-        per_ns = data / n->num_namespaces;
-        if (per_ns % zone) {
-            error_setg(errp, "devsz_mb=%u is not a multiple of zns_zone_size_mb=%u times "
-                       "namespaces=%u", n->devsz_mb, n->zns.zone_size_mb, n->num_namespaces);
+    /* ':' because QEMU's option syntax reserves ',' (or write ',,') */
+    parts = g_strsplit_set(n->ns_types, ",:", -1);
+    count = g_strv_length(parts);
+    if (count < 1 || count > FEMU_MAX_NAMESPACES ||
+        (n->num_namespaces != 1 && n->num_namespaces != count)) {
+        error_setg(errp, "ns_types='%s' must list one mode per namespace (namespaces=%u), "
+                   "at most %d", n->ns_types, n->num_namespaces, FEMU_MAX_NAMESPACES);
+        return false;
+    }
+    n->num_namespaces = count;
+    for (uint32_t i = 0; i < count; i++) {
+        const char *t = g_strstrip(parts[i]);
+        if (!strcmp(t, "nossd")) {
+            n->ns_type[i] = FEMU_MODE_NOSSD;
+        } else if (!strcmp(t, "blackbox")) {
+            n->ns_type[i] = FEMU_MODE_BLACKBOX;
+        } else if (!strcmp(t, "zns")) {
+            n->ns_type[i] = FEMU_MODE_ZNS;
+        } else {
+            error_setg(errp, "ns_types='%s': '%s' is not a namespace mode: allowed nossd, "
+                       "blackbox, zns", n->ns_types, t);
             return false;
         }
     }
-    if (per_ns < zone) {
-        error_setg(errp, "devsz_mb=%u is smaller than one zone (zns_zone_size_mb=%u) per "
-                   "namespace", n->devsz_mb, n->zns.zone_size_mb);
+    return true;
+}
+
+static bool parse_ns_sizes(FemuCtrl *n, uint64_t total, Error **errp)
+{
+    g_auto(GStrv) parts = NULL;
+    uint64_t sum = 0;
+
+    if (!n->ns_sizes_mb) {
+        for (uint32_t i = 0; i < n->num_namespaces; i++) {
+            n->ns_bytes[i] = total / n->num_namespaces;
+        }
+        return true;
+    }
+    parts = g_strsplit_set(n->ns_sizes_mb, ",:", -1);
+    if (g_strv_length(parts) != n->num_namespaces) {
+        error_setg(errp, "ns_sizes_mb='%s' must list one size in MiB per namespace (%u)",
+                   n->ns_sizes_mb, n->num_namespaces);
         return false;
     }
-    n->devsz_mb = per_ns * n->num_namespaces / MiB;
-    n->meta_per_ns = femu_zns_meta_bytes(n, per_ns / zone);
-    n->meta_bytes = n->meta_per_ns * n->num_namespaces;
+    for (uint32_t i = 0; i < n->num_namespaces; i++) {
+        guint64 mb;
+        if (!g_ascii_string_to_unsigned(g_strstrip(parts[i]), 10, 1, 64 * 1024 * 1024, &mb,
+                                        NULL)) {
+            error_setg(errp, "ns_sizes_mb='%s': '%s' is not a size in MiB (1..67108864)",
+                       n->ns_sizes_mb, parts[i]);
+            return false;
+        }
+        n->ns_bytes[i] = mb * MiB;
+        sum += mb;
+    }
+    if (n->devsz_mb && sum != n->devsz_mb) {
+        error_setg(errp, "ns_sizes_mb='%s' adds up to %" PRIu64 " MiB, not devsz_mb=%u",
+                   n->ns_sizes_mb, sum, n->devsz_mb);
+        return false;
+    }
     return true;
+}
+
+/*
+ * Namespace modes and sizes. A zoned namespace holds whole zones, and its zone state is
+ * kept after all the data in the backend (so a file backend brings it back). Sets
+ * devsz_mb to the data size (from a memdev when it was not given).
+ */
+static bool femu_layout(FemuCtrl *n, Error **errp)
+{
+    uint64_t zone = (uint64_t)n->zns.zone_size_mb * MiB, total, data = 0;
+    bool zoned = false;
+
+    if (!parse_ns_types(n, errp)) {
+        return false;
+    }
+    for (uint32_t i = 0; i < n->num_namespaces; i++) {
+        if (n->ns_type[i] == FEMU_MODE_WHITEBOX) {
+            error_setg(errp, "femu_mode=0 (whitebox) is not available yet: allowed "
+                       "namespace modes are nossd, blackbox and zns");
+            return false;
+        }
+        zoned |= n->ns_type[i] == FEMU_MODE_ZNS;
+    }
+    total = n->devsz_mb ? (uint64_t)n->devsz_mb * MiB :
+            n->memdev ? memory_region_size(host_memory_backend_get_memory(n->memdev)) :
+            1024 * MiB;
+    if (!n->devsz_mb && n->memdev && zoned) {
+        /* the zone state comes out of the memdev too */
+        total -= MIN(total, femu_zns_meta_bytes(n, total / zone));
+    }
+    if (!parse_ns_sizes(n, total, errp)) {
+        return false;
+    }
+    n->meta_bytes = 0;
+    for (uint32_t i = 0; i < n->num_namespaces; i++) {
+        uint64_t b = n->ns_bytes[i];
+        n->ns_meta[i] = 0;
+        if (n->ns_type[i] == FEMU_MODE_ZNS) {
+            if (!n->devsz_mb && !n->ns_sizes_mb) {
+                b = n->ns_bytes[i] = b / zone * zone;   /* derived: whole zones */
+            }
+            if (b < zone || b % zone) {
+                error_setg(errp, "namespace %u of %" PRIu64 " MiB is not a whole number of "
+                           "zones of zns_zone_size_mb=%u (devsz_mb / ns_sizes_mb)", i + 1,
+                           b / MiB, n->zns.zone_size_mb);
+                return false;
+            }
+            n->ns_meta[i] = femu_zns_meta_bytes(n, b / zone);
+            n->meta_bytes += n->ns_meta[i];
+        }
+        data += b;
+    }
+    n->devsz_mb = DIV_ROUND_UP(data, MiB);
+    return true;
+}
+
+/* The timing models: one for a device of one mode, one per namespace in a mixed device. */
+static bool femu_build_media(FemuCtrl *n, Error **errp)
+{
+    bool mixed = false, flash = false;
+    uint32_t first = 0, blocks[FEMU_MAX_NAMESPACES] = { 0 };
+
+    for (uint32_t i = 0; i < n->num_namespaces; i++) {
+        mixed |= n->ns_type[i] != n->ns_type[0];
+        flash |= n->ns_type[i] != FEMU_MODE_NOSSD;
+    }
+    if (!mixed) {
+        FemuMedia *m;
+        switch (n->ns_type[0]) {
+        case FEMU_MODE_BLACKBOX:
+            m = femu_blackbox_new(n, n->data_bytes, NULL, 0, errp);
+            break;
+        case FEMU_MODE_ZNS:
+            m = femu_zns_media_new(n, n->data_bytes, NULL, 0, errp);
+            break;
+        default:
+            m = femu_media_nossd_new();
+            break;
+        }
+        if (!m) {
+            return false;
+        }
+        n->medias[n->nr_medias++] = m;
+        for (uint32_t i = 0; i < n->num_namespaces; i++) {
+            n->ns[i].media = m;
+            n->ns[i].media_base = 0;
+        }
+        return true;
+    }
+
+    /* mixed: every model takes its own blocks of one flash, and shares its timelines */
+    for (uint32_t i = 0; i < n->num_namespaces; i++) {
+        if (n->ns_type[i] == FEMU_MODE_BLACKBOX) {
+            blocks[i] = femu_blackbox_blocks(n, n->ns_bytes[i], errp);
+        } else if (n->ns_type[i] == FEMU_MODE_ZNS) {
+            blocks[i] = femu_zns_blocks(n, n->ns_bytes[i], errp);
+        }
+        if (n->ns_type[i] != FEMU_MODE_NOSSD && !blocks[i]) {
+            return false;
+        }
+    }
+    if (flash) {
+        NandGeometry g = femu_flash_geometry(n, 0);
+        NandTiming t;
+        g_autofree char *err = NULL;
+
+        for (uint32_t i = 0; i < n->num_namespaces; i++) {
+            g.blks_per_pl += blocks[i];
+        }
+        if (!femu_fill_timing(n->bb.flash_type, n->bb.pg_rd_lat, n->bb.pg_wr_lat,
+                              n->bb.blk_er_lat, &n->bb, &t, errp)) {
+            return false;
+        }
+        n->shared_nand = nand_model_new(&g, &t, &err);
+        if (!n->shared_nand) {
+            error_setg(errp, "%s", err);
+            return false;
+        }
+    }
+    for (uint32_t i = 0; i < n->num_namespaces; i++) {
+        FemuNamespace *ns = &n->ns[i];
+        FemuMedia *m;
+
+        switch (ns->type) {
+        case FEMU_MODE_BLACKBOX:
+            m = femu_blackbox_new(n, ns->bytes, n->shared_nand, first, errp);
+            break;
+        case FEMU_MODE_ZNS:
+            m = femu_zns_media_new(n, ns->bytes, n->shared_nand, first, errp);
+            break;
+        default:
+            m = femu_media_nossd_new();
+            break;
+        }
+        if (!m) {
+            return false;
+        }
+        first += blocks[i];
+        n->medias[n->nr_medias++] = m;
+        ns->media = m;
+        ns->media_base = ns->backend_offset;
+    }
+    return true;
+}
+
+static void femu_free_media(FemuCtrl *n)
+{
+    for (uint32_t i = 0; i < n->nr_medias; i++) {
+        femu_media_destroy(n->medias[i]);
+    }
+    n->nr_medias = 0;
+    nand_model_free(n->shared_nand);
+    n->shared_nand = NULL;
+}
+
+/* r->offset is a backend offset; the namespace's model sees its own. */
+uint64_t femu_ns_media_submit(FemuNamespace *ns, FemuMediaReq *r)
+{
+    r->offset -= MIN(r->offset, ns->media_base);
+    return femu_media_submit(ns->media, r);
 }
 
 static bool femu_check_capacity(FemuCtrl *n, Error **errp)
@@ -442,7 +640,17 @@ static void femu_stats_get(Object *obj, Visitor *v, const char *name, void *opaq
         io_counters_add(&io, &n->ns[i].io);
     }
     late = n->lateness;
-    femu_media_stats(n->media, collect_stat, media);
+    for (uint32_t i = 0; i < n->nr_medias; i++) {
+        guint from = media->len;
+        g_autofree char *prefix = n->nr_medias > 1 ? femu_media_prefix(n, i) : NULL;
+        femu_media_stats(n->medias[i], collect_stat, media);
+        for (guint k = from; prefix && k < media->len; k++) {
+            NamedValue *nv = &g_array_index(media, NamedValue, k);
+            char *named = g_strconcat(prefix, nv->name, NULL);
+            g_free(nv->name);
+            nv->name = named;
+        }
+    }
     qemu_mutex_unlock(&n->lock);
 
     uint64_t p50 = lateness_quantile(&late, 0.5), p99 = lateness_quantile(&late, 0.99);
@@ -482,7 +690,7 @@ static void femu_realize(PCIDevice *pci_dev, Error **errp)
     uint32_t nvec;
     static unsigned instance;
 
-    if (!femu_check_props(n, errp) || !femu_zns_layout(n, errp) ||
+    if (!femu_check_props(n, errp) || !femu_layout(n, errp) ||
         !femu_backend_init(n, n->meta_bytes, errp)) {
         return;
     }
@@ -518,23 +726,16 @@ static void femu_realize(PCIDevice *pci_dev, Error **errp)
 
     femu_init_registers(n);
     femu_init_namespaces(n);
-    if (n->femu_mode == FEMU_MODE_ZNS) {
-        for (uint32_t i = 0; i < n->num_namespaces; i++) {
-            FemuNamespace *ns = &n->ns[i];
-            /* zone state persists with the data only in a file the user keeps */
-            uint8_t *meta = n->data + n->data_bytes + i * n->meta_per_ns;
-            if (!femu_zns_init_ns(n, ns, n->data_bytes / n->num_namespaces, meta, errp)) {
-                femu_free_namespaces(n);
-                msix_uninit_exclusive_bar(pci_dev);
-                femu_backend_release(n);
-                return;
-            }
+    bool ok = true;
+    uint8_t *meta = n->data + n->data_bytes;
+    for (uint32_t i = 0; ok && i < n->num_namespaces; i++) {
+        if (n->ns_type[i] == FEMU_MODE_ZNS) {
+            ok = femu_zns_init_ns(n, &n->ns[i], n->ns_bytes[i], meta, errp);
+            meta += n->ns_meta[i];
         }
     }
-    n->media = n->femu_mode == FEMU_MODE_BLACKBOX ? femu_blackbox_new(n, errp) :
-               n->femu_mode == FEMU_MODE_ZNS ? femu_zns_media_new(n, errp) :
-               femu_media_nossd_new();
-    if (!n->media) {
+    if (!ok || !femu_build_media(n, errp)) {
+        femu_free_media(n);
         femu_free_namespaces(n);
         msix_uninit_exclusive_bar(pci_dev);
         femu_backend_release(n);
@@ -570,7 +771,7 @@ static void femu_exit(PCIDevice *pci_dev)
     qemu_mutex_unlock(&n->lock);
     deadline_heap_destroy(&n->timed);
     qemu_mutex_destroy(&n->lock);
-    femu_media_destroy(n->media);
+    femu_free_media(n);
     femu_free_namespaces(n);
     femu_backend_release(n);
     g_free(n->sq);
@@ -611,6 +812,8 @@ static const Property femu_props[] = {
     DEFINE_PROP_UINT32("femu_mode", FemuCtrl, femu_mode, FEMU_MODE_NOSSD),
     DEFINE_PROP_UINT32("devsz_mb", FemuCtrl, devsz_mb, 0),
     DEFINE_PROP_UINT32("namespaces", FemuCtrl, num_namespaces, 1),
+    DEFINE_PROP_STRING("ns_types", FemuCtrl, ns_types),
+    DEFINE_PROP_STRING("ns_sizes_mb", FemuCtrl, ns_sizes_mb),
     DEFINE_PROP_UINT32("queues", FemuCtrl, nr_io_queues, 8),
     DEFINE_PROP_UINT32("entries", FemuCtrl, max_q_ents, 2048),
     DEFINE_PROP_UINT8("mdts", FemuCtrl, mdts, 7),

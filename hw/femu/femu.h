@@ -106,6 +106,10 @@ typedef struct FemuNamespace {
     uint64_t nlbas;
     uint8_t lba_shift;
     uint64_t backend_offset;
+    uint32_t type;              /* FEMU_MODE_NOSSD, _BLACKBOX or _ZNS */
+    uint64_t bytes;
+    FemuMedia *media;           /* the model that times this namespace */
+    uint64_t media_base;        /* subtracted from backend offsets to address the model */
     ZoneSet *zones;             /* zoned namespaces only */
     uint8_t *zone_meta;         /* where the zone state persists, in the backend */
     IoCounters io;
@@ -200,9 +204,15 @@ struct FemuCtrl {
     uint8_t *data;
     uint64_t data_bytes;        /* namespaces' data; metadata (zone state) follows it */
     uint64_t meta_bytes;
-    uint64_t meta_per_ns;
     FemuNamespace *ns;
-    FemuMedia *media;
+    FemuMedia *medias[FEMU_MAX_NAMESPACES];     /* distinct models, one per namespace at most */
+    uint32_t nr_medias;
+    NandModel *shared_nand;     /* the flash of a mixed device, shared by its models */
+    char *ns_types;             /* property: per-namespace mode, "blackbox,zns" */
+    char *ns_sizes_mb;          /* property: per-namespace capacity in MiB */
+    uint32_t ns_type[FEMU_MAX_NAMESPACES];
+    uint64_t ns_bytes[FEMU_MAX_NAMESPACES];
+    uint64_t ns_meta[FEMU_MAX_NAMESPACES];  /* zone state bytes after the data */
 
     /* registers: written by vCPUs under the lock, doorbells lock-free */
     NvmeBar bar;
@@ -253,6 +263,7 @@ void femu_ctrl_reset_locked(FemuCtrl *n);
 void femu_dataplane_start(FemuCtrl *n);
 void femu_dataplane_stop(FemuCtrl *n);
 void femu_dataplane_kick(FemuCtrl *n);
+bool femu_media_wants_idle(FemuCtrl *n);
 void femu_complete(FemuCtrl *n, FemuRequest *req, uint64_t deadline_ns);
 void femu_post_aer(FemuCtrl *n, uint8_t type, uint8_t info, uint8_t log_page);
 void femu_aer_unmask(FemuCtrl *n, uint8_t type);
@@ -282,7 +293,10 @@ void femu_backend_release(FemuCtrl *n);
 void femu_backend_zero(FemuCtrl *n, uint64_t offset, uint64_t len);
 
 /* blackbox.c */
-FemuMedia *femu_blackbox_new(FemuCtrl *n, Error **errp);
+NandGeometry femu_flash_geometry(FemuCtrl *n, uint32_t blks_per_pl);
+uint32_t femu_blackbox_blocks(FemuCtrl *n, uint64_t bytes, Error **errp);
+FemuMedia *femu_blackbox_new(FemuCtrl *n, uint64_t bytes, NandModel *shared,
+                             uint32_t first_block, Error **errp);
 bool femu_fill_timing(uint8_t flash_type, int64_t rd, int64_t wr, int64_t er,
                       const FemuBbParams *bus, NandTiming *t, Error **errp);
 
@@ -295,13 +309,19 @@ uint64_t femu_zns_zasl_bytes(FemuCtrl *n);
 uint16_t femu_zns_io(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const NvmeCmd *cmd,
                      uint64_t now, uint64_t *deadline);
 void femu_zns_fill_id_ns(FemuCtrl *n, FemuNamespace *ns, NvmeIdNsZoned *id);
-FemuMedia *femu_zns_media_new(FemuCtrl *n, Error **errp);
+uint32_t femu_zns_blocks(FemuCtrl *n, uint64_t bytes, Error **errp);
+FemuMedia *femu_zns_media_new(FemuCtrl *n, uint64_t bytes, NandModel *shared,
+                              uint32_t first_block, Error **errp);
 
 /* nvme-admin.c */
 uint16_t femu_admin_cmd(FemuCtrl *n, FemuRequest *req, const NvmeCmd *cmd);
 bool femu_has_zoned(FemuCtrl *n);
+char *femu_media_prefix(FemuCtrl *n, uint32_t i);
 void femu_init_id_ctrl(FemuCtrl *n);
 void femu_record_error(FemuCtrl *n, FemuRequest *req);
+
+/* femu.c */
+uint64_t femu_ns_media_submit(FemuNamespace *ns, FemuMediaReq *r);
 
 /* nvme-io.c */
 uint16_t femu_io_cmd(FemuCtrl *n, FemuRequest *req, const NvmeCmd *cmd, uint64_t now_ns,

@@ -17,6 +17,9 @@
 
 static const char *model_name(FemuCtrl *n)
 {
+    if (n->ns_types) {
+        return "FEMU Multi-Mode SSD Controller";
+    }
     switch (n->femu_mode) {
     case FEMU_MODE_BLACKBOX:
         return "FEMU BlackBox-SSD Controller";
@@ -29,7 +32,23 @@ static const char *model_name(FemuCtrl *n)
 
 bool femu_has_zoned(FemuCtrl *n)
 {
-    return n->femu_mode == FEMU_MODE_ZNS;
+    for (uint32_t i = 0; i < n->num_namespaces; i++) {
+        if (n->ns[i].csi == NVME_CSI_ZONED) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* "nsN_" for the i-th model: N is the namespace it times. */
+char *femu_media_prefix(FemuCtrl *n, uint32_t i)
+{
+    for (uint32_t k = 0; k < n->num_namespaces; k++) {
+        if (n->ns[k].media == n->medias[i]) {
+            return g_strdup_printf("ns%u_", n->ns[k].nsid);
+        }
+    }
+    return g_strdup("");
 }
 
 void femu_init_id_ctrl(FemuCtrl *n)
@@ -345,22 +364,34 @@ static void fill_effects(FemuCtrl *n, uint8_t csi, NvmeEffectsLog *log)
     }
 }
 
+typedef struct StatText {
+    GString *text;
+    const char *prefix;     /* "nsN_" when several models report */
+} StatText;
+
 static void append_stat(void *opaque, const char *name, uint64_t value)
 {
-    g_string_append_printf(opaque, "%s %" PRIu64 "\n", name, value);
+    StatText *st = opaque;
+    g_string_append_printf(st->text, "%s%s %" PRIu64 "\n", st->prefix, name, value);
 }
 
 /* Vendor log FEMU_LOG_MEDIA_STATS: the media model's statistics as "name value" lines. */
 static uint8_t *media_stats_log(FemuCtrl *n, size_t *size)
 {
     GString *text = g_string_new(NULL);
+    StatText st = { text, "" };
 
-    g_string_append_printf(text, "mode %s\n", n->media->ops->name);
-    append_stat(text, "completions", n->lateness.count);
-    append_stat(text, "lateness_p50_ns", lateness_quantile(&n->lateness, 0.5));
-    append_stat(text, "lateness_p99_ns", lateness_quantile(&n->lateness, 0.99));
-    append_stat(text, "lateness_max_ns", n->lateness.max_ns);
-    femu_media_stats(n->media, append_stat, text);
+    g_string_append_printf(text, "mode %s\n",
+                           n->nr_medias == 1 ? n->medias[0]->ops->name : "mixed");
+    append_stat(&st, "completions", n->lateness.count);
+    append_stat(&st, "lateness_p50_ns", lateness_quantile(&n->lateness, 0.5));
+    append_stat(&st, "lateness_p99_ns", lateness_quantile(&n->lateness, 0.99));
+    append_stat(&st, "lateness_max_ns", n->lateness.max_ns);
+    for (uint32_t i = 0; i < n->nr_medias; i++) {
+        g_autofree char *prefix = n->nr_medias > 1 ? femu_media_prefix(n, i) : g_strdup("");
+        st.prefix = prefix;
+        femu_media_stats(n->medias[i], append_stat, &st);
+    }
     size_t used = text->len;
     *size = ROUND_UP(used + 1, 4096);
     g_string_set_size(text, *size);

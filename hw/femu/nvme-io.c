@@ -40,7 +40,16 @@ static uint64_t media_time(FemuCtrl *n, FemuNamespace *ns, FemuMediaOp op, uint6
         .offset = ns ? ns->backend_offset + (slba << ns->lba_shift) : 0,
         .len = ns ? nlb << ns->lba_shift : 0, .arrival_ns = now,
     };
-    return femu_media_submit(n->media, &mreq);
+    if (!ns) {
+        /* a flush of every namespace: every model drains */
+        uint64_t done = now;
+        for (uint32_t i = 0; i < n->nr_medias; i++) {
+            uint64_t t = femu_media_submit(n->medias[i], &mreq);
+            done = MAX(done, t);
+        }
+        return done;
+    }
+    return femu_ns_media_submit(ns, &mreq);
 }
 
 static uint16_t rw(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const NvmeCmd *cmd,

@@ -73,7 +73,7 @@ static void on_zone_change(void *opaque, uint64_t zone, ZoneState from, ZoneStat
     } else {
         return;
     }
-    t = femu_media_submit(c->n->media, &r);
+    t = femu_ns_media_submit(ns, &r);
     c->deadline = MAX(c->deadline, t);
     trace_femu_zone_change(ns->nsid, zone, from, to);
 }
@@ -132,35 +132,83 @@ void femu_zns_free_ns(FemuNamespace *ns)
     }
 }
 
-FemuMedia *femu_zns_media_new(FemuCtrl *n, Error **errp)
+/*
+ * Zones of `bytes` on flash. Alone, the flash is the zns_* geometry; shared with other
+ * namespaces, it is the shared model's and the zones start at first_block.
+ */
+static bool zns_flash_config(FemuCtrl *n, uint64_t bytes, NandModel *shared,
+                             uint32_t first_block, ZnsFlashConfig *c, Error **errp)
 {
     FemuZnsParams *p = &n->zns;
     FemuBbParams *b = &n->bb;
-    ZnsFlashConfig c = {
+    uint64_t zone = (uint64_t)p->zone_size_mb * MiB;
+    g_autofree char *err = NULL;
+
+    *c = (ZnsFlashConfig){
         .geo = { .nchs = p->num_ch, .luns_per_ch = p->num_lun, .pls_per_lun = p->num_plane,
                  .blks_per_pl = p->num_blk, .pgs_per_blk = b->pgs_per_blk,
                  .secs_per_pg = b->secs_per_pg, .secsz = b->secsz },
-        .nr_zones = n->data_bytes / ((uint64_t)p->zone_size_mb * MiB),
-        .zone_bytes = (uint64_t)p->zone_size_mb * MiB,
-        .zone_cap_bytes = p->zone_cap ? p->zone_cap : (uint64_t)p->zone_size_mb * MiB,
-        .stripe = p->stripe ? p->stripe : p->num_ch * p->num_lun,
+        .nr_zones = bytes / zone,
+        .zone_bytes = zone,
+        .zone_cap_bytes = p->zone_cap ? p->zone_cap : zone,
         .wbuf_zones = p->wbuf_zones ? p->wbuf_zones : (p->max_open ? p->max_open : 8),
+        .shared_nand = shared,
+        .first_block = first_block,
+    };
+    if (shared) {
+        c->geo = shared->geo;
+        c->tm = shared->tm;
+    } else if (!femu_fill_timing(p->flash_type, p->pg_rd_lat, p->pg_wr_lat, p->blk_er_lat, b,
+                                 &c->tm, errp)) {
+        return false;
+    }
+    c->stripe = p->stripe ? p->stripe : c->geo.nchs * c->geo.luns_per_ch;
+    c->wbuf_bytes = p->wbuf_kb ? (uint64_t)p->wbuf_kb * KiB
+                               : 2ULL * c->stripe * nand_page_bytes(&c->geo);
+    if (shared || !c->geo.blks_per_pl) {
+        if (!shared) {
+            c->geo.blks_per_pl = 1;
+        }
+        if (!zns_flash_derive_blocks(c, &err)) {
+            error_setg(errp, "%s", err);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Blocks per plane the zones of `bytes` need on the shared flash (mixed devices). */
+uint32_t femu_zns_blocks(FemuCtrl *n, uint64_t bytes, Error **errp)
+{
+    FemuZnsParams *p = &n->zns;
+    uint64_t zone = (uint64_t)p->zone_size_mb * MiB;
+    ZnsFlashConfig c = {
+        .geo = femu_flash_geometry(n, 1),
+        .nr_zones = bytes / zone,
+        .zone_bytes = zone,
+        .zone_cap_bytes = p->zone_cap ? p->zone_cap : zone,
+        .wbuf_zones = 1,
     };
     g_autofree char *err = NULL;
+
+    c.stripe = p->stripe ? p->stripe : c.geo.nchs * c.geo.luns_per_ch;
+    c.wbuf_bytes = 2ULL * c.stripe * nand_page_bytes(&c.geo);
+    if (!zns_flash_derive_blocks(&c, &err)) {
+        error_setg(errp, "%s", err);
+        return 0;
+    }
+    return c.geo.blks_per_pl;
+}
+
+FemuMedia *femu_zns_media_new(FemuCtrl *n, uint64_t bytes, NandModel *shared,
+                              uint32_t first_block, Error **errp)
+{
+    g_autofree char *err = NULL;
+    ZnsFlashConfig c;
     FemuMedia *m;
 
-    if (!femu_fill_timing(p->flash_type, p->pg_rd_lat, p->pg_wr_lat, p->blk_er_lat, b, &c.tm,
-                          errp)) {
+    if (!zns_flash_config(n, bytes, shared, first_block, &c, errp)) {
         return NULL;
-    }
-    c.wbuf_bytes = p->wbuf_kb ? (uint64_t)p->wbuf_kb * KiB
-                              : 2ULL * c.stripe * b->secs_per_pg * b->secsz;
-    if (!c.geo.blks_per_pl) {
-        c.geo.blks_per_pl = 1;
-        if (!zns_flash_derive_blocks(&c, &err)) {
-            error_setg(errp, "%s", err);
-            return NULL;
-        }
     }
     if (!zns_flash_config_check(&c, &err) || !(m = femu_media_zns_new(&c, &err))) {
         error_setg(errp, "%s", err);
@@ -210,7 +258,7 @@ static uint16_t zns_write(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns,
         } else {
             status = femu_sg_from_guest(n, &sg, data, len);
         }
-        ctx->deadline = MAX(ctx->deadline, femu_media_submit(n->media, &r));
+        ctx->deadline = MAX(ctx->deadline, femu_ns_media_submit(ns, &r));
         if (!zeroes) {
             ns->io.bytes_written += len;
             ns->io.write_cmds++;
@@ -265,7 +313,7 @@ static uint16_t zns_read(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns,
                            .offset = ns->backend_offset + (slba << ns->lba_shift),
                            .len = len,
                            .arrival_ns = ctx->now };
-        ctx->deadline = MAX(ctx->deadline, femu_media_submit(n->media, &r));
+        ctx->deadline = MAX(ctx->deadline, femu_ns_media_submit(ns, &r));
         ns->io.bytes_read += len;
         ns->io.read_cmds++;
     }

@@ -26,7 +26,7 @@ void ftl_ppn_to_addr(const Ftl *f, uint64_t ppn, NandAddr *a)
     const NandGeometry *g = &f->cfg.geo;
     uint64_t i = ppn % f->pgs_per_line;
 
-    a->blk = ppn / f->pgs_per_line;
+    a->blk = f->cfg.first_block + ppn / f->pgs_per_line;
     a->ch = i % g->nchs;
     a->lun = (i / g->nchs) % g->luns_per_ch;
     a->pl = (i / nand_luns(g)) % g->pls_per_lun;
@@ -39,7 +39,7 @@ uint64_t ftl_addr_to_ppn(const Ftl *f, const NandAddr *a)
     uint64_t i = (uint64_t)a->pg * f->stripe + (uint64_t)a->pl * nand_luns(g) +
                  (uint64_t)a->lun * g->nchs + a->ch;
 
-    return (uint64_t)a->blk * f->pgs_per_line + i;
+    return (uint64_t)(a->blk - f->cfg.first_block) * f->pgs_per_line + i;
 }
 
 /* FEMU's rule: GC is due when free lines fall to (100 - pcent)% of all lines. */
@@ -340,7 +340,7 @@ static void gc_collect(Ftl *f, uint64_t now_ns, bool forced)
     }
     g_assert(f->lines[line].vpc == 0);
     /* each block is erased once its chip has read out the valid pages */
-    a = (NandAddr){ .blk = line };
+    a = (NandAddr){ .blk = f->cfg.first_block + line };
     for (a.ch = 0; a.ch < g->nchs; a.ch++) {
         for (a.lun = 0; a.lun < g->luns_per_ch; a.lun++) {
             for (a.pl = 0; a.pl < g->pls_per_lun; a.pl++) {
@@ -447,7 +447,8 @@ uint64_t ftl_read(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
         } else {
             /* the chip the page would stripe to; see ftl.h */
             uint64_t chip = (lpn + i) % nand_luns(g);
-            a = (NandAddr){ .ch = chip % g->nchs, .lun = chip / g->nchs };
+            a = (NandAddr){ .ch = chip % g->nchs, .lun = chip / g->nchs,
+                            .blk = f->cfg.first_block };
             f->st.unmapped_pages_read++;
         }
         t = nand_op(f->nand, NAND_OP_READ, &a, now_ns);
@@ -486,7 +487,20 @@ Ftl *ftl_new(const FtlConfig *c, char **err)
     uint64_t total;
     NandModel *nand;
 
-    if (!ftl_config_check(c, err) || !(nand = nand_model_new(&c->geo, &c->tm, err))) {
+    if (!ftl_config_check(c, err)) {
+        return NULL;
+    }
+    if (c->shared_nand) {
+        const NandGeometry *s = &c->shared_nand->geo;
+        if (s->nchs != c->geo.nchs || s->luns_per_ch != c->geo.luns_per_ch ||
+            s->pls_per_lun != c->geo.pls_per_lun || s->pgs_per_blk != c->geo.pgs_per_blk ||
+            nand_page_bytes(s) != nand_page_bytes(&c->geo) ||
+            s->blks_per_pl < c->first_block + c->geo.blks_per_pl) {
+            *err = g_strdup("the FTL's geometry does not fit the shared flash");
+            return NULL;
+        }
+        nand = c->shared_nand;
+    } else if (!(nand = nand_model_new(&c->geo, &c->tm, err))) {
         return NULL;
     }
     f = g_new0(Ftl, 1);
@@ -524,7 +538,9 @@ Ftl *ftl_new(const FtlConfig *c, char **err)
 void ftl_free(Ftl *f)
 {
     if (f) {
-        nand_model_free(f->nand);
+        if (!f->cfg.shared_nand) {
+            nand_model_free(f->nand);
+        }
         g_free(f->l2p);
         g_free(f->p2l);
         g_free(f->lines);

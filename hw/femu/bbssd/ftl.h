@@ -41,6 +41,13 @@ typedef struct FtlConfig {
     uint64_t exposed_pages;     /* logical pages the host can address */
     uint32_t gc_thres_pcent;        /* background GC, 1..99 (FEMU default 75) */
     uint32_t gc_thres_pcent_high;   /* forced GC, gc_thres_pcent..99 (FEMU default 95) */
+    /*
+     * Sharing the flash with another namespace (e.g. a zoned one): an existing model whose
+     * chips, planes and pages match geo, and the first block of every plane the FTL uses;
+     * geo.blks_per_pl is then the FTL's own share. NULL / 0 when alone.
+     */
+    NandModel *shared_nand;
+    uint32_t first_block;
 } FtlConfig;
 
 typedef struct FtlStats {
