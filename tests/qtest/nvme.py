@@ -55,6 +55,39 @@ IO_READ = 0x02
 IO_COMPARE = 0x05
 IO_WRITE_ZEROES = 0x08
 IO_DSM = 0x09
+# Zoned Namespace command set (ZNS 1.1) I/O opcodes.
+IO_ZONE_MGMT_SEND = 0x79
+IO_ZONE_MGMT_RECV = 0x7A
+IO_ZONE_APPEND = 0x7D
+
+# Command set identifiers and CC.CSS values.
+CSI_NVM = 0x00
+CSI_ZONED = 0x02
+CC_CSS_NVM = 0
+CC_CSS_ALL = 6
+
+# Zone Management Send actions (CDW13 bits 7:0) and Select All (bit 8).
+ZSA_CLOSE = 0x01
+ZSA_FINISH = 0x02
+ZSA_OPEN = 0x03
+ZSA_RESET = 0x04
+ZSA_OFFLINE = 0x05
+ZSA_SET_ZDE = 0x10
+# Zone Management Receive actions and report filters (ZRASF).
+ZRA_REPORT = 0x00
+ZRA_EXTENDED = 0x01
+ZRASF_ALL, ZRASF_EMPTY, ZRASF_IMPLICIT_OPEN, ZRASF_EXPLICIT_OPEN = 0, 1, 2, 3
+ZRASF_CLOSED, ZRASF_FULL, ZRASF_READ_ONLY, ZRASF_OFFLINE = 4, 5, 6, 7
+# Zone states (descriptor byte 1, bits 7:4) and attributes.
+ZS_EMPTY = 0x1
+ZS_IMPLICIT_OPEN = 0x2
+ZS_EXPLICIT_OPEN = 0x3
+ZS_CLOSED = 0x4
+ZS_READ_ONLY = 0xD
+ZS_FULL = 0xE
+ZS_OFFLINE = 0xF
+ZA_ZDEV = 0x80
+ZONE_TYPE_SEQ = 0x2
 
 # Feature identifiers.
 FEAT_ARBITRATION = 0x01
@@ -95,6 +128,15 @@ SC_INVALID_LOG_PAGE = 0x09
 SC_INVALID_QUEUE_DELETION = 0x0C
 # Media (SCT 2).
 SC_COMPARE_FAILURE = 0x85
+# Zoned command set specific (SCT 1).
+SC_ZONE_BOUNDARY = 0xB8
+SC_ZONE_FULL = 0xB9
+SC_ZONE_READ_ONLY = 0xBA
+SC_ZONE_OFFLINE = 0xBB
+SC_ZONE_INVALID_WRITE = 0xBC
+SC_ZONE_TOO_MANY_ACTIVE = 0xBD
+SC_ZONE_TOO_MANY_OPEN = 0xBE
+SC_ZONE_INVALID_TRANSITION = 0xBF
 
 STATUS_NAMES = {
     (0, 0x00): "Success", (0, 0x01): "Invalid Command Opcode",
@@ -109,6 +151,10 @@ STATUS_NAMES = {
     (1, 0x02): "Invalid Queue Size", (1, 0x05): "AER Limit Exceeded",
     (1, 0x08): "Invalid Interrupt Vector", (1, 0x09): "Invalid Log Page",
     (1, 0x0C): "Invalid Queue Deletion", (2, 0x85): "Compare Failure",
+    (1, 0xB8): "Zone Boundary Error", (1, 0xB9): "Zone Is Full",
+    (1, 0xBA): "Zone Is Read Only", (1, 0xBB): "Zone Is Offline",
+    (1, 0xBC): "Zone Invalid Write", (1, 0xBD): "Too Many Active Zones",
+    (1, 0xBE): "Too Many Open Zones", (1, 0xBF): "Invalid Zone State Transition",
 }
 
 # SGL descriptor types (upper nibble of byte 15).
@@ -292,8 +338,10 @@ class Controller:
         self.cqs.clear()
         self.dbbuf = None
 
-    def enable(self, aq_entries=32, mps=0):
-        """Set up admin queues and enable; returns the admin SQ."""
+    def enable(self, aq_entries=32, mps=0, css=CC_CSS_NVM):
+        """Set up admin queues and enable; returns the admin SQ.
+
+        css is CC.CSS: CC_CSS_ALL makes zoned namespaces active."""
         cap = self.cap
         self._dstrd = cap["dstrd"]
         if self.rd32(REG_CSTS) & CSTS_RDY:
@@ -308,7 +356,8 @@ class Controller:
         self.wr32(REG_AQA, (aq_entries - 1) << 16 | (aq_entries - 1))
         self.wr64(REG_ASQ, asq)
         self.wr64(REG_ACQ, acq)
-        self.wr32(REG_CC, CC_IOCQES | CC_IOSQES | (mps & 0xF) << 7 | CC_EN)
+        self.wr32(REG_CC, CC_IOCQES | CC_IOSQES | (css & 7) << 4 | (mps & 0xF) << 7
+                  | CC_EN)
         self.wait_csts(CSTS_RDY | CSTS_CFS, CSTS_RDY)
         cq = CompQueue(0, acq, aq_entries, 0, True)
         self.cqs[0] = cq
@@ -566,7 +615,7 @@ class Controller:
                                   cdw11=cdw11, cdw12=cdw12))
 
     def get_log_page(self, lid, size, nsid=0xFFFFFFFF, lsp=0, rae=False,
-                     offset=0):
+                     offset=0, csi=0):
         buf = self.buffer(size, fill=0xA5)
         prp1, prp2 = self.prps(buf, size)
         numd = size // 4 - 1
@@ -574,7 +623,7 @@ class Controller:
                                cdw10=lid | (lsp & 0xF) << 8 | (1 << 15 if rae else 0)
                                | (numd & 0xFFFF) << 16,
                                cdw11=numd >> 16, cdw12=offset & 0xFFFFFFFF,
-                               cdw13=offset >> 32))
+                               cdw13=offset >> 32, cdw14=(csi & 0xFF) << 24))
         return c, self.qt.memread(buf, size)
 
     def create_cq(self, qid, entries, vector=0, ien=True, pc=True, addr=None):
@@ -724,6 +773,85 @@ class Controller:
         addr = self.buffer(len(body), body)
         return self.execute(sq, cmd(IO_DSM, nsid=nsid, prp1=addr,
                                     cdw10=len(ranges) - 1, cdw11=1 << 2))
+
+    # -- zoned namespace helpers (ZNS 1.1) -------------------------------
+
+    def zone_send(self, sq, nsid, slba, action, select_all=False, data=None):
+        """Zone Management Send; data is the extension for Set ZDE."""
+        p1 = p2 = 0
+        if data is not None:
+            p1, p2 = self.prps(self.buffer(len(data), data), len(data))
+        return self.execute(sq, cmd(IO_ZONE_MGMT_SEND, nsid=nsid, prp1=p1, prp2=p2,
+                                    cdw10=slba & 0xFFFFFFFF, cdw11=slba >> 32,
+                                    cdw13=(action & 0xFF) | (1 << 8 if select_all else 0)))
+
+    def zone_recv(self, sq, nsid, slba, size, zra=ZRA_REPORT, zrasf=ZRASF_ALL,
+                  partial=False, numd=None):
+        """Zone Management Receive into a size-byte buffer: (cpl, bytes)."""
+        buf = self.buffer(size, fill=0xA5)
+        p1, p2 = self.prps(buf, size)
+        numd = size // 4 - 1 if numd is None else numd
+        c = self.execute(sq, cmd(IO_ZONE_MGMT_RECV, nsid=nsid, prp1=p1, prp2=p2,
+                                 cdw10=slba & 0xFFFFFFFF, cdw11=slba >> 32, cdw12=numd,
+                                 cdw13=(zra & 0xFF) | (zrasf & 0xFF) << 8
+                                 | (1 << 16 if partial else 0)))
+        return c, self.qt.memread(buf, size)
+
+    def zone_report(self, sq, nsid, slba=0, size=4096, zrasf=ZRASF_ALL, partial=False,
+                    zde_bytes=0):
+        """A (extended when zde_bytes) report, parsed: (cpl, report dict)."""
+        c, d = self.zone_recv(sq, nsid, slba, size,
+                              ZRA_EXTENDED if zde_bytes else ZRA_REPORT, zrasf, partial)
+        return c, parse_zone_report(d, zde_bytes) if c.ok else None
+
+    def zone(self, sq, nsid, zslba, zde_bytes=0):
+        """The descriptor of the zone holding zslba."""
+        c, rep = self.zone_report(sq, nsid, zslba, 64 + 64 + zde_bytes, partial=True,
+                                  zde_bytes=zde_bytes)
+        if not c.ok:
+            raise NvmeCommandError("Zone Management Receive", c)
+        return rep["zones"][0]
+
+    def zone_append(self, sq, nsid, zslba, data):
+        """Zone Append; the LBA written is append_lba(cpl)."""
+        bs = self.block_size(nsid)
+        assert len(data) % bs == 0
+        addr = self.buffer(len(data), data)
+        p1, p2 = self.prps(addr, len(data))
+        return self.execute(sq, self.rw_cmd(IO_ZONE_APPEND, nsid, zslba, len(data) // bs,
+                                            prp1=p1, prp2=p2))
+
+
+def append_lba(cpl):
+    """The LBA a Zone Append wrote (CQE DW0-DW1)."""
+    return cpl.dw0 | cpl.dw1 << 32
+
+
+def parse_zone_report(d, zde_bytes=0):
+    """Zone report: header zone count and the descriptors in the buffer."""
+    nr = struct.unpack_from("<Q", d, 0)[0]
+    step = 64 + zde_bytes
+    fit = (len(d) - 64) // step
+    zones = []
+    for k in range(min(nr, fit)):
+        off = 64 + k * step
+        zt, zs, za = d[off], d[off + 1], d[off + 2]
+        zcap, zslba, wp = struct.unpack_from("<QQQ", d, off + 8)
+        zones.append({"zt": zt & 0xF, "zs": zs >> 4, "za": za, "zcap": zcap,
+                      "zslba": zslba, "wp": wp,
+                      "zde": bytes(d[off + 64:off + 64 + zde_bytes])})
+    return {"nr_zones": nr, "zones": zones, "raw": bytes(d)}
+
+
+def parse_id_ns_zoned(d):
+    """Identify Namespace, Zoned command set (CNS 05h, CSI 2)."""
+    zoc, ozcs, mar, mor, rrl, frl = struct.unpack_from("<HHIIII", d, 0)
+    lbafe = []
+    for i in range(16):
+        zsze, zdes = struct.unpack_from("<QB", d, 2816 + 16 * i)
+        lbafe.append({"zsze": zsze, "zdes": zdes})
+    return {"zoc": zoc, "ozcs": ozcs, "mar": mar, "mor": mor, "rrl": rrl, "frl": frl,
+            "lbafe": lbafe, "raw": bytes(d)}
 
 
 def _str(b):

@@ -32,6 +32,10 @@ class DevConfig:
     lba_index: int = 0          # 0: 512-byte LBAs, 1: 4096-byte LBAs
     mode: int = 2               # femu_mode (femu only)
     extra: str = ""             # more femu properties, "k=v,..." (femu only)
+    # femu only: keep the drive in this file (memory-backend-file, share=on),
+    # so a second QEMU on the same file sees what the first one wrote
+    memdev_file: str = None
+    memdev_mb: int = 0          # backend size; 0: size_mb + 1 MiB per namespace
 
     @property
     def block_size(self):
@@ -65,7 +69,14 @@ def device_args(cfg, workdir):
         opts += "," + cfg.extra
     if cfg.mdts is not None:
         opts += ",mdts=%d" % cfg.mdts
-    return ["-device", opts]
+    args = []
+    if cfg.memdev_file:
+        # zns keeps its zone state after the data, rounded up to 1 MiB per namespace
+        mb = cfg.memdev_mb or cfg.size_mb + cfg.namespaces
+        args += ["-object", "memory-backend-file,id=femumem,mem-path=%s,size=%dM,share=on"
+                 % (cfg.memdev_file, mb)]
+        opts += ",memdev=femumem"
+    return args + ["-device", opts]
 
 
 _help_cache = {}
