@@ -10,7 +10,7 @@ PYTHON := $(VENV)/bin/python3
 all: qemu image
 
 help:
-	@echo "make demo     boot a guest with an emulated NVMe drive and show it working"
+	@echo "make demo     boot a guest with an emulated zoned NVMe SSD and show it working"
 	@echo "make          build QEMU with FEMU ($(BUILD)/qemu-system-x86_64) and the guest image"
 	@echo "make qemu     build only QEMU (incremental after edits to hw/femu)"
 	@echo "make image    build only the guest image ($(BUILD)/image)"
@@ -26,9 +26,9 @@ qemu:
 image:
 	@bash images/build-image.sh "$(BUILD)/image"
 
-# Boots the nossd drive, shows it, and runs a fio write+verify on it.
+# Boots a zoned drive (1 GiB, 256 zones of 4 MiB), shows it, and writes and verifies data.
 demo: qemu image
-	@femu-scripts/run-nossd.sh --cmd "$$(cat femu-scripts/demo-guest.sh)"
+	@femu-scripts/run-zns.sh --size 1024 --dev zns_zone_size_mb=4 --cmd "$$(cat femu-scripts/demo-guest.sh)"
 
 # The venv comes from Debian's python3 so that it is the same on every machine.
 venv:
