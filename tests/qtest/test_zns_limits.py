@@ -189,6 +189,22 @@ def test_close_keeps_the_active_resource(ctrl, zq):
     zoned_io_ok(ctrl, zq)
 
 
+def test_filling_a_zone_releases_its_resources(ctrl, zq):
+    assert write(ctrl, zq, 2, 1).ok and send(ctrl, zq, 2, nvme.ZSA_CLOSE).ok
+    assert send(ctrl, zq, 0, nvme.ZSA_OPEN).ok
+    assert send(ctrl, zq, 1, nvme.ZSA_OPEN).ok
+    c = send(ctrl, zq, 3, nvme.ZSA_OPEN)
+    assert st(c) == TOO_MANY_ACTIVE, c
+    # write zone 0 up to its capacity (the zone size here)
+    half = ZSZE // 2
+    assert ctrl.write(zq, 1, z(0), os.urandom(half * BS)).ok
+    assert ctrl.write(zq, 1, z(0) + half, os.urandom(half * BS)).ok
+    assert states(ctrl, zq)[:4] == [ZS_FULL, ZS_EXPLICIT_OPEN, ZS_CLOSED, ZS_EMPTY]
+    assert send(ctrl, zq, 3, nvme.ZSA_OPEN).ok
+    assert states(ctrl, zq)[:4] == [ZS_FULL, ZS_EXPLICIT_OPEN, ZS_CLOSED, ZS_EXPLICIT_OPEN]
+    zoned_io_ok(ctrl, zq)
+
+
 def test_select_all_open_opens_all_closed_zones_or_none(ctrl, zq):
     for i in range(3):
         assert write(ctrl, zq, i).ok

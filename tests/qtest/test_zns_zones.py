@@ -653,3 +653,23 @@ def test_set_zde_then_open_and_finish(ctrl, zq, geo):
     z = expect_zone(ctrl, zq, geo, 8, ZS_FULL, za=nvme.ZA_ZDEV)
     assert z["zde"] == b"\x42" * ZDE
     zoned_io_ok(ctrl, zq, geo)
+
+
+@pytest.mark.parametrize("opc", [nvme.IO_WRITE, nvme.IO_ZONE_APPEND, nvme.IO_READ],
+                         ids=["write", "append", "read"])
+def test_data_pointer_outside_ram(ctrl, zq, geo, opc):
+    # 0x40000000: above the 256 MiB of guest RAM, below the PCI window
+    z0 = zslba(geo, 9)
+    head = fill(ctrl, zq, geo, 9, 2)
+    c = ctrl.execute(zq, ctrl.rw_cmd(opc, 1, z0 + (0 if opc == nvme.IO_ZONE_APPEND else 2),
+                                     1, prp1=0x40000000))
+    assert c.is_(SCT_GENERIC, nvme.SC_DATA_XFER_ERROR), c
+    # the zone still takes writes at its write pointer, whatever it says
+    z = zone(ctrl, zq, geo, 9)
+    assert z["zs"] == ZS_IMPLICIT_OPEN
+    tail = fill(ctrl, zq, geo, 9, 1)
+    c, back = ctrl.read(zq, 1, z0, 2)
+    assert c.ok and back == head
+    c, back = ctrl.read(zq, 1, z["wp"], 1)
+    assert c.ok and back == tail
+    zoned_io_ok(ctrl, zq, geo)
