@@ -5,7 +5,10 @@ extended reports). Everything runs with 512- and 4096-byte LBAs.
 
 Zones are 1 MiB with a 512 KiB capacity (so capacity and boundary differ), 64-byte
 descriptor extensions, and a Zone Append limit of 16 KiB (zns_zasl=2), below MDTS.
-Each test starts with every zone reset."""
+Each test starts with every zone reset.
+
+Not covered: Read Only and Offline zones (Zone Is Read Only, Zone Is Offline, the
+Offline action), since the host cannot make a zone fail (no fault injection yet)."""
 
 import collections
 import os
@@ -136,6 +139,7 @@ def test_walk_through_the_states(ctrl, zq, geo):
     assert ctrl.zone_send(zq, 1, z0, nvme.ZSA_OPEN).ok
     expect_zone(ctrl, zq, geo, 1, ZS_EXPLICIT_OPEN, z0 + 3)
     data += fill(ctrl, zq, geo, 1, 2)
+    assert ctrl.flush(zq, 1).ok
     expect_zone(ctrl, zq, geo, 1, ZS_EXPLICIT_OPEN, z0 + 5)
     assert ctrl.zone_send(zq, 1, z0, nvme.ZSA_FINISH).ok
     expect_zone(ctrl, zq, geo, 1, ZS_FULL)
@@ -672,4 +676,30 @@ def test_data_pointer_outside_ram(ctrl, zq, geo, opc):
     assert c.ok and back == head
     c, back = ctrl.read(zq, 1, z["wp"], 1)
     assert c.ok and back == tail
+    zoned_io_ok(ctrl, zq, geo)
+
+
+def test_concurrent_appends_get_distinct_places(ctrl, zq, geo):
+    # appends in flight on two queues at once: each lands in its own range
+    z0 = zslba(geo, 10)
+    sq2 = ctrl.create_io_queues(2, entries=64)
+    n = 2
+    pending = []
+    for k in range(24):
+        sq = zq if k % 2 else sq2
+        data = bytes([k + 1]) * (n * geo.bs)
+        addr = ctrl.buffer(len(data), data)
+        cid = ctrl.submit(sq, ctrl.rw_cmd(nvme.IO_ZONE_APPEND, 1, z0, n, prp1=addr,
+                                          prp2=ctrl.prps(addr, len(data))[1]))
+        pending.append((sq, cid, data))
+    placed = {}
+    for sq, cid, data in pending:
+        c = ctrl.wait(sq, cid)
+        assert c.ok, c
+        placed[nvme.append_lba(c)] = data
+    assert sorted(placed) == list(range(z0, z0 + 24 * n, n))
+    expect_zone(ctrl, zq, geo, 10, ZS_IMPLICIT_OPEN, z0 + 24 * n)
+    for lba, data in placed.items():
+        c, back = ctrl.read(zq, 1, lba, n)
+        assert c.ok and back == data, "lba %d" % lba
     zoned_io_ok(ctrl, zq, geo)
