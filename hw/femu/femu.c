@@ -108,9 +108,9 @@ static bool femu_check_props(FemuCtrl *n, Error **errp)
                        "to 65536 (Linux needs power-of-two zones)", z);
             return false;
         }
-        if (n->zns.zasl > 15) {
-            error_setg(errp, "zns_zasl=%u is out of range: allowed 0 (mdts) .. 15",
-                       n->zns.zasl);
+        if (n->zns.zasl > 15 || (n->mdts && n->zns.zasl > n->mdts)) {
+            error_setg(errp, "zns_zasl=%u is out of range: allowed 0 (= mdts) .. mdts=%u",
+                       n->zns.zasl, n->mdts);
             return false;
         }
     }
@@ -424,6 +424,11 @@ void femu_ctrl_reset_locked(FemuCtrl *n)
     for (int i = n->nr_io_queues; i >= 0; i--) {
         if (n->cq[i]) {
             femu_cq_free(n, i);
+        }
+    }
+    for (uint32_t i = 0; n->ns && i < n->num_namespaces; i++) {
+        if (n->enabled && n->ns[i].zones) {
+            femu_zns_ctrl_reset(&n->ns[i]);
         }
     }
     n->dbbuf_dbs = n->dbbuf_eis = 0;

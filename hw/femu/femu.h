@@ -305,6 +305,7 @@ uint64_t femu_zns_meta_bytes(FemuCtrl *n, uint64_t nr_zones);
 bool femu_zns_init_ns(FemuCtrl *n, FemuNamespace *ns, uint64_t data_bytes, uint8_t *meta,
                       Error **errp);
 void femu_zns_free_ns(FemuNamespace *ns);
+void femu_zns_ctrl_reset(FemuNamespace *ns);
 uint64_t femu_zns_zasl_bytes(FemuCtrl *n);
 uint16_t femu_zns_io(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const NvmeCmd *cmd,
                      uint64_t now, uint64_t *deadline);

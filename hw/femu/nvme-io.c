@@ -185,6 +185,15 @@ uint16_t femu_io_cmd(FemuCtrl *n, FemuRequest *req, const NvmeCmd *cmd, uint64_t
         return ns ? write_zeroes(n, req, ns, cmd, now, deadline) : NVME_INVALID_NSID;
     case NVME_CMD_DSM:
         return ns ? dsm(n, req, ns, cmd, now, deadline) : NVME_INVALID_NSID;
+    case NVME_CMD_ZONE_MGMT_SEND:
+    case NVME_CMD_ZONE_MGMT_RECV:
+    case NVME_CMD_ZONE_APPEND:
+        /* zoned commands to a namespace that is not an active zoned one */
+        if (!ns && nsid && nsid <= n->num_namespaces &&
+            n->ns[nsid - 1].csi == NVME_CSI_ZONED) {
+            return NVME_INVALID_NSID;
+        }
+        return NVME_INVALID_OPCODE;
     default:
         trace_femu_invalid_opcode(req->sq->sqid, cmd->opcode);
         return NVME_INVALID_OPCODE;

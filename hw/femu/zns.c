@@ -66,6 +66,9 @@ static void on_zone_change(void *opaque, uint64_t zone, ZoneState from, ZoneStat
     uint64_t t;
 
     if (to == ZONE_EMPTY && from != ZONE_EMPTY) {
+        /* reads of a reset zone return zeroes (DLFEAT); the host pages are given back */
+        femu_backend_zero(c->n, ns->backend_offset + (zone * ns->zones->cfg.zone_size <<
+                                                      ns->lba_shift), r.len);
         r.op = FEMU_MEDIA_ZONE_RESET;
     } else if ((to == ZONE_FULL || to == ZONE_CLOSED) &&
                (from == ZONE_IMPLICIT_OPEN || from == ZONE_EXPLICIT_OPEN)) {
@@ -122,6 +125,17 @@ bool femu_zns_init_ns(FemuCtrl *n, FemuNamespace *ns, uint64_t data_bytes, uint8
         persist(ns);
     }
     return true;
+}
+
+/* A controller reset closes open zones as a power cycle does (unwritten ones go Empty). */
+void femu_zns_ctrl_reset(FemuNamespace *ns)
+{
+    size_t len = zone_state_size(ns->zones);
+    g_autofree uint8_t *buf = g_malloc(len);
+
+    zone_state_save(ns->zones, buf);
+    zone_state_load(ns->zones, buf, len);
+    persist(ns);
 }
 
 void femu_zns_free_ns(FemuNamespace *ns)

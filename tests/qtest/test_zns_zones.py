@@ -384,8 +384,6 @@ def test_read_of_a_whole_zone(ctrl, zq, geo):
     zoned_io_ok(ctrl, zq, geo)
 
 
-@pytest.mark.xfail(strict=True, reason="femu: a Zone Reset leaves the old data readable "
-                   "above the write pointer (DLFEAT says zeroes)")
 def test_reads_above_the_write_pointer_return_zeroes(ctrl, zq, geo):
     z0 = zslba(geo, 11)
     fill(ctrl, zq, geo, 11, 8)
