@@ -27,6 +27,9 @@ shell on the serial console (Ctrl-A x quits QEMU, 'exit' powers off).
                     shared file backend, so data survives restarts)
   --stock-nvme      use QEMU's own 'nvme' device on an equivalent raw file
                     (the reference for benchmarks); --dev then adds nvme props
+  --stock-ns "k=v,..."  with --stock-nvme: extra properties for its namespace
+                    (-device nvme-ns,drive=...,bus=stock0,nsid=1,shared=false),
+                    e.g. zoned=true,zoned.zone_size=4M for QEMU's own ZNS
   --qmp PATH        QMP server on unix socket PATH
   --timeout SEC     with --cmd: give up after SEC seconds, 1..86400
                     (default $def_timeout); without --cmd: no limit unless given
@@ -59,7 +62,7 @@ check_int() {
 		die "$1 must be an integer in $3..$4 (got '$2')"
 }
 
-mode=2 cmd= cmd_set= dev= mem=$def_mem smp=$def_smp size= backing= stock= qmp= timeout=
+mode=2 cmd= cmd_set= dev= mem=$def_mem smp=$def_smp size= backing= stock= stock_ns= qmp= timeout=
 extra=()
 need_arg() { (($2 >= 2)) || die "$1 needs a value (see --help)"; }
 while (($#)); do
@@ -72,6 +75,7 @@ while (($#)); do
 	--size) need_arg "$1" $#; size=$2; shift 2 ;;
 	--backing) need_arg "$1" $#; backing=$2; shift 2 ;;
 	--stock-nvme) stock=1; shift ;;
+	--stock-ns) need_arg "$1" $#; stock_ns=$2; shift 2 ;;
 	--qmp) need_arg "$1" $#; qmp=$2; shift 2 ;;
 	--timeout) need_arg "$1" $#; timeout=$2; shift 2 ;;
 	--mode) need_arg "$1" $#; mode=$2; shift 2 ;;
@@ -89,6 +93,9 @@ check_int --mode "$mode" 0 3
 prop='[A-Za-z_][A-Za-z0-9_.-]*=[^,]*'
 [[ -z $dev || $dev =~ ^$prop(,$prop)*$ ]] ||
 	die "--dev must be a comma-separated list of key=value (got '$dev')"
+[[ -z $stock_ns || $stock_ns =~ ^$prop(,$prop)*$ ]] ||
+	die "--stock-ns must be a comma-separated list of key=value (got '$stock_ns')"
+[[ -z $stock_ns || -n $stock ]] || die "--stock-ns needs --stock-nvme"
 if [[ -n $qmp ]]; then
 	[[ -d $(dirname "$qmp") ]] || die "--qmp: directory $(dirname "$qmp") does not exist"
 fi
@@ -197,8 +204,24 @@ if [[ -n $stock ]]; then
 		rm -f "$f"
 		drive=/dev/fd/9
 	fi
+	# An explicit namespace, so that --stock-ns can give it properties.
+	# shared=false: private to the controller like the one its drive= makes
+	# (identify then differs only in endgid and the Copy limits).
+	declare -A nsval=([drive]=femu-drive [bus]=stock0 [nsid]=1 [shared]=false)
+	nskeys=(drive bus nsid shared)
+	if [[ -n $stock_ns ]]; then
+		IFS=, read -ra kvs <<<"$stock_ns"
+		for kv in "${kvs[@]}"; do
+			k=${kv%%=*}
+			[[ -n ${nsval[$k]+x} ]] || nskeys+=("$k")
+			nsval[$k]=${kv#*=}
+		done
+	fi
+	nsline=nvme-ns
+	for k in "${nskeys[@]}"; do nsline+=",$k=${nsval[$k]}"; done
 	dev_args=(-drive "file=$drive,if=none,id=femu-drive,format=raw,discard=unmap"
-		-device "nvme,serial=femu-stock,drive=femu-drive${dev:+,$dev}")
+		-device "nvme,id=stock0,serial=femu-stock${dev:+,$dev}"
+		-device "$nsline")
 else
 	# Launcher defaults first; a key repeated in --dev replaces its value.
 	keys=(id femu_mode devsz_mb)

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Build the FEMU guest: OUTDIR/vmlinuz + OUTDIR/initramfs.cpio.gz (+ the
 # kernel's /lib/modules tree in OUTDIR/lib/modules), from Debian bookworm
-# packages only. Usage: images/build-image.sh [OUTDIR]   (default build/image)
+# packages (a few from a newer suite, see packages.txt).
+# Usage: images/build-image.sh [OUTDIR]   (default build/image)
 #
 # .debs are fetched with `apt-get download` into
 # ${XDG_CACHE_HOME:-$HOME/.cache}/femu/debs, so a rebuild needs no network.
@@ -13,7 +14,8 @@ repo=$(cd "$here/.." && pwd)
 out=${1:-$repo/build/image}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-cache=${XDG_CACHE_HOME:-$HOME/.cache}/femu/debs
+femu_cache=${FEMU_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/femu}
+cache=$femu_cache/debs
 kernel_pkg=linux-image-cloud-amd64
 
 say() { echo "build-image: $*" >&2; }
@@ -42,8 +44,26 @@ if ((${#need[@]})); then
 		{ apt-get update >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${need[@]}" >&2; }
 fi
 
-roots=($(sed 's/#.*//' "$here/packages.txt"))
-modules=($(sed 's/#.*//' "$here/modules.txt"))
+# packages.txt lines: PACKAGE[/SUITE] [PROGRAM...]
+roots=()
+declare -A suite_of=() progs_of=()
+while read -r spec plist; do
+	[[ -n $spec ]] || continue
+	p=${spec%%/*}
+	roots+=("$p")
+	[[ $spec == */* ]] && suite_of[$p]=${spec#*/}
+	[[ -z $plist ]] || progs_of[$p]=" $plist "
+done < <(sed 's/#.*//' "$here/packages.txt")
+# modules.txt lines: NAME [on-demand]
+boot_mods=() demand_mods=()
+while read -r m how; do
+	[[ -n $m ]] || continue
+	case $how in
+	"") boot_mods+=("$m") ;;
+	on-demand) demand_mods+=("$m") ;;
+	*) die "modules.txt: '$how' after $m (only 'on-demand' is known)" ;;
+	esac
+done < <(sed 's/#.*//' "$here/modules.txt")
 mkdir -p "$cache"
 
 # --- 1. package list: roots + kernel + the lib* packages they depend on ---
@@ -55,6 +75,71 @@ have_all() {
 	local p f
 	while read -r p f; do [[ -f $cache/$f ]] || return 1; done <"$list"
 }
+
+# Packages from another suite (PACKAGE/SUITE) come through a private apt
+# configuration under $femu_cache/apt-SUITE: the machine's apt setup is left
+# alone, and the archive addresses are taken from its own Debian sources.
+machine_archives() { # "URI security|main" per Debian archive the machine uses
+	local f
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[[ -f $f ]] || continue
+		awk 'BEGIN {RS = ""; FS = "\n"}
+			{ u = s = t = ""
+			  for (i = 1; i <= NF; i++) {
+				if ($i ~ /^URIs:/) u = substr($i, 6)
+				if ($i ~ /^Suites:/) s = substr($i, 8)
+				if ($i ~ /^Types:/) t = substr($i, 7) }
+			  if (t !~ /(^| )deb( |$)/ || s !~ /(bookworm|trixie|sid|forky)/) next
+			  n = split(u, a, " ")
+			  for (j = 1; j <= n; j++) print a[j], (s ~ /security/ ? "security" : "main") }' "$f"
+	done
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+		[[ -f $f ]] || continue
+		awk '$1 == "deb" { i = 2; if ($2 ~ /^\[/) { while ($i !~ /\]$/) i++; i++ }
+			if ($(i + 1) !~ /(bookworm|trixie|sid|forky)/) next
+			print $i, ($(i + 1) ~ /security/ ? "security" : "main") }' "$f"
+	done
+}
+apt_in() { # SUITE apt-get|apt-cache ARGS...
+	local d=$femu_cache/apt-$1 tool=$2
+	shift 2
+	"$tool" -q -o Dir::Etc::SourceList="$d/sources.list" -o Dir::Etc::SourceParts=/dev/null \
+		-o Dir::State::Lists="$d/lists" -o Dir::Cache="$d/cache" \
+		-o APT::Sandbox::User=root "$@"
+}
+apt_in_update() { # SUITE: write the private source list and fetch its indexes
+	local s=$1 d=$femu_cache/apt-$1 uri kind
+	mkdir -p "$d/lists/partial" "$d/cache/archives/partial"
+	while read -r uri kind; do
+		# only the Packages indexes (no translations, no AppStream data)
+		local o="[signed-by=/usr/share/keyrings/debian-archive-keyring.gpg target=Packages]"
+		if [[ $kind == security ]]; then
+			echo "deb $o $uri $s-security main"
+		else
+			echo "deb $o $uri $s main"
+			echo "deb $o $uri $s-updates main"
+		fi
+	done < <(machine_archives | sort -u) >"$d/sources.list"
+	[[ -s $d/sources.list ]] || die "no Debian archive in /etc/apt/sources.list* to fetch $s from"
+	say "apt-get update ($s, private lists in $d)"
+	apt_in "$s" apt-get update >"$d/update.log" 2>&1
+}
+declare -A updated=()
+suite_ready() { # SUITE: fresh lists once per resolution (old ones do offline)
+	[[ -n ${updated[$1]:-} ]] && return 0
+	updated[$1]=1
+	apt_in_update "$1" && return 0
+	apt_in "$1" apt-cache show base-files >/dev/null 2>&1 ||
+		die "apt-get update for $1 failed: see $femu_cache/apt-$1/update.log"
+	say "apt-get update for $1 failed (offline?): using the lists from before"
+}
+cand_of() { # "" or SUITE, then PACKAGES: print "package candidate"
+	local s=$1
+	shift
+	if [[ -n $s ]]; then apt_in "$s" apt-cache policy "$@"; else apt-cache policy "$@"; fi |
+		awk '/^[^ ]/ {sub(":$", "", $1); p = $1} $1 == "Candidate:" {print p, $2}'
+}
+
 if ! have_all; then
 	apt-cache show bash >/dev/null 2>&1 || { say "apt-get update"; apt-get update >&2; }
 	# The kernel metapackage points at the versioned image package.
@@ -62,7 +147,36 @@ if ! have_all; then
 	[[ -n $kpkg ]] || die "cannot resolve $kernel_pkg"
 	# Breadth first, one apt-cache call per level (each call costs ~0.5 s).
 	declare -A seen=()
-	level=("${roots[@]}" ncurses-base) # ncurses-base: terminfo for the shell
+	# A package from another suite takes its libraries from bookworm when
+	# bookworm's versions satisfy its Depends, otherwise from its own suite
+	# too (then every program in the image uses that newer library).
+	level=(ncurses-base) # terminfo for the shell
+	from_suite() { # PACKAGE SUITE
+		local p=$1 s=$2 v dep alt name op ver have
+		[[ -n ${seen[$p]:-} ]] && return 0
+		seen[$p]=1 suite_of[$p]=$s
+		suite_ready "$s"
+		v=$(cand_of "$s" "$p" | awk '{print $2}')
+		[[ -n $v && $v != "(none)" ]] || die "$p is not in $s"
+		while read -r dep; do
+			alt=${dep%%|*} # first alternative
+			read -r name op ver <<<"$(sed 's/[()]/ /g' <<<"$alt")"
+			[[ $name =~ ^(lib|zlib1g$) ]] || continue
+			name=${name%%:*}
+			have=$(cand_of "" "$name" | awk '{print $2}')
+			if [[ -n $have && $have != "(none)" ]] &&
+				{ [[ -z $op ]] || dpkg --compare-versions "$have" "$op" "$ver"; }; then
+				level+=("$name")
+			else
+				say "$p ($s) needs $name $op $ver, bookworm has ${have:-none}: taking $name from $s"
+				from_suite "$name" "$s"
+			fi
+		done < <(apt_in "$s" apt-cache show "$p=$v" |
+			awk '/^(Pre-)?Depends:/ {sub(/^[^:]*: */, ""); gsub(/, */, "\n"); print}')
+	}
+	for p in "${roots[@]}"; do
+		if [[ -n ${suite_of[$p]:-} ]]; then from_suite "$p" "${suite_of[$p]}"; else level+=("$p"); fi
+	done
 	pkgs=("$kpkg")
 	while ((${#level[@]})); do
 		for p in "${level[@]}"; do seen[$p]=1; done
@@ -76,22 +190,30 @@ if ! have_all; then
 		for p in "${level[@]}"; do [[ -n ${seen[$p]:-} ]] || next+=("$p"); done
 		level=("${next[@]}")
 	done
+	# the other suites' packages (and the libraries taken with them) last:
+	# they are unpacked over bookworm's
+	main=() other=()
+	for p in "${pkgs[@]}"; do [[ -z ${suite_of[$p]:-} ]] && main+=("$p"); done
+	for p in "${!suite_of[@]}"; do other+=("$p"); done
 	: >"$list.tmp"
-	missing=()
-	declare -A cand=()
-	while read -r p v; do cand[$p]=$v; done < <(apt-cache policy "${pkgs[@]}" |
-		awk '/^[^ ]/ {sub(":$", "", $1); p = $1} $1 == "Candidate:" {print p, $2}')
-	for p in "${pkgs[@]}"; do
+	declare -A cand=() missing=()
+	while read -r p v; do cand[$p]=$v; done < <(cand_of "" "${main[@]}")
+	for p in "${other[@]}"; do cand[$p]=$(cand_of "${suite_of[$p]}" "$p" | awk '{print $2}'); done
+	for p in "${main[@]}" "${other[@]}"; do
 		v=${cand[$p]:-}
 		[[ -n $v && $v != "(none)" ]] || die "no candidate version for $p"
 		f=$(cd "$cache" && ls "${p}_${v/:/%3a}_"*.deb 2>/dev/null | head -1 || true)
-		[[ -n $f ]] || missing+=("$p=$v")
+		[[ -n $f ]] || missing[${suite_of[$p]:-.}]+=" $p=$v"
 		echo "$p ${f:-${p}_${v/:/%3a}_?}" >>"$list.tmp"
 	done
-	if ((${#missing[@]})); then
-		say "apt-get download: ${#missing[@]} packages into $cache"
-		(cd "$cache" && apt-get -q -o APT::Sandbox::User=root download "${missing[@]}" >&2)
-	fi
+	for s in "${!missing[@]}"; do
+		say "apt-get download from ${s/#./bookworm} into $cache:${missing[$s]}"
+		if [[ $s == . ]]; then
+			(cd "$cache" && apt-get -q -o APT::Sandbox::User=root download ${missing[$s]} >&2)
+		else
+			(cd "$cache" && apt_in "$s" apt-get download ${missing[$s]} >&2)
+		fi
+	done
 	# fill in the real file names (architecture part)
 	while read -r p f; do
 		[[ $f == *_\? ]] && f=$(cd "$cache" && ls ${f%\?}*.deb | head -1)
@@ -142,6 +264,7 @@ for p in "${roots[@]}"; do
 	while read -r path; do
 		path=${path#./}
 		[[ $path =~ ^(usr/)?s?bin/[^/]+$ ]] || continue
+		[[ -z ${progs_of[$p]:-} || ${progs_of[$p]} == *" ${path##*/} "* ]] || continue
 		[[ -f $sys/$path ]] || continue
 		head -c4 "$sys/$path" | grep -q $'^\x7fELF' || continue
 		mkdir -p "$root/$(dirname "$path")"
@@ -172,6 +295,12 @@ resolve() { # $1: sysroot path of an ELF file
 		resolve "$found"
 	done
 }
+for p in "${!progs_of[@]}"; do
+	for a in ${progs_of[$p]}; do
+		[[ -e $root/bin/$a || -e $root/sbin/$a || -e $root/usr/bin/$a || -e $root/usr/sbin/$a ]] ||
+			die "$p has no program $a"
+	done
+done
 for p in "${progs[@]}"; do resolve "$p"; done
 # glibc dlopens libgcc_s for thread cancellation/unwinding.
 for lib in libgcc_s.so.1; do
@@ -192,26 +321,71 @@ for t in d/dumb l/linux v/vt100 v/vt102 v/vt220 x/xterm x/xterm-256color s/scree
 	[[ -e $sys/lib/terminfo/$t ]] && copy_file "lib/terminfo/$t"
 done
 
-# kernel modules named in modules.txt, dependencies first
+# kernel modules named in modules.txt, dependencies first: /init loads
+# etc/femu/modules; /sbin/modprobe (below) loads etc/femu/modules.demand
+# when the kernel asks for one of them (request_module).
 modinfo_field() { readelf -p .modinfo "$1" | sed -n "s/.*] *$2=//p"; }
 declare -A mod_path=() mod_done=()
 while read -r ko; do
 	mod_path[$(basename "$ko" .ko)]=$ko
 	mod_path[$(basename "$ko" .ko | tr - _)]=$ko
 done < <(cd "$mdir" && find kernel -name '*.ko')
-: >"$root/etc/femu/modules"
-add_module() {
-	local m=${1//-/_} ko dep
+for f in modules modules.demand modules.demand.names static-nodes; do : >"$root/etc/femu/$f"; done
+add_module() { # NAME LISTFILE
+	local m=${1//-/_} list=$2 ko dep a node= nums=
 	[[ -n ${mod_done[$m]:-} ]] && return 0
 	ko=${mod_path[$m]:-}
 	[[ -n $ko ]] || die "kernel module $1 not found in $kver"
-	for dep in $(modinfo_field "$mdir/$ko" depends | tr ',' ' '); do add_module "$dep"; done
+	for dep in $(modinfo_field "$mdir/$ko" depends | tr ',' ' '); do add_module "$dep" "$list"; done
 	mkdir -p "$root/lib/modules/$kver/$(dirname "$ko")"
 	cp "$mdir/$ko" "$root/lib/modules/$kver/$ko"
-	echo "/lib/modules/$kver/$ko" >>"$root/etc/femu/modules"
+	echo "/lib/modules/$kver/$ko" >>"$root/etc/femu/$list"
 	mod_done[$m]=1
+	[[ $list == modules.demand ]] || return 0
+	# The names the kernel asks modprobe for: the module's, its file system
+	# type's, its device numbers'. A device node made at boot loads the
+	# module when opened (like kmod's static nodes).
+	echo "$m" >>"$root/etc/femu/modules.demand.names"
+	for a in $(modinfo_field "$mdir/$ko" alias); do
+		case $a in
+		fs-* | char-major-* | block-major-*) echo "${a//-/_}" >>"$root/etc/femu/modules.demand.names" ;;
+		esac
+		case $a in
+		devname:*) node=${a#devname:} ;;
+		char-major-*) nums="c ${a#char-major-}" ;;
+		block-major-*) nums="b ${a#block-major-}" ;;
+		esac
+	done
+	[[ -z $node || -z $nums ]] || echo "$node ${nums//-/ }" >>"$root/etc/femu/static-nodes"
 }
-for m in "${modules[@]}"; do add_module "$m"; done
+for m in "${boot_mods[@]}"; do add_module "$m" modules; done
+for m in "${demand_mods[@]}"; do add_module "$m" modules.demand; done
+# The kernel runs /sbin/modprobe NAME for an unknown file system type or
+# device number.
+cat >"$root/sbin/modprobe" <<'EOF'
+#!/bin/sh
+# FEMU guest modprobe: any name of the on-demand modules (module, fs-TYPE,
+# char-major-M-N) loads all of them, in order; other names fail.
+name=
+for a; do
+	case $a in
+	-r | --remove) echo "modprobe: not supported, use rmmod" >&2; exit 1 ;;
+	-*) ;;
+	*) name=$a; break ;;
+	esac
+done
+[ -n "$name" ] || { echo "usage: modprobe [-q] NAME" >&2; exit 1; }
+grep -qxF "$(echo "$name" | tr - _)" /etc/femu/modules.demand.names || exit 1
+st=0
+while read -r ko; do
+	m=$(basename "$ko" .ko | tr - _)
+	# a concurrent modprobe may have loaded it meanwhile
+	[ -d "/sys/module/$m" ] || insmod "$ko" || [ -d "/sys/module/$m" ] || st=1
+done </etc/femu/modules.demand
+exit $st
+EOF
+chmod 0755 "$root/sbin/modprobe"
+rm -f "$root/bin/modprobe" # busybox's: needs a modules.dep
 
 # minimal /etc
 printf 'root:x:0:0:root:/root:/bin/bash\n' >"$root/etc/passwd"
@@ -227,7 +401,8 @@ echo "$recipe_hash" >"$root/etc/femu/recipe-hash"
 # Sanity check on the host: the programs must find all their libraries.
 if [[ $(id -u) == 0 ]] && command -v chroot >/dev/null; then
 	for t in "/bin/bash -c true" "/usr/bin/fio --version" "/usr/sbin/nvme version" \
-		"/sbin/blkzone --version" "/bin/lsblk --version"; do
+		"/sbin/blkzone --version" "/bin/lsblk --version" \
+		"/usr/sbin/mkzonefs --help" "/sbin/mkfs.btrfs --version" "/bin/btrfs --version"; do
 		chroot "$root" $t >/dev/null || die "'$t' does not run in the initramfs tree"
 	done
 fi
