@@ -167,7 +167,7 @@ if ! have_all; then
 			if [[ -n $have && $have != "(none)" ]] &&
 				{ [[ -z $op ]] || dpkg --compare-versions "$have" "$op" "$ver"; }; then
 				level+=("$name")
-			else
+			elif [[ -z ${seen[$name]:-} ]]; then
 				say "$p ($s) needs $name $op $ver, bookworm has ${have:-none}: taking $name from $s"
 				from_suite "$name" "$s"
 			fi
@@ -306,7 +306,12 @@ for p in "${progs[@]}"; do resolve "$p"; done
 for lib in libgcc_s.so.1; do
 	[[ -n ${done_lib[$lib]:-} ]] || { copy_file "lib/x86_64-linux-gnu/$lib" && resolve "lib/x86_64-linux-gnu/$lib"; }
 done
-copy_file lib64/ld-linux-x86-64.so.2
+# the programs' interpreter is /lib64/...; a /usr-merged libc6 (trixie's)
+# has it in usr/lib64
+ld=lib64/ld-linux-x86-64.so.2
+[[ -e $sys/$ld ]] || ld=usr/$ld
+mkdir -p "$root/lib64"
+cp -L "$sys/$ld" "$root/lib64/"
 
 # busybox applets for whatever the real packages do not provide
 bb=$(ls "$root"/bin/busybox)
