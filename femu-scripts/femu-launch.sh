@@ -23,7 +23,9 @@ shell on the serial console (Ctrl-A x quits QEMU, 'exit' powers off).
   --smp N           guest CPUs, 1..32 (default $def_smp)
   --size MiB        device capacity (devsz_mb), 1..1048576 (default $def_size,
                     or the size of an existing --backing file)
-  --backing FILE    keep the device's data in FILE (created sparse if missing;
+  --backing FILE    keep the device's data in FILE (created sparse if missing,
+                    --size MiB plus 16 MiB for the device's metadata such as
+                    zone state;
                     shared file backend, so data survives restarts)
   --stock-nvme      use QEMU's own 'nvme' device on an equivalent raw file
                     (the reference for benchmarks); --dev then adds nvme props
@@ -62,6 +64,8 @@ check_int() {
 		die "$1 must be an integer in $3..$4 (got '$2')"
 }
 
+# MiB after the data in a femu --backing file for the device's metadata (zone state)
+meta_mb=16
 mode=2 cmd= cmd_set= dev= mem=$def_mem smp=$def_smp size= backing= stock= stock_ns= qmp= timeout=
 extra=()
 need_arg() { (($2 >= 2)) || die "$1 needs a value (see --help)"; }
@@ -105,10 +109,14 @@ if [[ -n $backing ]]; then
 		[[ -f $backing ]] || die "--backing: $backing is not a regular file"
 		bsize=$(stat -c %s "$backing")
 		((bsize % 1048576 == 0 && bsize > 0)) || die "--backing: size of $backing is not a whole number of MiB"
+		# a femu backing file ends with room for the device's own metadata (zone state)
+		tail_mb=$meta_mb
+		[[ -z $stock ]] || tail_mb=0
+		((bsize / 1048576 > tail_mb)) || die "--backing: $backing is too small"
 		if [[ -z $size ]]; then
-			size=$((bsize / 1048576))
-		elif ((size != bsize / 1048576)); then
-			die "--backing: $backing is $((bsize / 1048576)) MiB but --size says $size"
+			size=$((bsize / 1048576 - tail_mb))
+		elif ((size != bsize / 1048576 - tail_mb)); then
+			die "--backing: $backing holds a $((bsize / 1048576 - tail_mb)) MiB drive but --size says $size"
 		fi
 	fi
 fi
@@ -227,8 +235,8 @@ else
 	keys=(id femu_mode devsz_mb)
 	declare -A val=([id]=femu0 [femu_mode]=$mode [devsz_mb]=$size)
 	if [[ -n $backing ]]; then
-		[[ -e $backing ]] || truncate -s "${size}M" "$backing"
-		dev_args=(-object "memory-backend-file,id=femu-mem,mem-path=$backing,size=${size}M,share=on")
+		[[ -e $backing ]] || truncate -s "$((size + meta_mb))M" "$backing"
+		dev_args=(-object "memory-backend-file,id=femu-mem,mem-path=$backing,size=$((size + meta_mb))M,share=on")
 		keys+=(memdev)
 		val[memdev]=femu-mem
 	fi
