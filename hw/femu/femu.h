@@ -328,6 +328,9 @@ uint64_t femu_ns_media_submit(FemuNamespace *ns, FemuMediaReq *r);
 uint16_t femu_io_cmd(FemuCtrl *n, FemuRequest *req, const NvmeCmd *cmd, uint64_t now_ns,
                      uint64_t *deadline_ns);
 FemuNamespace *femu_ns(FemuCtrl *n, uint32_t nsid);
+/* Read, Write and Compare of the NVM command set (zoned reads reuse it). */
+uint16_t femu_nvm_rw(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const NvmeCmd *cmd,
+                     uint64_t now, uint64_t *deadline);
 
 static inline uint16_t femu_status_dnr(uint16_t status)
 {

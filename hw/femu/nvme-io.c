@@ -52,8 +52,8 @@ static uint64_t media_time(FemuCtrl *n, FemuNamespace *ns, FemuMediaOp op, uint6
     return femu_ns_media_submit(ns, &mreq);
 }
 
-static uint16_t rw(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const NvmeCmd *cmd,
-                   uint64_t now, uint64_t *deadline)
+uint16_t femu_nvm_rw(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const NvmeCmd *cmd,
+                     uint64_t now, uint64_t *deadline)
 {
     const NvmeRwCmd *rwc = (const NvmeRwCmd *)cmd;
     uint64_t slba = le64_to_cpu(rwc->slba), nlb = (uint64_t)le16_to_cpu(rwc->nlb) + 1;
@@ -180,7 +180,7 @@ uint16_t femu_io_cmd(FemuCtrl *n, FemuRequest *req, const NvmeCmd *cmd, uint64_t
     case NVME_CMD_READ:
     case NVME_CMD_WRITE:
     case NVME_CMD_COMPARE:
-        return ns ? rw(n, req, ns, cmd, now, deadline) : NVME_INVALID_NSID;
+        return ns ? femu_nvm_rw(n, req, ns, cmd, now, deadline) : NVME_INVALID_NSID;
     case NVME_CMD_WRITE_ZEROES:
         return ns ? write_zeroes(n, req, ns, cmd, now, deadline) : NVME_INVALID_NSID;
     case NVME_CMD_DSM:

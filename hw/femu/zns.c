@@ -289,49 +289,19 @@ static uint16_t zns_write(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns,
     return status;
 }
 
+/* Reads and compares: the zone rules, then the NVM command set's path. */
 static uint16_t zns_read(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns,
                          const NvmeCmd *cmd, ZoneChangeCtx *ctx)
 {
     const NvmeRwCmd *rw = (const NvmeRwCmd *)cmd;
     uint64_t slba = le64_to_cpu(rw->slba), nlb = (uint64_t)le16_to_cpu(rw->nlb) + 1;
-    uint64_t len = nlb << ns->lba_shift;
-    uint8_t *data = n->data + ns->backend_offset + (slba << ns->lba_shift);
-    bool compare = cmd->opcode == NVME_CMD_COMPARE;
-    QEMUSGList sg;
-    uint16_t status;
+    uint16_t status = zone_to_nvme(zone_read_check(ns->zones, slba, nlb));
 
     req->slba = slba;
-    if (n->mdts && len > (4096ULL << n->mdts)) {
-        return NVME_INVALID_FIELD;
-    }
-    status = zone_to_nvme(zone_read_check(ns->zones, slba, nlb));
     if (status) {
         return status;
     }
-    status = femu_map_dptr(n, cmd, len, false, !compare, &sg);
-    if (status) {
-        return status;
-    }
-    if (compare) {
-        g_autofree uint8_t *buf = g_malloc(len);
-        status = femu_sg_from_guest(n, &sg, buf, len);
-        if (!status && memcmp(buf, data, len)) {
-            status = NVME_CMP_FAILURE;
-        }
-    } else {
-        status = femu_sg_to_guest(n, &sg, data, len);
-    }
-    qemu_sglist_destroy(&sg);
-    if (status == NVME_SUCCESS) {
-        FemuMediaReq r = { .op = FEMU_MEDIA_READ, .nsid = ns->nsid,
-                           .offset = ns->backend_offset + (slba << ns->lba_shift),
-                           .len = len,
-                           .arrival_ns = ctx->now };
-        ctx->deadline = MAX(ctx->deadline, femu_ns_media_submit(ns, &r));
-        ns->io.bytes_read += len;
-        ns->io.read_cmds++;
-    }
-    return status;
+    return femu_nvm_rw(n, req, ns, cmd, ctx->now, &ctx->deadline);
 }
 
 static uint16_t zone_mgmt_send(FemuCtrl *n, FemuNamespace *ns, const NvmeCmd *cmd)

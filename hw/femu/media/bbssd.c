@@ -68,7 +68,6 @@ static void bbssd_stats(FemuMedia *fm, FemuMediaStatFn *emit, void *opaque)
     BbssdMedia *m = (BbssdMedia *)fm;
     const FtlStats *s = ftl_stats(m->ftl);
     const NandModel *nand = ftl_nand(m->ftl);
-    uint64_t luns = nand_luns(&nand->geo);
 
     emit(opaque, "host_pages_written", s->host_pages_written);
     emit(opaque, "host_pages_read", s->host_pages_read);
@@ -85,11 +84,7 @@ static void bbssd_stats(FemuMedia *fm, FemuMediaStatFn *emit, void *opaque)
     emit(opaque, "nand_reads", nand->stats.reads);
     emit(opaque, "nand_programs", nand->stats.programs);
     emit(opaque, "nand_erases", nand->stats.erases);
-    for (uint64_t i = 0; i < luns; i++) {
-        char name[40];
-        g_snprintf(name, sizeof(name), "chip%" G_GUINT64_FORMAT "_busy_ns", i);
-        emit(opaque, name, nand->stats.lun_busy_ns[i]);
-    }
+    femu_media_emit_chip_busy(nand, emit, opaque);
 }
 
 static void bbssd_destroy(FemuMedia *fm)

@@ -67,6 +67,11 @@ static inline void femu_media_stats(FemuMedia *m, FemuMediaStatFn *emit, void *o
     }
 }
 
+/* Every chip's busy time, as "chipN_busy_ns" (N = ch * luns_per_ch + lun). */
+struct NandModel;
+void femu_media_emit_chip_busy(const struct NandModel *nand, FemuMediaStatFn *emit,
+                               void *opaque);
+
 static inline void femu_media_destroy(FemuMedia *m)
 {
     if (m) {

@@ -58,11 +58,7 @@ static void zns_stats(FemuMedia *fm, FemuMediaStatFn *emit, void *opaque)
     emit(opaque, "blocks_erased", s->blocks_erased);
     emit(opaque, "buffer_flushes", s->buffer_flushes);
     emit(opaque, "buffer_waits", s->buffer_waits);
-    for (uint64_t i = 0; i < nand_luns(&nand->geo); i++) {
-        char name[40];
-        g_snprintf(name, sizeof(name), "chip%" G_GUINT64_FORMAT "_busy_ns", i);
-        emit(opaque, name, nand->stats.lun_busy_ns[i]);
-    }
+    femu_media_emit_chip_busy(nand, emit, opaque);
 }
 
 static void zns_destroy(FemuMedia *fm)
