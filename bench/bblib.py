@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -30,6 +31,20 @@ dev_of() { local d; for d in /sys/class/nvme/nvme*; do
 vendor_log() { nvme get-log "${1%n1}" --log-id=0xca --log-len=4096 --raw-binary |
   tr -d '\0'; echo; }
 """
+
+
+def launch_env():
+    """The launcher's environment, with QEMU and the guest image named explicitly (the
+    private copy of the launcher cannot find them from its own path). Brings the image up
+    to date first, as the launcher would."""
+    env = dict(os.environ, FEMU_PROG="bblib")
+    if "FEMU_IMAGE_DIR" not in env:
+        image = REPO / "build" / "image"
+        subprocess.run([str(REPO / "images" / "build-image.sh"), str(image)], check=True,
+                       env=dict(env, FEMU_IMAGE_QUIET="1"), stdin=subprocess.DEVNULL)
+        env["FEMU_IMAGE_DIR"] = str(image)
+    env.setdefault("FEMU_QEMU", str(REPO / "build" / "qemu-system-x86_64"))
+    return env
 
 
 class Device:
@@ -79,12 +94,13 @@ class Guest:
         self.samples = {d.serial: [] for d in devices}
         self._qmp, self._lock, self._t0 = None, threading.Lock(), None
 
-    def argv(self, qmp_sock):
+    def argv(self, qmp_sock, launcher):
         first, rest = self.devices[0], self.devices[1:]
-        runner = {1: "run-blackbox.sh", 2: "run-nossd.sh"}[first.mode]
         first.id = "femu0"
         props = dict(first.props, serial=first.serial)
-        argv = [str(SCRIPTS / runner), "--cmd", self.script, "--size", str(first.size_mib),
+        # what run-blackbox.sh / run-nossd.sh do: pass the mode of the first drive
+        argv = ["bash", str(launcher), "--mode", str(first.mode),
+                "--cmd", self.script, "--size", str(first.size_mib),
                 "--dev", ",".join(f"{k}={v}" for k, v in props.items()),
                 "--mem", str(self.mem), "--smp", str(self.smp), "--timeout", str(self.timeout),
                 "--qmp", str(qmp_sock), "--"]
@@ -116,10 +132,15 @@ class Guest:
     def run(self, on_line=None):
         with tempfile.TemporaryDirectory() as tmp:
             sock = Path(tmp) / "qmp.sock"
-            argv = self.argv(sock)
+            # bash reads a script as it runs: a private copy keeps a long benchmark safe
+            # from edits to the launcher in the tree meanwhile
+            launcher = Path(tmp) / "femu-launch.sh"
+            shutil.copy(SCRIPTS / "femu-launch.sh", launcher)
+            argv = self.argv(sock, launcher)
             self._t0 = time.monotonic()
             proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    text=True, stdin=subprocess.DEVNULL, errors="replace")
+                                    text=True, stdin=subprocess.DEVNULL, errors="replace",
+                                    env=launch_env())
             stderr = []
             err_thread = threading.Thread(target=lambda: stderr.extend(proc.stderr))
             err_thread.start()
