@@ -143,6 +143,10 @@ blkzone finish -o $((6 * Z)) -c 1 $D; echo BZ_FINISH_EMPTY_RC=$?
 echo @@bz-finish@@; rep 3 4
 blkzone reset -o $((1 * Z)) -c 6 $D; echo BZ_RESET_RC=$?
 echo @@bz-reset@@; rep 0 8
+# zone 4 held 3 MiB of random data; DLFEAT says what reads return after a reset
+echo DLFEAT=$(nvme id-ns $D -o json | grep -o '"dlfeat":[0-9]*' | cut -d: -f2)
+dd if=$D bs=1M count=4 skip=$((4 * 4)) iflag=direct 2>/dev/null | cmp -s - <(head -c $((4 << 20)) /dev/zero) \
+    && echo RESET_READS=zeroes || echo RESET_READS=data
 
 # zone append: three 8 KiB appends to zone 10, LBAs from the completions
 for i in 1 2 3; do head -c 8192 /dev/urandom > /tmp/ap$i; done
@@ -196,7 +200,7 @@ nvme zns reset-zone $D -a >/dev/null
 
 # zone descriptor extension on zone 70
 head -c 64 /dev/urandom > /tmp/ext
-nvme zns set-zone-desc $D -s $((70 * Z)) -d /tmp/ext; echo ZDE_RC=$?
+nvme zns set-zone-desc $D -s $((70 * Z)) -d /tmp/ext > /dev/null; echo ZDE_RC=$?
 echo @@zde-data@@; od -An -tx1 -v /tmp/ext
 echo @@zde-report@@; nvme zns report-zones $D -s $((70 * Z)) -d 1 -e
 nvme zns reset-zone $D -a >/dev/null
@@ -261,6 +265,9 @@ def test_blkzone_open_close_finish_reset(limited):
     assert [z[i]["cond"] for i in (3, 4, 5, 6)] == ["fu", "fu", "em", "fu"], s["bz-finish"]
     z = blkzones(s["bz-reset"])
     assert all(z[i]["cond"] == "em" and z[i]["wp"] == 0 for i in range(8)), s["bz-reset"]
+    # DLFEAT bits 2:0 = 001b: deallocated (here: reset) blocks read as zeroes
+    assert int(v["DLFEAT"]) & 7 == 1, v["DLFEAT"]
+    assert v.get("RESET_READS") == "zeroes", "a reset zone still returns its old data"
 
 
 def test_zone_append(limited):
