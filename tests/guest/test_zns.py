@@ -510,6 +510,14 @@ RESTART_ZONES = {
     7: ("zone append 8 KiB", 8 << 10, "oi", "cl"),
 }
 
+# checksums of the zones holding data (whole zones: what lies past the write pointer too)
+SUMS = r"""
+echo @@sums@@
+for z in 0 1 3 4 6 7; do
+    echo "$z $(dd if=$D bs=4k skip=$((z * 1024)) count=1024 iflag=direct 2>/dev/null | sha256sum)"
+done
+"""
+
 RESTART_FIRST = HELPERS + r"""
 w() { dd if=/dev/urandom of=$D bs=4k seek=$(($1 * 1024)) count=$(($2 / 4096)) \
       oflag=direct 2>/dev/null || echo "WRITE_FAILED_$1=1"; }
@@ -522,20 +530,12 @@ blkzone finish -o $((5 * Z)) -c 1 $D
 w 6 8192; blkzone close -o $((6 * Z)) -c 1 $D
 head -c 8192 /dev/urandom > /tmp/ap
 nvme zns zone-append $D -s $((7 * Z)) -z 8192 -d /tmp/ap > /dev/null || echo WRITE_FAILED_7=1
-""" + r"""
 echo @@report@@; rep 0 9
-echo @@sums@@
-for z in 0 1 3 4 6 7; do
-    echo "$z $(dd if=$D bs=4k skip=$((z * 1024)) count=1024 iflag=direct 2>/dev/null | sha256sum)"
-done
-"""
+""" + SUMS
 
 RESTART_SECOND = HELPERS + r"""
 echo @@report@@; rep 0 9
-echo @@sums@@
-for z in 0 1 3 4 6 7; do
-    echo "$z $(dd if=$D bs=4k skip=$((z * 1024)) count=1024 iflag=direct 2>/dev/null | sha256sum)"
-done
+""" + SUMS + r"""
 # writing continues at the restored write pointer
 dd if=/dev/urandom of=$D bs=4k count=1 seek=256 oflag=direct 2>/dev/null; echo APPEND_AFTER_RC=$?
 echo @@report-after-write@@; rep 0 1
