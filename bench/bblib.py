@@ -87,8 +87,10 @@ class Guest:
     every sample_s seconds into .samples[serial] = [(t, stats), ...].
     """
 
-    def __init__(self, script, devices, mem=1024, smp=2, timeout=3600, sample_s=None):
+    def __init__(self, script, devices, mem=1024, smp=2, timeout=3600, sample_s=None,
+                 kernel_args=""):
         self.script, self.devices = GUEST_PRELUDE + script, devices
+        self.kernel_args = kernel_args
         self.mem, self.smp, self.timeout, self.sample_s = mem, smp, timeout, sample_s
         self.lines, self.marks = [], {}
         self.samples = {d.serial: [] for d in devices}
@@ -109,6 +111,12 @@ class Guest:
             props = dict(id=d.id, femu_mode=d.mode, devsz_mb=d.size_mib, serial=d.serial,
                          **d.props)
             argv += ["-device", "femu," + ",".join(f"{k}={v}" for k, v in props.items())]
+        if self.kernel_args:
+            # QEMU keeps the last -append: the launcher's own, plus ours
+            m = re.search(r'^append="([^"]*)"', launcher.read_text(), re.M)
+            if not m:
+                sys.exit("bblib: cannot find the launcher's kernel command line")
+            argv += ["-append", f"{m.group(1)} {self.kernel_args}"]
         return argv
 
     def stats(self):
