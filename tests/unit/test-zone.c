@@ -1091,8 +1091,8 @@ static void test_config(void)
     expect_config_error(cfg(8, 16, 16, 9, 0, 0, false), "zns_max_open");
     expect_config_error(cfg(8, 16, 16, 0, 9, 0, false), "zns_max_active");
     expect_config_error(cfg(8, 16, 16, 4, 3, 0, false), "zns_max_active");
-    expect_config_error(cfg(8, 16, 16, 0, 0, 32, false), "zns_zde_size");
-    expect_config_error(cfg(8, 16, 16, 0, 0, 256 * 64, false), "zns_zde_size");
+    expect_config_error(cfg(8, 16, 16, 0, 0, 32, false), "zns_zd_ext_size");
+    expect_config_error(cfg(8, 16, 16, 0, 0, 256 * 64, false), "zns_zd_ext_size");
 }
 
 static void test_new_set(void)

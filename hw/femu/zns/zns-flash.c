@@ -85,7 +85,7 @@ static bool check_layout(const ZnsFlashConfig *c, const NandGeometry *g, char **
     page = nand_page_bytes(g);
     if (c->stripe < 1 || c->stripe > chips || chips % c->stripe) {
         *err = g_strdup_printf("zns_stripe=%u must divide the number of chips, %" G_GUINT64_FORMAT
-                               " (nchs %u x luns_per_ch %u): allowed 1..%" G_GUINT64_FORMAT
+                               " (%u channels x %u chips each): allowed 1..%" G_GUINT64_FORMAT
                                ", a divisor of %" G_GUINT64_FORMAT, c->stripe, chips, g->nchs,
                                g->luns_per_ch, chips, chips);
         return false;

@@ -67,7 +67,7 @@ bool zone_config_check(const ZoneConfig *c, char **err)
                     c->max_active, c->max_open);
     }
     if (c->zde_bytes % 64 || c->zde_bytes > ZONE_ZDE_MAX) {
-        return fail(err, "zns_zde_size=%u bytes must be a multiple of 64 in 0..%u",
+        return fail(err, "zns_zd_ext_size=%u bytes must be a multiple of 64 in 0..%u",
                     c->zde_bytes, ZONE_ZDE_MAX);
     }
     return true;
