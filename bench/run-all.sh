@@ -17,3 +17,9 @@ for b in bb-latency bb-parallelism bb-gc-waf; do
 	echo
 	"$bbpy" "$here/$b.py" "${short[@]}"
 done
+
+# zoned vs blackbox (short: a few minutes in all)
+for b in zns-vs-blackbox zns-stripe zns-gc-free; do
+	echo
+	"$bbpy" "$here/$b.py" "${short[@]}"
+done
