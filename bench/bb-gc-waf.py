@@ -227,16 +227,15 @@ def main():
     print("\nchecks:")
     for r in results:
         pre = r["pre_gc_random_mbps"]
-        print(f"  {r['label']}: guest ceiling (nossd 4K randwrite QD{a.qd}) {r['ref_mbps']:.1f} MB/s"
-              f" = {r['ref_mbps'] / r['before_mbps']:.1f}x the model's pre-GC rate; "
-              f"random writes before GC {pre:.2f} MB/s" if pre else
-              f"  {r['label']}: guest ceiling (nossd 4K randwrite QD{a.qd}) {r['ref_mbps']:.1f} MB/s"
-              f" = {r['ref_mbps'] / r['before_mbps']:.1f}x the model's pre-GC rate; "
-              "GC began too early to time random writes without it")
-        print(f"    first GC {r['gc_start_s'] if r['gc_start_s'] is None else round(r['gc_start_s'], 1)}"
-              f" s into the overwrite; overwrite took {r['over_seconds']:.0f} s; gc-runs "
-              f"{r['gc_runs']} ({r['gc_forced_runs']} forced); guest log page waf_milli "
-              f"{r['guest_log_waf_milli']} = QMP {r['waf_milli']}; host-side steady "
+        pre_text = (f"random writes before the first GC {pre:.2f} MB/s" if pre else
+                    "GC began too early to time random writes without it")
+        gc_at = "never" if r["gc_start_s"] is None else f"{r['gc_start_s']:.1f} s"
+        print(f"  {r['label']}: guest ceiling (nossd 4K randwrite QD{a.qd}) "
+              f"{r['ref_mbps']:.1f} MB/s = {r['ref_mbps'] / r['before_mbps']:.1f}x the model's "
+              f"pre-GC rate; {pre_text}")
+        print(f"    first GC {gc_at} into the overwrite, which took {r['over_seconds']:.0f} s; "
+              f"gc-runs {r['gc_runs']} ({r['gc_forced_runs']} forced); waf-milli: guest log "
+              f"page {r['guest_log_waf_milli']}, QMP {r['waf_milli']}; host-side steady "
               f"{r['steady_host_mbps']:.2f} MB/s")
     print(f"\ntransfers to the unscaled drive: drop % and WAF (time_scale stretches every "
           f"media time alike). MB/s: multiply by time_scale ({a.time_scale}); they hold for "
