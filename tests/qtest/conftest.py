@@ -50,6 +50,16 @@ def ioq(ctrl):
 
 
 @pytest.fixture
+def zq(ctrl):
+    """I/O queue 1 with every command set enabled (zoned namespaces active), zones Empty."""
+    ctrl.enable(css=nvme.CC_CSS_ALL)
+    sq = ctrl.create_io_queues(1, entries=64)
+    c = ctrl.zone_send(sq, 1, 0, nvme.ZSA_RESET, select_all=True)
+    assert c.ok, c
+    return sq
+
+
+@pytest.fixture
 def rng(request):
     return random.Random(request.node.nodeid)
 

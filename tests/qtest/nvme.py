@@ -196,6 +196,11 @@ class Completion:
         return (self.status >> 8) & 0x7
 
     @property
+    def code(self):
+        """(status code type, status code), to compare with expected statuses."""
+        return (self.sct, self.sc)
+
+    @property
     def crd(self):
         return (self.status >> 11) & 0x3
 

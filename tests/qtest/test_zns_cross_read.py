@@ -19,14 +19,6 @@ NZONES = 8
 HALF = ZSZE // 2        # 256 KiB: two writes fill a zone within MDTS
 
 
-@pytest.fixture
-def zq(ctrl):
-    ctrl.enable(css=nvme.CC_CSS_ALL)
-    sq = ctrl.create_io_queues(1, entries=64)
-    assert ctrl.zone_send(sq, 1, 0, nvme.ZSA_RESET, select_all=True).ok
-    return sq
-
-
 def fill_zone(ctrl, sq, zslba):
     data = os.urandom(ZSZE * BS)
     for k in range(2):

@@ -56,20 +56,6 @@ def geo(machine):
                zasl=ZASL_BYTES // bs)
 
 
-@pytest.fixture
-def zq(ctrl):
-    """I/O queue 1 on a controller with every command set enabled, all zones Empty."""
-    ctrl.enable(css=nvme.CC_CSS_ALL)
-    sq = ctrl.create_io_queues(1, entries=64)
-    c = ctrl.zone_send(sq, 1, 0, nvme.ZSA_RESET, select_all=True)
-    assert c.ok, c
-    return sq
-
-
-def st(c):
-    return (c.sct, c.sc)
-
-
 def zslba(geo, i):
     return i * geo.zsze
 
@@ -160,7 +146,7 @@ def test_writing_to_capacity_fills_the_zone(ctrl, zq, geo):
     fill(ctrl, zq, geo, 2, geo.zcap - half)
     expect_zone(ctrl, zq, geo, 2, ZS_FULL)
     c, _ = write_blocks(ctrl, zq, geo, z0 + geo.zcap, 1)
-    assert st(c) == IS_FULL, c
+    assert c.code == IS_FULL, c
     zoned_io_ok(ctrl, zq, geo)
 
 
@@ -223,7 +209,7 @@ def test_single_zone_action(ctrl, zq, geo, start, action):
     zde = bytes(range(7, 7 + ZDE)) if action == nvme.ZSA_SET_ZDE else None
     c = ctrl.zone_send(zq, 1, zslba(geo, i), action, data=zde)
     status, after = TRANSITIONS[(start, action)]
-    assert st(c) == status, c
+    assert c.code == status, c
     z = zone(ctrl, zq, geo, i)
     assert z["zs"] == after, "state 0x%x, expected 0x%x" % (z["zs"], after)
     if after == ZS_EMPTY:
@@ -245,7 +231,7 @@ def test_action_slba_not_a_zone_start(ctrl, zq, geo, action):
     _to_implicit(ctrl, zq, geo, 4)
     for slba in (zslba(geo, 4) + 1, zslba(geo, 5) - 1, nsze, nsze + geo.zsze):
         c = ctrl.zone_send(zq, 1, slba, action, data=zde)
-        assert st(c) == INVALID_FIELD, "slba %d: %r" % (slba, c)
+        assert c.code == INVALID_FIELD, "slba %d: %r" % (slba, c)
     expect_zone(ctrl, zq, geo, 4, ZS_IMPLICIT_OPEN, zslba(geo, 4) + 2)
     zoned_io_ok(ctrl, zq, geo)
 
@@ -253,7 +239,7 @@ def test_action_slba_not_a_zone_start(ctrl, zq, geo, action):
 @pytest.mark.parametrize("zsa", [0x00, 0x06, 0x0F, 0x11, 0xFF])
 def test_reserved_action_is_invalid_field(ctrl, zq, geo, zsa):
     c = ctrl.zone_send(zq, 1, zslba(geo, 1), zsa)
-    assert st(c) == INVALID_FIELD, c
+    assert c.code == INVALID_FIELD, c
     zoned_io_ok(ctrl, zq, geo)
 
 
@@ -299,7 +285,7 @@ def test_select_all(ctrl, zq, geo, action):
 
 def test_select_all_set_zde_is_invalid(ctrl, zq, geo):
     c = ctrl.zone_send(zq, 1, 0, nvme.ZSA_SET_ZDE, select_all=True, data=bytes(ZDE))
-    assert st(c) == INVALID_FIELD, c
+    assert c.code == INVALID_FIELD, c
     assert states(ctrl, zq, geo) == [ZS_EMPTY] * geo.nzones
     zoned_io_ok(ctrl, zq, geo)
 
@@ -309,17 +295,17 @@ def test_select_all_set_zde_is_invalid(ctrl, zq, geo):
 def test_write_not_at_the_write_pointer(ctrl, zq, geo):
     z0 = zslba(geo, 5)
     c, _ = write_blocks(ctrl, zq, geo, z0 + 1, 1)
-    assert st(c) == INVALID_WRITE, c
+    assert c.code == INVALID_WRITE, c
     expect_zone(ctrl, zq, geo, 5, ZS_EMPTY, z0)
     fill(ctrl, zq, geo, 5, 4)
     for lba in (z0, z0 + 3, z0 + 5, z0 + geo.zcap - 1):
         c, _ = write_blocks(ctrl, zq, geo, lba, 1)
-        assert st(c) == INVALID_WRITE, "lba %d: %r" % (lba, c)
+        assert c.code == INVALID_WRITE, "lba %d: %r" % (lba, c)
     expect_zone(ctrl, zq, geo, 5, ZS_IMPLICIT_OPEN, z0 + 4)
     # a closed zone also takes writes only at its write pointer
     assert ctrl.zone_send(zq, 1, z0, nvme.ZSA_CLOSE).ok
     c, _ = write_blocks(ctrl, zq, geo, z0 + 5, 1)
-    assert st(c) == INVALID_WRITE, c
+    assert c.code == INVALID_WRITE, c
     expect_zone(ctrl, zq, geo, 5, ZS_CLOSED, z0 + 4)
     zoned_io_ok(ctrl, zq, geo)
 
@@ -330,9 +316,9 @@ def test_write_to_a_full_zone(ctrl, zq, geo):
     expect_zone(ctrl, zq, geo, 6, ZS_FULL)
     for lba in (z0, z0 + 1):
         c, _ = write_blocks(ctrl, zq, geo, lba, 1)
-        assert st(c) == IS_FULL, c
+        assert c.code == IS_FULL, c
     c = ctrl.write_zeroes(zq, 1, z0, 1)
-    assert st(c) == IS_FULL, c
+    assert c.code == IS_FULL, c
     expect_zone(ctrl, zq, geo, 6, ZS_FULL)
     zoned_io_ok(ctrl, zq, geo)
 
@@ -341,9 +327,9 @@ def test_write_crossing_the_zone_capacity(ctrl, zq, geo):
     z0 = zslba(geo, 7)
     fill(ctrl, zq, geo, 7, geo.zcap - 2)
     c, _ = write_blocks(ctrl, zq, geo, z0 + geo.zcap - 2, 4)
-    assert st(c) == BOUNDARY, c
+    assert c.code == BOUNDARY, c
     c = ctrl.write_zeroes(zq, 1, z0 + geo.zcap - 2, 3)
-    assert st(c) == BOUNDARY, c
+    assert c.code == BOUNDARY, c
     expect_zone(ctrl, zq, geo, 7, ZS_IMPLICIT_OPEN, z0 + geo.zcap - 2)
     # exactly up to the capacity is fine, and fills the zone
     fill(ctrl, zq, geo, 7, 2)
@@ -355,9 +341,9 @@ def test_write_beyond_the_namespace(ctrl, zq, geo):
     nsze = geo.nzones * geo.zsze
     for lba, n in ((nsze, 1), (nsze - 1, 2), (1 << 40, 1)):
         c, _ = write_blocks(ctrl, zq, geo, lba, n)
-        assert st(c) == LBA_RANGE, "lba %d+%d: %r" % (lba, n, c)
+        assert c.code == LBA_RANGE, "lba %d+%d: %r" % (lba, n, c)
         c, _ = ctrl.read(zq, 1, lba, n)
-        assert st(c) == LBA_RANGE, "lba %d+%d: %r" % (lba, n, c)
+        assert c.code == LBA_RANGE, "lba %d+%d: %r" % (lba, n, c)
     zoned_io_ok(ctrl, zq, geo)
 
 
@@ -367,9 +353,9 @@ def test_read_crossing_a_zone_boundary(ctrl, zq, geo):
     assert ctrl.zone_send(zq, 1, zslba(geo, 8), nvme.ZSA_FINISH).ok
     for lba, n in ((b - 1, 2), (b - 4, 8)):
         c, _ = ctrl.read(zq, 1, lba, n)
-        assert st(c) == BOUNDARY, "lba %d+%d: %r" % (lba, n, c)
+        assert c.code == BOUNDARY, "lba %d+%d: %r" % (lba, n, c)
     c = ctrl.compare(zq, 1, b - 1, bytes(2 * geo.bs))
-    assert st(c) == BOUNDARY, c
+    assert c.code == BOUNDARY, c
     # up to the boundary is fine
     c, _ = ctrl.read(zq, 1, b - 2, 2)
     assert c.ok, c
@@ -425,7 +411,7 @@ def test_write_zeroes_advances_the_write_pointer(ctrl, zq, geo):
     assert back == head + bytes(5 * geo.bs) + tail
     # not at the write pointer
     c = ctrl.write_zeroes(zq, 1, z0 + 9, 1)
-    assert st(c) == INVALID_WRITE, c
+    assert c.code == INVALID_WRITE, c
     # on an Empty zone it opens the zone like a write
     c = ctrl.write_zeroes(zq, 1, zslba(geo, 14), 3)
     assert c.ok, c
@@ -440,7 +426,7 @@ def test_compare(ctrl, zq, geo):
     wrong = bytearray(data)
     wrong[-1] ^= 1
     c = ctrl.compare(zq, 1, z0, bytes(wrong))
-    assert st(c) == (nvme.SCT_MEDIA, nvme.SC_COMPARE_FAILURE), c
+    assert c.code == (nvme.SCT_MEDIA, nvme.SC_COMPARE_FAILURE), c
     expect_zone(ctrl, zq, geo, 1, ZS_IMPLICIT_OPEN, z0 + 4)
     zoned_io_ok(ctrl, zq, geo)
 
@@ -489,7 +475,7 @@ def test_append_until_full(ctrl, zq, geo):
     assert got == expected
     expect_zone(ctrl, zq, geo, 4, ZS_FULL)
     c = ctrl.zone_append(zq, 1, z0, os.urandom(geo.bs))
-    assert st(c) == IS_FULL, c
+    assert c.code == IS_FULL, c
     c, back = ctrl.read(zq, 1, expected[5], n)
     assert c.ok and back == bytes([5]) * (n * geo.bs)
     zoned_io_ok(ctrl, zq, geo)
@@ -499,7 +485,7 @@ def test_append_crossing_the_capacity(ctrl, zq, geo):
     z0 = zslba(geo, 5)
     fill(ctrl, zq, geo, 5, geo.zcap - 1)
     c = ctrl.zone_append(zq, 1, z0, os.urandom(2 * geo.bs))
-    assert st(c) == BOUNDARY, c
+    assert c.code == BOUNDARY, c
     expect_zone(ctrl, zq, geo, 5, ZS_IMPLICIT_OPEN, z0 + geo.zcap - 1)
     zoned_io_ok(ctrl, zq, geo)
 
@@ -509,7 +495,7 @@ def test_append_slba_not_a_zone_start(ctrl, zq, geo):
     fill(ctrl, zq, geo, 6, 2)
     for slba in (z0 + 1, z0 + 2, zslba(geo, 7) - 1):
         c = ctrl.zone_append(zq, 1, slba, os.urandom(geo.bs))
-        assert st(c) == INVALID_FIELD, "slba %d: %r" % (slba, c)
+        assert c.code == INVALID_FIELD, "slba %d: %r" % (slba, c)
     expect_zone(ctrl, zq, geo, 6, ZS_IMPLICIT_OPEN, z0 + 2)
     zoned_io_ok(ctrl, zq, geo)
 
@@ -517,7 +503,7 @@ def test_append_slba_not_a_zone_start(ctrl, zq, geo):
 def test_append_larger_than_zasl(ctrl, zq, geo):
     z0 = zslba(geo, 7)
     c = ctrl.zone_append(zq, 1, z0, os.urandom((geo.zasl + 1) * geo.bs))
-    assert st(c) == INVALID_FIELD, c
+    assert c.code == INVALID_FIELD, c
     expect_zone(ctrl, zq, geo, 7, ZS_EMPTY, z0)
     # the same size is a legal write (ZASL is below MDTS) ...
     fill(ctrl, zq, geo, 7, geo.zasl + 1)
@@ -529,7 +515,7 @@ def test_append_larger_than_zasl(ctrl, zq, geo):
 
 def test_append_beyond_the_namespace(ctrl, zq, geo):
     c = ctrl.zone_append(zq, 1, geo.nzones * geo.zsze, os.urandom(geo.bs))
-    assert st(c) in (LBA_RANGE, INVALID_FIELD), c
+    assert c.code in (LBA_RANGE, INVALID_FIELD), c
     zoned_io_ok(ctrl, zq, geo)
 
 
@@ -604,11 +590,11 @@ def test_report_does_not_write_past_the_buffer(ctrl, zq, geo):
 def test_report_errors(ctrl, zq, geo):
     nsze = geo.nzones * geo.zsze
     c, _ = ctrl.zone_recv(zq, 1, nsze, 4096)
-    assert st(c) == LBA_RANGE, c
+    assert c.code == LBA_RANGE, c
     c, _ = ctrl.zone_recv(zq, 1, 0, 4096, zrasf=0x08)
-    assert st(c) == INVALID_FIELD, c
+    assert c.code == INVALID_FIELD, c
     c, _ = ctrl.zone_recv(zq, 1, 0, 4096, zra=0x02)
-    assert st(c) == INVALID_FIELD, c
+    assert c.code == INVALID_FIELD, c
     zoned_io_ok(ctrl, zq, geo)
 
 
