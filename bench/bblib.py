@@ -268,3 +268,20 @@ def log(msg):
 
 
 os.environ.setdefault("PYTHONUNBUFFERED", "1")
+
+
+def add_flash_args(ap, *, size, zone_mb, nchs, luns, pgs_per_blk, time_scale,
+                   lats=("rd", "wr", "er"), flash_type=True):
+    """The drive and flash options the zoned benchmarks share, with their own defaults."""
+    ap.add_argument("--size", type=int, default=size, help="MiB of each drive")
+    ap.add_argument("--zone-mb", type=int, default=zone_mb)
+    ap.add_argument("--nchs", type=int, default=nchs)
+    ap.add_argument("--luns", type=int, default=luns)
+    ap.add_argument("--pgs-per-blk", type=int, default=pgs_per_blk)
+    if flash_type:
+        ap.add_argument("--flash-type", type=int, default=3)
+    # one latency for every page type: the same on both drives, easy to reason about
+    defaults = {"rd": 65000, "wr": 700000, "er": 3500000}
+    for lat in lats:
+        ap.add_argument(f"--{lat}-lat", type=int, default=defaults[lat], help="ns")
+    ap.add_argument("--time-scale", type=int, default=time_scale)

@@ -74,18 +74,9 @@ def mean(xs):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--size", type=int, default=32, help="MiB of each drive")
-    ap.add_argument("--zone-mb", type=int, default=1)
-    ap.add_argument("--nchs", type=int, default=2)
-    ap.add_argument("--luns", type=int, default=2)
     # short blocks: more lines for the blackbox's 7% OP on a small drive (fewer lines push
     # its WAF far above a real drive's)
-    ap.add_argument("--pgs-per-blk", type=int, default=16)
-    ap.add_argument("--flash-type", type=int, default=3)
-    ap.add_argument("--rd-lat", type=int, default=65000, help="ns")
-    ap.add_argument("--wr-lat", type=int, default=700000, help="ns")
-    ap.add_argument("--er-lat", type=int, default=3500000, help="ns")
-    ap.add_argument("--time-scale", type=int, default=2)
+    bblib.add_flash_args(ap, size=32, zone_mb=1, nchs=2, luns=2, pgs_per_blk=16, time_scale=2)
     ap.add_argument("--qd", type=int, default=32)
     ap.add_argument("--passes", type=float, default=2.0, help="capacities written after "
                     "the first (blackbox: random overwrite; zoned: total passes)")

@@ -19,13 +19,8 @@ import bblib  # noqa: E402
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--nchs", type=int, default=4)
-    ap.add_argument("--luns", type=int, default=2)
-    ap.add_argument("--pgs-per-blk", type=int, default=32)
-    ap.add_argument("--zone-mb", type=int, default=2)
-    ap.add_argument("--size", type=int, default=64, help="MiB of each drive")
-    ap.add_argument("--wr-lat", type=int, default=700000, help="ns")
-    ap.add_argument("--time-scale", type=int, default=4)
+    bblib.add_flash_args(ap, size=64, zone_mb=2, nchs=4, luns=2, pgs_per_blk=32, time_scale=4,
+                         lats=("wr",), flash_type=False)
     ap.add_argument("--runtime", type=int, default=8, help="seconds of writes per drive")
     ap.add_argument("--short", action="store_true", help="4 s per drive")
     a = ap.parse_args()

@@ -61,18 +61,8 @@ echo @@end@@
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--size", type=int, default=64, help="MiB of each drive")
+    bblib.add_flash_args(ap, size=64, zone_mb=2, nchs=2, luns=2, pgs_per_blk=32, time_scale=20)
     ap.add_argument("--region", type=int, default=16, help="MiB written, then read")
-    ap.add_argument("--zone-mb", type=int, default=2)
-    ap.add_argument("--nchs", type=int, default=2)
-    ap.add_argument("--luns", type=int, default=2)
-    ap.add_argument("--pgs-per-blk", type=int, default=32)
-    ap.add_argument("--flash-type", type=int, default=3)
-    # one latency for every page type: the same on both drives, easy to reason about
-    ap.add_argument("--rd-lat", type=int, default=65000, help="ns")
-    ap.add_argument("--wr-lat", type=int, default=700000, help="ns")
-    ap.add_argument("--er-lat", type=int, default=3500000, help="ns")
-    ap.add_argument("--time-scale", type=int, default=20)
     ap.add_argument("--runtime", type=int, default=5, help="seconds per random read run")
     ap.add_argument("--short", action="store_true", help="8 MiB region, 3 s reads")
     a = ap.parse_args()
