@@ -17,38 +17,19 @@
 
 static const char *model_name(FemuCtrl *n)
 {
-    if (n->ns_types) {
-        return "FEMU Multi-Mode SSD Controller";
-    }
-    switch (n->femu_mode) {
-    case FEMU_MODE_BLACKBOX:
-        return "FEMU BlackBox-SSD Controller";
-    case FEMU_MODE_ZNS:
-        return "FEMU ZNS-SSD Controller";
-    default:
-        return "FEMU NoSSD Controller";
-    }
+    const FemuNsKind *k = femu_ctrl_kind(n);
+    return k && !n->ns_types ? k->model_name : "FEMU Multi-Mode SSD Controller";
 }
 
-bool femu_has_zoned(FemuCtrl *n)
+/* The kind of the first namespace of command set csi, or NULL. */
+static const FemuNsKind *kind_of_csi(FemuCtrl *n, uint8_t csi)
 {
     for (uint32_t i = 0; i < n->num_namespaces; i++) {
-        if (n->ns[i].csi == NVME_CSI_ZONED) {
-            return true;
+        if (n->ns[i].csi == csi) {
+            return n->ns[i].kind;
         }
     }
-    return false;
-}
-
-/* "nsN_" for the i-th model: N is the namespace it times. */
-char *femu_media_prefix(FemuCtrl *n, uint32_t i)
-{
-    for (uint32_t k = 0; k < n->num_namespaces; k++) {
-        if (n->ns[k].media == n->medias[i]) {
-            return g_strdup_printf("ns%u_", n->ns[k].nsid);
-        }
-    }
-    return g_strdup("");
+    return NULL;
 }
 
 void femu_init_id_ctrl(FemuCtrl *n)
@@ -237,29 +218,30 @@ static uint16_t identify(FemuCtrl *n, const NvmeCmd *cmd)
         if (!nsid_valid) {
             return NVME_INVALID_NSID;
         }
-        if (c->csi != NVME_CSI_NVM && c->csi != NVME_CSI_ZONED) {
+        if (c->csi != NVME_CSI_NVM && !kind_of_csi(n, c->csi)) {
             return NVME_INVALID_FIELD;
         }
         if (ns && ns->csi != c->csi) {
             return NVME_INVALID_FIELD;  /* the namespace is not of that command set */
         }
-        if (ns && ns->csi == NVME_CSI_ZONED) {
-            femu_zns_fill_id_ns(n, ns, (NvmeIdNsZoned *)buf);
+        if (ns && ns->kind->identify_ns) {
+            ns->kind->identify_ns(n, ns, buf);
         }
         break;      /* NVM: no protection information, all zero */
-    case NVME_ID_CNS_CS_CTRL:
-        if (c->csi == NVME_CSI_ZONED && femu_has_zoned(n)) {
-            uint64_t zasl = femu_zns_zasl_bytes(n);
-            ((NvmeIdCtrlZoned *)buf)->zasl = zasl ? ctz64(zasl) - 12 : 0;
+    case NVME_ID_CNS_CS_CTRL: {
+        const FemuNsKind *k = kind_of_csi(n, c->csi);
+        if (k && k->identify_ctrl) {
+            k->identify_ctrl(n, buf);
         } else if (c->csi != NVME_CSI_NVM) {
             return NVME_INVALID_FIELD;
         }
         break;      /* NVM: no Verify/Write Zeroes/DSM size limits beyond MDTS */
+    }
     case NVME_ID_CNS_CS_NS_ACTIVE_LIST:
     case NVME_ID_CNS_NS_ACTIVE_LIST: {
         uint32_t *list = (uint32_t *)buf, k = 0;
         bool by_csi = c->cns == NVME_ID_CNS_CS_NS_ACTIVE_LIST;
-        if (by_csi && c->csi != NVME_CSI_NVM && c->csi != NVME_CSI_ZONED) {
+        if (by_csi && c->csi != NVME_CSI_NVM && !kind_of_csi(n, c->csi)) {
             return NVME_INVALID_FIELD;
         }
         if (nsid >= NVME_NSID_BROADCAST - 1) {
@@ -300,8 +282,12 @@ static uint16_t identify(FemuCtrl *n, const NvmeCmd *cmd)
         break;
     }
     case NVME_ID_CNS_IO_COMMAND_SET: {
-        /* one command set combination: NVM, plus Zoned when a namespace is zoned */
-        stq_le_p(buf, 1ULL << NVME_CSI_NVM | (femu_has_zoned(n) ? 1ULL << NVME_CSI_ZONED : 0));
+        /* one command set combination: NVM, plus those of the namespaces */
+        uint64_t sets = 1ULL << NVME_CSI_NVM;
+        for (uint32_t i = 0; i < n->num_namespaces; i++) {
+            sets |= 1ULL << n->ns[i].csi;
+        }
+        stq_le_p(buf, sets);
         break;
     }
     default:
@@ -346,53 +332,33 @@ static void fill_effects(FemuCtrl *n, uint8_t csi, NvmeEffectsLog *log)
         NVME_ADM_CMD_ABORT, NVME_ADM_CMD_SET_FEATURES, NVME_ADM_CMD_GET_FEATURES,
         NVME_ADM_CMD_ASYNC_EV_REQ, NVME_ADM_CMD_DBBUF_CONFIG,
     };
+    const FemuNsKind *k = kind_of_csi(n, csi);
+
     for (size_t i = 0; i < ARRAY_SIZE(admin); i++) {
         log->acs[admin[i]] = cpu_to_le32(NVME_CMD_EFF_CSUPP);
     }
-    log->iocs[NVME_CMD_FLUSH] = cpu_to_le32(NVME_CMD_EFF_CSUPP);
-    log->iocs[NVME_CMD_READ] = cpu_to_le32(NVME_CMD_EFF_CSUPP);
-    log->iocs[NVME_CMD_COMPARE] = cpu_to_le32(NVME_CMD_EFF_CSUPP);
-    log->iocs[NVME_CMD_WRITE] = cpu_to_le32(NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_LBCC);
-    log->iocs[NVME_CMD_WRITE_ZEROES] = cpu_to_le32(NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_LBCC);
-    log->iocs[NVME_CMD_DSM] = cpu_to_le32(NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_LBCC);
-    if (csi == NVME_CSI_ZONED) {
-        /* Linux makes a zoned namespace read-only unless Zone Append is supported */
-        log->iocs[NVME_CMD_ZONE_APPEND] = cpu_to_le32(NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_LBCC);
-        log->iocs[NVME_CMD_ZONE_MGMT_SEND] = cpu_to_le32(NVME_CMD_EFF_CSUPP |
-                                                         NVME_CMD_EFF_LBCC);
-        log->iocs[NVME_CMD_ZONE_MGMT_RECV] = cpu_to_le32(NVME_CMD_EFF_CSUPP);
+    /* every command set builds on the NVM commands */
+    femu_nvm_effects(log);
+    if (csi != NVME_CSI_NVM && k && k->effects) {
+        k->effects(n, log);
     }
 }
-
-typedef struct StatText {
-    GString *text;
-    const char *prefix;     /* "nsN_" when several models report */
-} StatText;
 
 static void append_stat(void *opaque, const char *name, uint64_t value)
 {
-    StatText *st = opaque;
-    g_string_append_printf(st->text, "%s%s %" PRIu64 "\n", st->prefix, name, value);
+    g_string_append_printf(opaque, "%s %" PRIu64 "\n", name, value);
 }
 
-/* Vendor log FEMU_LOG_MEDIA_STATS: the media model's statistics as "name value" lines. */
+/* Vendor log FEMU_LOG_MEDIA_STATS: every statistic as "name value" lines. */
 static uint8_t *media_stats_log(FemuCtrl *n, size_t *size)
 {
+    const FemuNsKind *k = femu_ctrl_kind(n);
     GString *text = g_string_new(NULL);
-    StatText st = { text, "" };
+    size_t used;
 
-    g_string_append_printf(text, "mode %s\n",
-                           n->nr_medias == 1 ? n->medias[0]->ops->name : "mixed");
-    append_stat(&st, "completions", n->lateness.count);
-    append_stat(&st, "lateness_p50_ns", lateness_quantile(&n->lateness, 0.5));
-    append_stat(&st, "lateness_p99_ns", lateness_quantile(&n->lateness, 0.99));
-    append_stat(&st, "lateness_max_ns", n->lateness.max_ns);
-    for (uint32_t i = 0; i < n->nr_medias; i++) {
-        g_autofree char *prefix = n->nr_medias > 1 ? femu_media_prefix(n, i) : g_strdup("");
-        st.prefix = prefix;
-        femu_media_stats(n->medias[i], append_stat, &st);
-    }
-    size_t used = text->len;
+    g_string_append_printf(text, "mode %s\n", k ? k->name : "mixed");
+    femu_stats_emit(n, append_stat, text);
+    used = text->len;
     *size = ROUND_UP(used + 1, 4096);
     g_string_set_size(text, *size);
     memset(text->str + used, 0, *size - used);     /* set_size leaves the tail undefined */
@@ -447,7 +413,7 @@ static uint16_t get_log_page(FemuCtrl *n, const NvmeCmd *cmd)
         break;
     }
     case NVME_LOG_CMD_EFFECTS:
-        if (csi != NVME_CSI_NVM && !(csi == NVME_CSI_ZONED && femu_has_zoned(n))) {
+        if (csi != NVME_CSI_NVM && !kind_of_csi(n, csi)) {
             return NVME_INVALID_FIELD;
         }
         size = sizeof(NvmeEffectsLog);

@@ -32,7 +32,7 @@ bool femu_backend_init(FemuCtrl *n, uint64_t extra, Error **errp)
             want = size - MIN(size, extra);
         } else if (want + extra > size) {
             error_setg(errp, "devsz_mb=%u%s does not fit in memdev '%s' of %" PRIu64 " MiB",
-                       n->devsz_mb, extra ? " plus the zone state" : "", name, size / MiB);
+                       n->devsz_mb, extra ? " plus its metadata" : "", name, size / MiB);
             return false;
         }
         host_memory_backend_set_mapped(n->memdev, true);

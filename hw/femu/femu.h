@@ -24,6 +24,8 @@
 
 #include "media/media.h"
 #include "nand/nand.h"
+#include "nand/nand-config.h"
+#include "ns-kind.h"
 #include "sched/deadline-heap.h"
 #include "stats/io-counters.h"
 #include "stats/lateness.h"
@@ -31,25 +33,17 @@
 #define TYPE_FEMU "femu"
 OBJECT_DECLARE_SIMPLE_TYPE(FemuCtrl, FEMU)
 
-/* femu_mode values, as FEMU numbers them. */
-enum {
-    FEMU_MODE_WHITEBOX = 0,
-    FEMU_MODE_BLACKBOX = 1,
-    FEMU_MODE_NOSSD = 2,
-    FEMU_MODE_ZNS = 3,
-};
-
 #define FEMU_MAX_IO_QUEUES 128
 #define FEMU_MAX_NAMESPACES 64
+#define FEMU_MAX_DEVSZ_MB (64u * 1024 * 1024)   /* 64 TiB */
 #define FEMU_REG_SIZE 0x1000
 #define FEMU_DB_STRIDE 4            /* CAP.DSTRD = 0 */
 #define FEMU_MAX_AER_EVENTS 16
-#define FEMU_SGL_MAX_SEGMENTS 1024
+#define FEMU_SGL_MAX_SEGMENTS 1024  /* bound on segment chains a guest can make us walk */
 #define FEMU_LOG_MEDIA_STATS 0xca   /* vendor log page: model statistics as text */
 #define FEMU_IDLE_NS 1000000        /* quiet this long, the media model may work in the background */
-#define FEMU_IDLE_REPEAT_NS 100000000   /* and again this often while quiet */  /* bound on segment chains a guest can make us walk */
+#define FEMU_IDLE_REPEAT_NS 100000000   /* and again this often while quiet */
 
-typedef struct FemuCtrl FemuCtrl;
 typedef struct FemuSQ FemuSQ;
 typedef struct FemuCQ FemuCQ;
 
@@ -60,7 +54,7 @@ typedef enum FemuReqState {
     FEMU_REQ_AER,       /* an Asynchronous Event Request held until an event */
 } FemuReqState;
 
-typedef struct FemuRequest {
+struct FemuRequest {
     FemuSQ *sq;
     NvmeCqe cqe;
     FemuReqState state;
@@ -70,7 +64,7 @@ typedef struct FemuRequest {
     uint64_t deadline_ns;
     size_t heap_pos;
     QTAILQ_ENTRY(FemuRequest) entry;    /* free list, CQ wait list or AER list */
-} FemuRequest;
+};
 
 struct FemuSQ {
     uint16_t sqid;
@@ -98,25 +92,22 @@ struct FemuCQ {
     QTAILQ_HEAD(, FemuSQ) sqs;
 };
 
-typedef struct ZoneSet ZoneSet;
-
-typedef struct FemuNamespace {
+struct FemuNamespace {
     uint32_t nsid;
-    uint8_t csi;                /* NVME_CSI_NVM or NVME_CSI_ZONED */
+    const FemuNsKind *kind;
+    uint8_t csi;                /* the kind's command set */
     uint64_t nlbas;
     uint8_t lba_shift;
     uint64_t backend_offset;
-    uint32_t type;              /* FEMU_MODE_NOSSD, _BLACKBOX or _ZNS */
     uint64_t bytes;
     FemuMedia *media;           /* the model that times this namespace */
     uint64_t media_base;        /* subtracted from backend offsets to address the model */
-    ZoneSet *zones;             /* zoned namespaces only */
-    uint8_t *zone_meta;         /* where the zone state persists, in the backend */
+    void *priv;                 /* the kind's per-namespace state */
     IoCounters io;
     uint8_t uuid[16];
     uint8_t nguid[16];
     uint64_t eui64;
-} FemuNamespace;
+};
 
 typedef struct FemuFeatures {
     uint32_t arbitration;
@@ -131,52 +122,6 @@ typedef struct FemuFeatures {
     uint32_t async_config;
     uint32_t iocs_profile;
 } FemuFeatures;
-
-/* blackbox properties; -1 means "derive / use the flash type's default" */
-typedef struct FemuBbParams {
-    uint32_t secsz;
-    uint32_t secs_per_pg;
-    uint32_t pgs_per_blk;
-    uint32_t blks_per_pl;       /* 0: derived from devsz_mb and op_pcent */
-    uint32_t pls_per_lun;
-    uint32_t luns_per_ch;
-    uint32_t nchs;
-    uint8_t flash_type;         /* bits per cell: 1 SLC .. 4 QLC */
-    int64_t pg_rd_lat;          /* ns, every page type */
-    int64_t pg_wr_lat;
-    int64_t blk_er_lat;
-    int64_t ch_xfer_lat;        /* ns per page; -1: from ch_mts and ch_width */
-    char *pg_rd_lats;           /* "lower,upper,extra,..." ns per page type */
-    char *pg_wr_lats;
-    uint32_t ch_mts;
-    uint32_t ch_width;
-    uint32_t gc_thres_pcent;
-    uint32_t gc_thres_pcent_high;
-    int32_t op_pcent;           /* -1: 7 unless blks_per_pl is given */
-    uint32_t time_scale;
-} FemuBbParams;
-
-/* zns properties (femu_mode=3); FEMU's names where they exist */
-typedef struct FemuZnsParams {
-    uint32_t zone_size_mb;
-    uint64_t zone_cap;          /* bytes; 0: the zone size */
-    uint32_t max_open;          /* 0: no limit */
-    uint32_t max_active;
-    uint32_t zd_ext_size;       /* bytes, a multiple of 64 */
-    bool cross_zone_read;
-    uint8_t zasl;               /* zone append limit, 4 KiB << zasl; 0: mdts */
-    uint32_t num_ch;
-    uint32_t num_lun;
-    uint32_t num_plane;
-    uint32_t num_blk;           /* 0: just enough for the zones */
-    uint8_t flash_type;
-    int64_t pg_rd_lat;
-    int64_t pg_wr_lat;
-    int64_t blk_er_lat;
-    uint32_t stripe;            /* chips per zone; 0: all */
-    uint32_t wbuf_kb;           /* per-zone write buffer; 0: two program units */
-    uint32_t wbuf_zones;        /* zones holding a buffer at once; 0: max_open or 8 */
-} FemuZnsParams;
 
 struct FemuCtrl {
     PCIDevice parent_obj;
@@ -196,23 +141,22 @@ struct FemuCtrl {
     uint8_t elpe;
     uint32_t poll_idle_us;
     HostMemoryBackend *memdev;
-    FemuBbParams bb;
-    FemuZnsParams zns;
+    FemuFlashParams flash;      /* the NAND every media kind builds on */
 
     /* storage */
     HostMemoryBackend *backend;
     uint8_t *data;
-    uint64_t data_bytes;        /* namespaces' data; metadata (zone state) follows it */
+    uint64_t data_bytes;        /* namespaces' data; the kinds' metadata follows it */
     uint64_t meta_bytes;
     FemuNamespace *ns;
     FemuMedia *medias[FEMU_MAX_NAMESPACES];     /* distinct models, one per namespace at most */
     uint32_t nr_medias;
     NandModel *shared_nand;     /* the flash of a mixed device, shared by its models */
-    char *ns_types;             /* property: per-namespace mode, "blackbox,zns" */
+    char *ns_types;             /* property: one kind name per namespace */
     char *ns_sizes_mb;          /* property: per-namespace capacity in MiB */
-    uint32_t ns_type[FEMU_MAX_NAMESPACES];
+    const FemuNsKind *ns_kind[FEMU_MAX_NAMESPACES];
     uint64_t ns_bytes[FEMU_MAX_NAMESPACES];
-    uint64_t ns_meta[FEMU_MAX_NAMESPACES];  /* zone state bytes after the data */
+    uint64_t ns_meta[FEMU_MAX_NAMESPACES];  /* each kind's metadata bytes after the data */
 
     /* registers: written by vCPUs under the lock, doorbells lock-free */
     NvmeBar bar;
@@ -256,24 +200,51 @@ struct FemuCtrl {
     bool intx_level;
 };
 
-/* femu.c */
-void femu_ctrl_reset_locked(FemuCtrl *n);
+/*
+ * The controller's files call downwards only, in this order:
+ *   ctrl.c (QOM, properties, registers) -> dataplane.c (the device thread)
+ *   -> admin.c, io.c (command sets) -> queues.c (queues, completions, events)
+ *   -> the kinds (through ns-kind.h) -> nvm.c (the NVM data path the kinds share)
+ *   -> namespaces.c, dma.c, backend.c -> media models -> nand.
+ */
 
-/* dataplane.c */
-void femu_dataplane_start(FemuCtrl *n);
-void femu_dataplane_stop(FemuCtrl *n);
-void femu_dataplane_kick(FemuCtrl *n);
+/* namespaces.c: namespaces and their timing models */
+bool femu_ns_layout(FemuCtrl *n, Error **errp);
+bool femu_ns_create(FemuCtrl *n, Error **errp);
+void femu_ns_destroy(FemuCtrl *n);
+void femu_ns_ctrl_reset(FemuCtrl *n);
+FemuNamespace *femu_ns(FemuCtrl *n, uint32_t nsid);
+bool femu_has_csi(FemuCtrl *n, uint8_t csi);
+const FemuNsKind *femu_ctrl_kind(FemuCtrl *n);
+uint64_t femu_ns_media_submit(FemuNamespace *ns, FemuMediaReq *r);
 bool femu_media_wants_idle(FemuCtrl *n);
-void femu_complete(FemuCtrl *n, FemuRequest *req, uint64_t deadline_ns);
-void femu_post_aer(FemuCtrl *n, uint8_t type, uint8_t info, uint8_t log_page);
-void femu_aer_unmask(FemuCtrl *n, uint8_t type);
-void femu_aer_hold(FemuCtrl *n, FemuRequest *req);
-void femu_cq_free(FemuCtrl *n, uint16_t cqid);
-void femu_sq_free(FemuCtrl *n, uint16_t sqid, bool post_aborts);
+void femu_media_idle_all(FemuCtrl *n, uint64_t now_ns);
+/* Every statistic of the controller and its models, named as in the vendor log. */
+void femu_stats_emit(FemuCtrl *n, FemuMediaStatFn *emit, void *opaque);
+
+/* queues.c: submission and completion queues, completions, asynchronous events */
+uint64_t femu_now_ns(void);
 FemuSQ *femu_sq_new(FemuCtrl *n, uint16_t sqid, uint16_t cqid, uint32_t size, uint64_t addr);
 FemuCQ *femu_cq_new(FemuCtrl *n, uint16_t cqid, uint16_t vector, bool ien, uint32_t size,
                     uint64_t addr);
-uint64_t femu_now_ns(void);
+void femu_sq_free(FemuCtrl *n, uint16_t sqid, bool post_aborts);
+void femu_cq_free(FemuCtrl *n, uint16_t cqid);
+bool femu_sq_update_tail(FemuCtrl *n, FemuSQ *sq);
+void femu_cq_update_head(FemuCtrl *n, FemuCQ *cq);
+uint32_t femu_shadow_read(FemuCtrl *n, uint16_t qid, bool cq);
+bool femu_uses_shadow(FemuCtrl *n, uint16_t qid);
+void femu_complete(FemuCtrl *n, FemuRequest *req, uint64_t deadline_ns);
+void femu_post_due(FemuCtrl *n, FemuRequest *req, uint64_t now);
+int femu_drain_cq_waiting(FemuCtrl *n, uint64_t now);
+void femu_post_aer(FemuCtrl *n, uint8_t type, uint8_t info, uint8_t log_page);
+void femu_aer_unmask(FemuCtrl *n, uint8_t type);
+void femu_aer_hold(FemuCtrl *n, FemuRequest *req);
+void femu_req_detach(FemuCtrl *n, FemuRequest *req);
+
+/* dataplane.c: the device thread */
+void femu_dataplane_start(FemuCtrl *n);
+void femu_dataplane_stop(FemuCtrl *n);
+void femu_dataplane_kick(FemuCtrl *n);
 
 /* dma.c */
 bool femu_dma_in_ram(FemuCtrl *n, dma_addr_t addr, dma_addr_t len, bool to_guest);
@@ -292,45 +263,24 @@ bool femu_backend_init(FemuCtrl *n, uint64_t extra, Error **errp);
 void femu_backend_release(FemuCtrl *n);
 void femu_backend_zero(FemuCtrl *n, uint64_t offset, uint64_t len);
 
-/* blackbox.c */
-NandGeometry femu_flash_geometry(FemuCtrl *n, uint32_t blks_per_pl);
-uint32_t femu_blackbox_blocks(FemuCtrl *n, uint64_t bytes, Error **errp);
-FemuMedia *femu_blackbox_new(FemuCtrl *n, uint64_t bytes, NandModel *shared,
-                             uint32_t first_block, Error **errp);
-bool femu_fill_timing(uint8_t flash_type, int64_t rd, int64_t wr, int64_t er,
-                      const FemuBbParams *bus, NandTiming *t, Error **errp);
-
-/* zns.c */
-uint64_t femu_zns_meta_bytes(FemuCtrl *n, uint64_t nr_zones);
-bool femu_zns_init_ns(FemuCtrl *n, FemuNamespace *ns, uint64_t data_bytes, uint8_t *meta,
-                      Error **errp);
-void femu_zns_free_ns(FemuNamespace *ns);
-void femu_zns_ctrl_reset(FemuNamespace *ns);
-uint64_t femu_zns_zasl_bytes(FemuCtrl *n);
-uint16_t femu_zns_io(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const NvmeCmd *cmd,
-                     uint64_t now, uint64_t *deadline);
-void femu_zns_fill_id_ns(FemuCtrl *n, FemuNamespace *ns, NvmeIdNsZoned *id);
-uint32_t femu_zns_blocks(FemuCtrl *n, uint64_t bytes, Error **errp);
-FemuMedia *femu_zns_media_new(FemuCtrl *n, uint64_t bytes, NandModel *shared,
-                              uint32_t first_block, Error **errp);
-
-/* nvme-admin.c */
+/* admin.c */
 uint16_t femu_admin_cmd(FemuCtrl *n, FemuRequest *req, const NvmeCmd *cmd);
-bool femu_has_zoned(FemuCtrl *n);
-char *femu_media_prefix(FemuCtrl *n, uint32_t i);
 void femu_init_id_ctrl(FemuCtrl *n);
 void femu_record_error(FemuCtrl *n, FemuRequest *req);
 
-/* femu.c */
-uint64_t femu_ns_media_submit(FemuNamespace *ns, FemuMediaReq *r);
-
-/* nvme-io.c */
+/* io.c */
 uint16_t femu_io_cmd(FemuCtrl *n, FemuRequest *req, const NvmeCmd *cmd, uint64_t now_ns,
                      uint64_t *deadline_ns);
-FemuNamespace *femu_ns(FemuCtrl *n, uint32_t nsid);
-/* Read, Write and Compare of the NVM command set (zoned reads reuse it). */
+
+/* nvm.c: the NVM command set, for the kinds */
+/* Every NVM I/O command (Read, Write, Compare, Write Zeroes, Dataset Management, Flush). */
+uint16_t femu_nvm_io(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const NvmeCmd *cmd,
+                     uint64_t now, uint64_t *deadline);
+/* Read, Write and Compare (other command sets reuse it). */
 uint16_t femu_nvm_rw(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const NvmeCmd *cmd,
                      uint64_t now, uint64_t *deadline);
+/* The commands of femu_nvm_io in a Commands Supported and Effects log. */
+void femu_nvm_effects(NvmeEffectsLog *log);
 
 static inline uint16_t femu_status_dnr(uint16_t status)
 {

@@ -1,23 +1,13 @@
 /*
- * NVM command set I/O commands. Data moves between guest RAM and the backend when the
- * command is fetched; the media model says when its completion may be posted.
+ * The NVM command set: the I/O commands of conventional namespaces, and the data path other
+ * command sets build on. Data moves between guest RAM and the backend when the command is
+ * fetched; the media model says when its completion may be posted.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "qemu/osdep.h"
 #include "femu.h"
 #include "trace.h"
-
-/* An active namespace; zoned ones are active only when the host enabled all command sets. */
-FemuNamespace *femu_ns(FemuCtrl *n, uint32_t nsid)
-{
-    FemuNamespace *ns = nsid && nsid <= n->num_namespaces ? &n->ns[nsid - 1] : NULL;
-
-    if (ns && ns->csi != NVME_CSI_NVM && NVME_CC_CSS(n->bar.cc) != NVME_CC_CSS_ALL) {
-        return NULL;
-    }
-    return ns;
-}
 
 static uint8_t *ns_data(FemuCtrl *n, FemuNamespace *ns, uint64_t slba)
 {
@@ -32,23 +22,14 @@ static uint16_t check_range(FemuNamespace *ns, uint64_t slba, uint64_t nlb)
     return NVME_SUCCESS;
 }
 
-static uint64_t media_time(FemuCtrl *n, FemuNamespace *ns, FemuMediaOp op, uint64_t slba,
-                           uint64_t nlb, uint64_t now)
+static uint64_t media_time(FemuNamespace *ns, FemuMediaOp op, uint64_t slba, uint64_t nlb,
+                           uint64_t now)
 {
     FemuMediaReq mreq = {
-        .op = op, .nsid = ns ? ns->nsid : 0,
-        .offset = ns ? ns->backend_offset + (slba << ns->lba_shift) : 0,
-        .len = ns ? nlb << ns->lba_shift : 0, .arrival_ns = now,
+        .op = op, .nsid = ns->nsid,
+        .offset = ns->backend_offset + (slba << ns->lba_shift),
+        .len = nlb << ns->lba_shift, .arrival_ns = now,
     };
-    if (!ns) {
-        /* a flush of every namespace: every model drains */
-        uint64_t done = now;
-        for (uint32_t i = 0; i < n->nr_medias; i++) {
-            uint64_t t = femu_media_submit(n->medias[i], &mreq);
-            done = MAX(done, t);
-        }
-        return done;
-    }
     return femu_ns_media_submit(ns, &mreq);
 }
 
@@ -100,11 +81,11 @@ uint16_t femu_nvm_rw(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const Nvm
     if (cmd->opcode == NVME_CMD_WRITE) {
         ns->io.bytes_written += len;
         ns->io.write_cmds++;
-        *deadline = media_time(n, ns, FEMU_MEDIA_WRITE, slba, nlb, now);
+        *deadline = media_time(ns, FEMU_MEDIA_WRITE, slba, nlb, now);
     } else {
         ns->io.bytes_read += len;
         ns->io.read_cmds++;
-        *deadline = media_time(n, ns, FEMU_MEDIA_READ, slba, nlb, now);
+        *deadline = media_time(ns, FEMU_MEDIA_READ, slba, nlb, now);
     }
     return NVME_SUCCESS;
 }
@@ -121,7 +102,7 @@ static uint16_t write_zeroes(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns,
         return status;
     }
     femu_backend_zero(n, ns->backend_offset + (slba << ns->lba_shift), nlb << ns->lba_shift);
-    *deadline = media_time(n, ns, FEMU_MEDIA_WRITE_ZEROES, slba, nlb, now);
+    *deadline = media_time(ns, FEMU_MEDIA_WRITE_ZEROES, slba, nlb, now);
     return NVME_SUCCESS;
 }
 
@@ -150,52 +131,41 @@ static uint16_t dsm(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const Nvme
         if (nlb) {
             femu_backend_zero(n, ns->backend_offset + (slba << ns->lba_shift),
                               nlb << ns->lba_shift);
-            *deadline = MAX(*deadline, media_time(n, ns, FEMU_MEDIA_DEALLOCATE, slba, nlb,
+            *deadline = MAX(*deadline, media_time(ns, FEMU_MEDIA_DEALLOCATE, slba, nlb,
                                                   now));
         }
     }
     return NVME_SUCCESS;
 }
 
-uint16_t femu_io_cmd(FemuCtrl *n, FemuRequest *req, const NvmeCmd *cmd, uint64_t now,
-                     uint64_t *deadline)
+uint16_t femu_nvm_io(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const NvmeCmd *cmd,
+                     uint64_t now, uint64_t *deadline)
 {
-    uint32_t nsid = le32_to_cpu(cmd->nsid);
-    FemuNamespace *ns = femu_ns(n, nsid);
-
-    if (NVME_CMD_FLAGS_FUSE(cmd->flags)) {
-        return NVME_INVALID_FIELD;
-    }
-    if (ns && ns->csi == NVME_CSI_ZONED && cmd->opcode != NVME_CMD_FLUSH) {
-        return femu_zns_io(n, req, ns, cmd, now, deadline);
-    }
     switch (cmd->opcode) {
     case NVME_CMD_FLUSH:
         /* the backend holds every completed write: a flush is media time only */
-        if (!ns && !(nsid == NVME_NSID_BROADCAST && n->vwc)) {
-            return NVME_INVALID_NSID;
-        }
-        *deadline = media_time(n, ns, FEMU_MEDIA_FLUSH, 0, 0, now);
+        *deadline = media_time(ns, FEMU_MEDIA_FLUSH, 0, 0, now);
         return NVME_SUCCESS;
     case NVME_CMD_READ:
     case NVME_CMD_WRITE:
     case NVME_CMD_COMPARE:
-        return ns ? femu_nvm_rw(n, req, ns, cmd, now, deadline) : NVME_INVALID_NSID;
+        return femu_nvm_rw(n, req, ns, cmd, now, deadline);
     case NVME_CMD_WRITE_ZEROES:
-        return ns ? write_zeroes(n, req, ns, cmd, now, deadline) : NVME_INVALID_NSID;
+        return write_zeroes(n, req, ns, cmd, now, deadline);
     case NVME_CMD_DSM:
-        return ns ? dsm(n, req, ns, cmd, now, deadline) : NVME_INVALID_NSID;
-    case NVME_CMD_ZONE_MGMT_SEND:
-    case NVME_CMD_ZONE_MGMT_RECV:
-    case NVME_CMD_ZONE_APPEND:
-        /* zoned commands to a namespace that is not an active zoned one */
-        if (!ns && nsid && nsid <= n->num_namespaces &&
-            n->ns[nsid - 1].csi == NVME_CSI_ZONED) {
-            return NVME_INVALID_NSID;
-        }
-        return NVME_INVALID_OPCODE;
+        return dsm(n, req, ns, cmd, now, deadline);
     default:
         trace_femu_invalid_opcode(req->sq->sqid, cmd->opcode);
         return NVME_INVALID_OPCODE;
     }
+}
+
+void femu_nvm_effects(NvmeEffectsLog *log)
+{
+    log->iocs[NVME_CMD_FLUSH] = cpu_to_le32(NVME_CMD_EFF_CSUPP);
+    log->iocs[NVME_CMD_READ] = cpu_to_le32(NVME_CMD_EFF_CSUPP);
+    log->iocs[NVME_CMD_COMPARE] = cpu_to_le32(NVME_CMD_EFF_CSUPP);
+    log->iocs[NVME_CMD_WRITE] = cpu_to_le32(NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_LBCC);
+    log->iocs[NVME_CMD_WRITE_ZEROES] = cpu_to_le32(NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_LBCC);
+    log->iocs[NVME_CMD_DSM] = cpu_to_le32(NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_LBCC);
 }

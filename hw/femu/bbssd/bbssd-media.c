@@ -4,8 +4,8 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
-#include "media.h"
-#include "../bbssd/ftl.h"
+#include "../media/media.h"
+#include "ftl.h"
 
 #include <glib.h>
 

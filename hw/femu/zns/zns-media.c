@@ -4,8 +4,8 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
-#include "media.h"
-#include "../zns/zns-flash.h"
+#include "../media/media.h"
+#include "zns-flash.h"
 
 #include <glib.h>
 
@@ -49,8 +49,6 @@ static void zns_stats(FemuMedia *fm, FemuMediaStatFn *emit, void *opaque)
     const ZnsFlashStats *s = zns_flash_stats(m->flash);
     NandModel *nand = zns_flash_nand(m->flash);
 
-    emit(opaque, "host_bytes_written", s->host_bytes_written);
-    emit(opaque, "host_bytes_read", s->host_bytes_read);
     emit(opaque, "buffer_read_hits", s->buffer_read_hits);
     emit(opaque, "pages_programmed", s->pages_programmed);
     emit(opaque, "pad_pages_programmed", s->pad_pages_programmed);

@@ -1,20 +1,60 @@
 /*
- * femu_mode=3 (zns): the NVMe Zoned Namespace command set on top of the zone state
- * machine (zns/zone.c) and zones on flash (zns/zns-flash.c, via the media interface).
- * Zone state lives in the backend right after the namespace's data, so a file backend
- * keeps it across restarts.
+ * zns (femu_mode=3): the NVMe Zoned Namespace command set on top of the zone state
+ * machine (zone.c) and zones on flash (zns-flash.c, through zns-media.c). Zone state lives
+ * in the backend right after the device's data, so a file backend keeps it across
+ * restarts.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "qemu/osdep.h"
 #include "qemu/units.h"
 #include "qapi/error.h"
-#include "femu.h"
-#include "zns/zone.h"
-#include "zns/zns-flash.h"
-#include "trace.h"
+#include "../femu.h"
+#include "zone.h"
+#include "zns-flash.h"
+#include "../trace.h"
 
 #define ZNS_META_ALIGN MiB
+
+/* FEMU's names where they exist */
+typedef struct ZnsParams {
+    uint32_t zone_size_mb;
+    uint64_t zone_cap;          /* bytes; 0: the zone size */
+    uint32_t max_open;          /* 0: no limit */
+    uint32_t max_active;
+    uint32_t zd_ext_size;       /* bytes, a multiple of 64 */
+    bool cross_zone_read;
+    uint8_t zasl;               /* zone append limit, 4 KiB << zasl; 0: mdts */
+    uint32_t num_ch;
+    uint32_t num_lun;
+    uint32_t num_plane;
+    uint32_t num_blk;           /* 0: just enough for the zones */
+    uint8_t flash_type;
+    int64_t pg_rd_lat;
+    int64_t pg_wr_lat;
+    int64_t blk_er_lat;
+    uint32_t stripe;            /* chips per zone; 0: all */
+    uint32_t wbuf_kb;           /* per-zone write buffer; 0: two program units */
+    uint32_t wbuf_zones;        /* zones holding a buffer at once; 0: max_open or 8 */
+} ZnsParams;
+
+/* A zoned namespace's state (FemuNamespace.priv). */
+typedef struct ZnsNs {
+    ZoneSet *zones;
+    uint8_t *meta;              /* where the zone state persists, in the backend */
+} ZnsNs;
+
+static const FemuNsKind zns_kind;
+
+static ZnsParams *zns_params(FemuCtrl *n)
+{
+    return femu_ns_kind_params(n, &zns_kind);
+}
+
+static ZoneSet *ns_zones(FemuNamespace *ns)
+{
+    return ((ZnsNs *)ns->priv)->zones;
+}
 
 /* ZoneStatus -> NVMe status (zone statuses are command specific, type 1). */
 static uint16_t zone_to_nvme(ZoneStatus s)
@@ -31,11 +71,11 @@ static uint16_t zone_to_nvme(ZoneStatus s)
     }
 }
 
-uint64_t femu_zns_meta_bytes(FemuCtrl *n, uint64_t nr_zones)
+static uint64_t zns_meta_bytes(FemuCtrl *n, uint64_t nr_zones)
 {
     ZoneConfig c = {
         .nr_zones = nr_zones, .zone_size = 1, .zone_cap = 1,
-        .zde_bytes = n->zns.zd_ext_size,
+        .zde_bytes = zns_params(n)->zd_ext_size,
     };
     g_autofree char *err = NULL;
     ZoneSet *zs = zone_set_new(&c, &err);
@@ -57,18 +97,18 @@ static void on_zone_change(void *opaque, uint64_t zone, ZoneState from, ZoneStat
 {
     ZoneChangeCtx *c = opaque;
     FemuNamespace *ns = c->ns;
+    uint64_t zone_lbas = ns_zones(ns)->cfg.zone_size;
     FemuMediaReq r = {
         .nsid = ns->nsid,
-        .offset = ns->backend_offset + (zone * ns->zones->cfg.zone_size << ns->lba_shift),
-        .len = ns->zones->cfg.zone_size << ns->lba_shift,
+        .offset = ns->backend_offset + (zone * zone_lbas << ns->lba_shift),
+        .len = zone_lbas << ns->lba_shift,
         .arrival_ns = c->now,
     };
     uint64_t t;
 
     if (to == ZONE_EMPTY && from != ZONE_EMPTY) {
         /* reads of a reset zone return zeroes (DLFEAT); the host pages are given back */
-        femu_backend_zero(c->n, ns->backend_offset + (zone * ns->zones->cfg.zone_size <<
-                                                      ns->lba_shift), r.len);
+        femu_backend_zero(c->n, r.offset, r.len);
         r.op = FEMU_MEDIA_ZONE_RESET;
     } else if ((to == ZONE_FULL || to == ZONE_CLOSED) &&
                (from == ZONE_IMPLICIT_OPEN || from == ZONE_EXPLICIT_OPEN)) {
@@ -83,20 +123,20 @@ static void on_zone_change(void *opaque, uint64_t zone, ZoneState from, ZoneStat
 
 static void persist(FemuNamespace *ns)
 {
-    if (ns->zone_meta) {
-        zone_state_save(ns->zones, ns->zone_meta);
+    ZnsNs *z = ns->priv;
+    if (z->meta) {
+        zone_state_save(z->zones, z->meta);
     }
 }
 
-bool femu_zns_init_ns(FemuCtrl *n, FemuNamespace *ns, uint64_t data_bytes, uint8_t *meta,
-                      Error **errp)
+static bool zns_ns_init(FemuCtrl *n, FemuNamespace *ns, uint8_t *meta, Error **errp)
 {
-    FemuZnsParams *p = &n->zns;
+    ZnsParams *p = zns_params(n);
     uint64_t zone_bytes = (uint64_t)p->zone_size_mb * MiB;
     uint64_t cap_bytes = p->zone_cap ? p->zone_cap : zone_bytes;
     uint64_t lba = 1ULL << ns->lba_shift;
     ZoneConfig c = {
-        .nr_zones = data_bytes / zone_bytes,
+        .nr_zones = ns->bytes / zone_bytes,
         .zone_size = zone_bytes / lba,
         .zone_cap = cap_bytes / lba,
         .max_open = p->max_open,
@@ -112,38 +152,44 @@ bool femu_zns_init_ns(FemuCtrl *n, FemuNamespace *ns, uint64_t data_bytes, uint8
                    cap_bytes, lba, zone_bytes);
         return false;
     }
-    ns->zones = zone_set_new(&c, &err);
-    if (!ns->zones) {
+    ZnsNs *z;
+    ZoneSet *zs = zone_set_new(&c, &err);
+
+    if (!zs) {
         error_setg(errp, "%s", err);
         return false;
     }
-    ns->csi = NVME_CSI_ZONED;
+    z = g_new0(ZnsNs, 1);
+    z->zones = zs;
+    z->meta = meta;
+    ns->priv = z;
     ns->nlbas = c.nr_zones * c.zone_size;
-    ns->zone_meta = meta;
     /* a file backend brings back the zones as they were; anything else starts empty */
-    if (!meta || !zone_state_load(ns->zones, meta, zone_state_size(ns->zones))) {
+    if (!meta || !zone_state_load(zs, meta, zone_state_size(zs))) {
         persist(ns);
     }
     return true;
 }
 
 /* A controller reset closes open zones as a power cycle does (unwritten ones go Empty). */
-void femu_zns_ctrl_reset(FemuNamespace *ns)
+static void zns_ctrl_reset(FemuCtrl *n, FemuNamespace *ns)
 {
-    size_t len = zone_state_size(ns->zones);
+    ZoneSet *zs = ns_zones(ns);
+    size_t len = zone_state_size(zs);
     g_autofree uint8_t *buf = g_malloc(len);
 
-    zone_state_save(ns->zones, buf);
-    zone_state_load(ns->zones, buf, len);
+    zone_state_save(zs, buf);
+    zone_state_load(zs, buf, len);
     persist(ns);
 }
 
-void femu_zns_free_ns(FemuNamespace *ns)
+static void zns_ns_free(FemuNamespace *ns)
 {
-    if (ns->zones) {
-        zone_set_free(ns->zones);
-        ns->zones = NULL;
-    }
+    ZnsNs *z = ns->priv;
+
+    zone_set_free(z->zones);
+    g_free(z);
+    ns->priv = NULL;
 }
 
 /*
@@ -153,8 +199,8 @@ void femu_zns_free_ns(FemuNamespace *ns)
 static bool zns_flash_config(FemuCtrl *n, uint64_t bytes, NandModel *shared,
                              uint32_t first_block, ZnsFlashConfig *c, Error **errp)
 {
-    FemuZnsParams *p = &n->zns;
-    FemuBbParams *b = &n->bb;
+    ZnsParams *p = zns_params(n);
+    FemuFlashParams *b = &n->flash;
     uint64_t zone = (uint64_t)p->zone_size_mb * MiB;
     g_autofree char *err = NULL;
 
@@ -172,8 +218,8 @@ static bool zns_flash_config(FemuCtrl *n, uint64_t bytes, NandModel *shared,
     if (shared) {
         c->geo = shared->geo;
         c->tm = shared->tm;
-    } else if (!femu_fill_timing(p->flash_type, p->pg_rd_lat, p->pg_wr_lat, p->blk_er_lat, b,
-                                 &c->tm, errp)) {
+    } else if (!femu_fill_timing("zns_", p->flash_type, p->pg_rd_lat, p->pg_wr_lat,
+                                 p->blk_er_lat, b, &c->tm, errp)) {
         return false;
     }
     c->stripe = p->stripe ? p->stripe : c->geo.nchs * c->geo.luns_per_ch;
@@ -192,12 +238,12 @@ static bool zns_flash_config(FemuCtrl *n, uint64_t bytes, NandModel *shared,
 }
 
 /* Blocks per plane the zones of `bytes` need on the shared flash (mixed devices). */
-uint32_t femu_zns_blocks(FemuCtrl *n, uint64_t bytes, Error **errp)
+static uint32_t zns_flash_blocks(FemuCtrl *n, uint64_t bytes, Error **errp)
 {
-    FemuZnsParams *p = &n->zns;
+    ZnsParams *p = zns_params(n);
     uint64_t zone = (uint64_t)p->zone_size_mb * MiB;
     ZnsFlashConfig c = {
-        .geo = femu_flash_geometry(n, 1),
+        .geo = femu_flash_geometry(&n->flash, 1),
         .nr_zones = bytes / zone,
         .zone_bytes = zone,
         .zone_cap_bytes = p->zone_cap ? p->zone_cap : zone,
@@ -214,8 +260,8 @@ uint32_t femu_zns_blocks(FemuCtrl *n, uint64_t bytes, Error **errp)
     return c.geo.blks_per_pl;
 }
 
-FemuMedia *femu_zns_media_new(FemuCtrl *n, uint64_t bytes, NandModel *shared,
-                              uint32_t first_block, Error **errp)
+static FemuMedia *zns_media_new(FemuCtrl *n, uint64_t bytes, NandModel *shared,
+                                uint32_t first_block, Error **errp)
 {
     g_autofree char *err = NULL;
     ZnsFlashConfig c;
@@ -231,9 +277,9 @@ FemuMedia *femu_zns_media_new(FemuCtrl *n, uint64_t bytes, NandModel *shared,
     return m;
 }
 
-uint64_t femu_zns_zasl_bytes(FemuCtrl *n)
+static uint64_t zns_zasl_bytes(FemuCtrl *n)
 {
-    uint8_t zasl = n->zns.zasl ? n->zns.zasl : n->mdts;
+    uint8_t zasl = zns_params(n)->zasl ? zns_params(n)->zasl : n->mdts;
     return zasl ? 4096ULL << zasl : 0;
 }
 
@@ -245,7 +291,7 @@ static uint16_t zns_write(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns,
     bool zeroes = cmd->opcode == NVME_CMD_WRITE_ZEROES;
     uint64_t slba = le64_to_cpu(rw->slba), nlb = (uint64_t)le16_to_cpu(rw->nlb) + 1;
     uint64_t len = nlb << ns->lba_shift, lba;
-    uint64_t limit = append ? femu_zns_zasl_bytes(n) : (n->mdts ? 4096ULL << n->mdts : 0);
+    uint64_t limit = append ? zns_zasl_bytes(n) : (n->mdts ? 4096ULL << n->mdts : 0);
     QEMUSGList sg;
     uint16_t status;
 
@@ -260,7 +306,7 @@ static uint16_t zns_write(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns,
             return status;
         }
     }
-    status = zone_to_nvme(zone_write(ns->zones, slba, nlb, append, &lba));
+    status = zone_to_nvme(zone_write(ns_zones(ns), slba, nlb, append, &lba));
     if (status == NVME_SUCCESS) {
         uint8_t *data = n->data + ns->backend_offset + (lba << ns->lba_shift);
         FemuMediaReq r = { .op = zeroes ? FEMU_MEDIA_WRITE_ZEROES : FEMU_MEDIA_WRITE,
@@ -295,7 +341,7 @@ static uint16_t zns_read(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns,
 {
     const NvmeRwCmd *rw = (const NvmeRwCmd *)cmd;
     uint64_t slba = le64_to_cpu(rw->slba), nlb = (uint64_t)le16_to_cpu(rw->nlb) + 1;
-    uint16_t status = zone_to_nvme(zone_read_check(ns->zones, slba, nlb));
+    uint16_t status = zone_to_nvme(zone_read_check(ns_zones(ns), slba, nlb));
 
     req->slba = slba;
     if (status) {
@@ -313,11 +359,11 @@ static uint16_t zone_mgmt_send(FemuCtrl *n, FemuNamespace *ns, const NvmeCmd *cm
     uint16_t status;
 
     if (c->zsa == NVME_ZONE_ACTION_SET_ZD_EXT) {
-        if (!ns->zones->cfg.zde_bytes || all) {
+        if (!ns_zones(ns)->cfg.zde_bytes || all) {
             return NVME_INVALID_FIELD;
         }
-        zde = g_malloc0(ns->zones->cfg.zde_bytes);
-        status = femu_copy_dptr(n, cmd, zde, ns->zones->cfg.zde_bytes, false, false);
+        zde = g_malloc0(ns_zones(ns)->cfg.zde_bytes);
+        status = femu_copy_dptr(n, cmd, zde, ns_zones(ns)->cfg.zde_bytes, false, false);
         if (status) {
             return status;
         }
@@ -325,7 +371,7 @@ static uint16_t zone_mgmt_send(FemuCtrl *n, FemuNamespace *ns, const NvmeCmd *cm
         return NVME_INVALID_FIELD;
     }
     trace_femu_zone_send(ns->nsid, c->zsa, slba, all);
-    status = zone_to_nvme(zone_manage(ns->zones, c->zsa, slba, all, zde));
+    status = zone_to_nvme(zone_manage(ns_zones(ns), c->zsa, slba, all, zde));
     persist(ns);
     return status;
 }
@@ -337,7 +383,7 @@ static uint16_t zone_mgmt_recv(FemuCtrl *n, FemuNamespace *ns, const NvmeCmd *cm
     uint32_t dw13 = le32_to_cpu(cmd->cdw13);
     uint8_t zra = dw13 & 0xff, filter = (dw13 >> 8) & 0xff;
     bool partial = dw13 & (1u << 16);
-    ZoneSet *zs = ns->zones;
+    ZoneSet *zs = ns_zones(ns);
     uint64_t zde = zra == NVME_ZONE_REPORT_EXTENDED ? zs->cfg.zde_bytes : 0;
     uint64_t desc = sizeof(NvmeZoneDescr) + zde, total, fit, shown;
     g_autofree uint8_t *buf = NULL;
@@ -395,9 +441,9 @@ static uint16_t zns_dsm(FemuCtrl *n, FemuNamespace *ns, const NvmeCmd *cmd)
         if (slba + nlb < slba || slba + nlb > ns->nlbas) {
             return NVME_LBA_RANGE;
         }
-        for (uint64_t z = zone_index(ns->zones, slba);
-             z <= zone_index(ns->zones, slba + nlb - 1); z++) {
-            if (ns->zones->zones[z].state == ZONE_OFFLINE) {
+        for (uint64_t z = zone_index(ns_zones(ns), slba);
+             z <= zone_index(ns_zones(ns), slba + nlb - 1); z++) {
+            if (ns_zones(ns)->zones[z].state == ZONE_OFFLINE) {
                 return zone_to_nvme(ZONE_IS_OFFLINE);
             }
         }
@@ -405,14 +451,14 @@ static uint16_t zns_dsm(FemuCtrl *n, FemuNamespace *ns, const NvmeCmd *cmd)
     return status;
 }
 
-uint16_t femu_zns_io(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const NvmeCmd *cmd,
-                     uint64_t now, uint64_t *deadline)
+static uint16_t zns_io(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const NvmeCmd *cmd,
+                       uint64_t now, uint64_t *deadline)
 {
     ZoneChangeCtx ctx = { .n = n, .ns = ns, .now = now, .deadline = now };
     uint16_t status;
 
-    ns->zones->on_change = on_zone_change;
-    ns->zones->opaque = &ctx;
+    ns_zones(ns)->on_change = on_zone_change;
+    ns_zones(ns)->opaque = &ctx;
     switch (cmd->opcode) {
     case NVME_CMD_WRITE:
     case NVME_CMD_WRITE_ZEROES:
@@ -433,24 +479,25 @@ uint16_t femu_zns_io(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const Nvm
         status = zns_dsm(n, ns, cmd);
         break;
     default:
-        status = NVME_INVALID_OPCODE;
+        status = femu_nvm_io(n, req, ns, cmd, now, &ctx.deadline);
         break;
     }
-    ns->zones->on_change = NULL;
+    ns_zones(ns)->on_change = NULL;
     *deadline = ctx.deadline;
     return status;
 }
 
-void femu_zns_fill_id_ns(FemuCtrl *n, FemuNamespace *ns, NvmeIdNsZoned *id)
+static void zns_identify_ns(FemuCtrl *n, FemuNamespace *ns, uint8_t *buf)
 {
-    const ZoneConfig *c = &ns->zones->cfg;
+    NvmeIdNsZoned *id = (NvmeIdNsZoned *)buf;
+    const ZoneConfig *c = &ns_zones(ns)->cfg;
+    /* the open limit may not exceed the active one */
+    uint32_t open = c->max_open ? c->max_open : c->max_active;
 
     id->zoc = 0;
     id->ozcs = cpu_to_le16(c->cross_zone_read ? 1 : 0);
     /* 0-based; all ones: no limit */
     id->mar = cpu_to_le32(c->max_active ? c->max_active - 1 : UINT32_MAX);
-    /* the open limit may not exceed the active one */
-    uint32_t open = c->max_open ? c->max_open : c->max_active;
     id->mor = cpu_to_le32(open ? open - 1 : UINT32_MAX);
     /* the zone size in LBAs of each supported format (512 and 4096 bytes) */
     for (int f = 0; f < 2; f++) {
@@ -459,3 +506,108 @@ void femu_zns_fill_id_ns(FemuCtrl *n, FemuNamespace *ns, NvmeIdNsZoned *id)
         id->lbafe[f].zdes = c->zde_bytes / 64;
     }
 }
+
+static void zns_identify_ctrl(FemuCtrl *n, uint8_t *buf)
+{
+    uint64_t zasl = zns_zasl_bytes(n);
+    ((NvmeIdCtrlZoned *)buf)->zasl = zasl ? ctz64(zasl) - 12 : 0;
+}
+
+static void zns_effects(FemuCtrl *n, NvmeEffectsLog *log)
+{
+    /* Linux makes a zoned namespace read-only unless Zone Append is supported */
+    log->iocs[NVME_CMD_ZONE_APPEND] = cpu_to_le32(NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_LBCC);
+    log->iocs[NVME_CMD_ZONE_MGMT_SEND] = cpu_to_le32(NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_LBCC);
+    log->iocs[NVME_CMD_ZONE_MGMT_RECV] = cpu_to_le32(NVME_CMD_EFF_CSUPP);
+}
+
+static bool zns_check_props(FemuCtrl *n, Error **errp)
+{
+    ZnsParams *p = zns_params(n);
+    uint32_t z = p->zone_size_mb;
+
+    if (z < 1 || z > 65536 || (z & (z - 1))) {
+        error_setg(errp, "zns_zone_size_mb=%u is invalid: allowed a power of two from 1 "
+                   "to 65536 (Linux needs power-of-two zones)", z);
+        return false;
+    }
+    if (p->zasl > 15 || (n->mdts && p->zasl > n->mdts)) {
+        error_setg(errp, "zns_zasl=%u is out of range: allowed 0 (= mdts) .. mdts=%u",
+                   p->zasl, n->mdts);
+        return false;
+    }
+    return true;
+}
+
+/* A zoned namespace holds whole zones; its zone state follows the device's data. */
+static bool zns_size_ns(FemuCtrl *n, uint32_t nsid, uint64_t *bytes, bool derived,
+                        uint64_t *meta_bytes, Error **errp)
+{
+    ZnsParams *p = zns_params(n);
+    uint64_t zone = (uint64_t)p->zone_size_mb * MiB;
+
+    if (derived) {
+        *bytes = *bytes / zone * zone;
+    }
+    if (*bytes < zone || *bytes % zone) {
+        error_setg(errp, "namespace %u of %" PRIu64 " MiB is not a whole number of zones of "
+                   "zns_zone_size_mb=%u (devsz_mb / ns_sizes_mb)", nsid, *bytes / MiB,
+                   p->zone_size_mb);
+        return false;
+    }
+    *meta_bytes = zns_meta_bytes(n, *bytes / zone);
+    return true;
+}
+
+static void zns_stats(FemuNamespace *ns, FemuMediaStatFn *emit, void *opaque)
+{
+    ZoneSet *zs = ns_zones(ns);
+
+    emit(opaque, "zones_open", zs->nr_open);
+    emit(opaque, "zones_active", zs->nr_active);
+}
+
+static const Property zns_props[] = {
+    DEFINE_PROP_UINT32("zns_num_ch", ZnsParams, num_ch, 8),
+    DEFINE_PROP_UINT32("zns_num_lun", ZnsParams, num_lun, 4),
+    DEFINE_PROP_UINT32("zns_num_plane", ZnsParams, num_plane, 1),
+    DEFINE_PROP_UINT32("zns_num_blk", ZnsParams, num_blk, 0),
+    DEFINE_PROP_UINT8("zns_flash_type", ZnsParams, flash_type, 3),
+    DEFINE_PROP_INT64("zns_pg_rd_lat", ZnsParams, pg_rd_lat, -1),
+    DEFINE_PROP_INT64("zns_pg_wr_lat", ZnsParams, pg_wr_lat, -1),
+    DEFINE_PROP_INT64("zns_blk_er_lat", ZnsParams, blk_er_lat, -1),
+    DEFINE_PROP_UINT32("zns_max_open", ZnsParams, max_open, 0),
+    DEFINE_PROP_UINT32("zns_max_active", ZnsParams, max_active, 0),
+    DEFINE_PROP_UINT32("zns_zd_ext_size", ZnsParams, zd_ext_size, 0),
+    DEFINE_PROP_SIZE("zns_zone_cap", ZnsParams, zone_cap, 0),
+    DEFINE_PROP_UINT32("zns_zone_size_mb", ZnsParams, zone_size_mb, 16),
+    DEFINE_PROP_BOOL("zns_cross_zone_read", ZnsParams, cross_zone_read, false),
+    DEFINE_PROP_UINT8("zns_zasl", ZnsParams, zasl, 0),
+    DEFINE_PROP_UINT32("zns_stripe", ZnsParams, stripe, 0),
+    DEFINE_PROP_UINT32("zns_wbuf_kb", ZnsParams, wbuf_kb, 0),
+    DEFINE_PROP_UINT32("zns_wbuf_zones", ZnsParams, wbuf_zones, 0),
+};
+
+static const FemuNsKind zns_kind = {
+    .name = "zns",
+    .femu_mode = 3,
+    .model_name = "FEMU ZNS-SSD Controller",
+    .csi = NVME_CSI_ZONED,
+    .props = zns_props,
+    .nr_props = ARRAY_SIZE(zns_props),
+    .params_size = sizeof(ZnsParams),
+    .check_props = zns_check_props,
+    .size_ns = zns_size_ns,
+    .flash_blocks = zns_flash_blocks,
+    .media_new = zns_media_new,
+    .ns_init = zns_ns_init,
+    .ns_free = zns_ns_free,
+    .io = zns_io,
+    .identify_ns = zns_identify_ns,
+    .identify_ctrl = zns_identify_ctrl,
+    .effects = zns_effects,
+    .ctrl_reset = zns_ctrl_reset,
+    .stats = zns_stats,
+};
+
+FEMU_NS_KIND_REGISTER(zns_kind)

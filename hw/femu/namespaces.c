@@ -1,0 +1,426 @@
+/*
+ * Namespaces: their kinds and sizes from the properties, their place in the backend, their
+ * timing models (one per device, or one per namespace on a shared flash when kinds mix),
+ * and the lookups the command sets use.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "qemu/units.h"
+#include "qapi/error.h"
+#include "femu.h"
+
+static bool parse_ns_types(FemuCtrl *n, Error **errp)
+{
+    g_auto(GStrv) parts = NULL;
+    uint32_t count;
+
+    if (!n->ns_types) {
+        const FemuNsKind *k = femu_ns_kind_by_mode(n->femu_mode);
+        if (!k) {
+            g_autofree char *allowed = femu_ns_kind_list(true);
+            error_setg(errp, "femu_mode=%u is not available in this build: allowed %s",
+                       n->femu_mode, allowed);
+            return false;
+        }
+        for (uint32_t i = 0; i < n->num_namespaces; i++) {
+            n->ns_kind[i] = k;
+        }
+        return true;
+    }
+    /* ':' because QEMU's option syntax reserves ',' (or write ',,') */
+    parts = g_strsplit_set(n->ns_types, ",:", -1);
+    count = g_strv_length(parts);
+    if (count < 1 || count > FEMU_MAX_NAMESPACES ||
+        (n->num_namespaces != 1 && n->num_namespaces != count)) {
+        error_setg(errp, "ns_types='%s' must list one mode per namespace (namespaces=%u), "
+                   "at most %d", n->ns_types, n->num_namespaces, FEMU_MAX_NAMESPACES);
+        return false;
+    }
+    n->num_namespaces = count;
+    for (uint32_t i = 0; i < count; i++) {
+        const char *t = g_strstrip(parts[i]);
+        n->ns_kind[i] = femu_ns_kind_by_name(t);
+        if (!n->ns_kind[i]) {
+            g_autofree char *allowed = femu_ns_kind_list(false);
+            error_setg(errp, "ns_types='%s': '%s' is not a namespace mode: allowed %s",
+                       n->ns_types, t, allowed);
+            return false;
+        }
+    }
+    return true;
+}
+
+/*
+ * Sizes in MiB, checked in 64 bits against the limit of devsz_mb. Derived even splits are
+ * whole MiB, so namespaces start on an LBA and a flash page boundary.
+ */
+static bool parse_ns_sizes(FemuCtrl *n, uint64_t total, Error **errp)
+{
+    g_auto(GStrv) parts = NULL;
+    uint64_t sum = 0;
+
+    if (!n->ns_sizes_mb) {
+        uint64_t each = total / n->num_namespaces / MiB * MiB;
+        for (uint32_t i = 0; i < n->num_namespaces; i++) {
+            n->ns_bytes[i] = each;
+        }
+        return true;
+    }
+    parts = g_strsplit_set(n->ns_sizes_mb, ",:", -1);
+    if (g_strv_length(parts) != n->num_namespaces) {
+        error_setg(errp, "ns_sizes_mb='%s' must list one size in MiB per namespace (%u)",
+                   n->ns_sizes_mb, n->num_namespaces);
+        return false;
+    }
+    for (uint32_t i = 0; i < n->num_namespaces; i++) {
+        guint64 mb;
+        if (!g_ascii_string_to_unsigned(g_strstrip(parts[i]), 10, 1, FEMU_MAX_DEVSZ_MB, &mb,
+                                        NULL)) {
+            error_setg(errp, "ns_sizes_mb='%s': '%s' is not a size in MiB (1..%u)",
+                       n->ns_sizes_mb, parts[i], FEMU_MAX_DEVSZ_MB);
+            return false;
+        }
+        n->ns_bytes[i] = mb * MiB;
+        sum += mb;
+    }
+    if (n->devsz_mb && sum != n->devsz_mb) {
+        error_setg(errp, "ns_sizes_mb='%s' adds up to %" PRIu64 " MiB, not devsz_mb=%u",
+                   n->ns_sizes_mb, sum, n->devsz_mb);
+        return false;
+    }
+    if (sum > FEMU_MAX_DEVSZ_MB) {
+        error_setg(errp, "ns_sizes_mb='%s' adds up to %" PRIu64 " MiB: allowed at most %u "
+                   "(64 TiB) in all", n->ns_sizes_mb, sum, FEMU_MAX_DEVSZ_MB);
+        return false;
+    }
+    return true;
+}
+
+/* Each namespace's size from `total` bytes, as its kind wants it; the data bytes in all. */
+static bool size_namespaces(FemuCtrl *n, uint64_t total, bool derived, uint64_t *data,
+                            Error **errp)
+{
+    if (!parse_ns_sizes(n, total, errp)) {
+        return false;
+    }
+    *data = 0;
+    n->meta_bytes = 0;
+    for (uint32_t i = 0; i < n->num_namespaces; i++) {
+        const FemuNsKind *k = n->ns_kind[i];
+
+        n->ns_meta[i] = 0;
+        if (k->size_ns && !k->size_ns(n, i + 1, &n->ns_bytes[i], derived, &n->ns_meta[i],
+                                      errp)) {
+            return false;
+        }
+        n->meta_bytes += n->ns_meta[i];
+        *data += n->ns_bytes[i];
+    }
+    return true;
+}
+
+/*
+ * Namespace kinds and sizes, and the metadata each kind keeps after all the data in the
+ * backend (so a file backend brings it back). Sets devsz_mb to the data size (from a
+ * memdev when it was not given).
+ */
+bool femu_ns_layout(FemuCtrl *n, Error **errp)
+{
+    bool derived = !n->devsz_mb && !n->ns_sizes_mb;
+    uint64_t total, data;
+
+    if (!parse_ns_types(n, errp)) {
+        return false;
+    }
+    for (uint32_t i = 0; i < n->num_namespaces; i++) {
+        const FemuNsKind *k = n->ns_kind[i];
+        bool first = true;
+        for (uint32_t j = 0; j < i; j++) {
+            first &= n->ns_kind[j] != k;
+        }
+        if (first && k->check_props && !k->check_props(n, errp)) {
+            return false;
+        }
+    }
+    total = n->devsz_mb ? (uint64_t)n->devsz_mb * MiB :
+            n->memdev ? memory_region_size(host_memory_backend_get_memory(n->memdev)) :
+            1024 * MiB;
+    if (!size_namespaces(n, total, derived, &data, errp)) {
+        return false;
+    }
+    if (derived && n->memdev && data + n->meta_bytes > total) {
+        /* the metadata comes out of the memdev too; less data needs no more metadata */
+        if (!size_namespaces(n, total - MIN(total, n->meta_bytes), derived, &data, errp)) {
+            return false;
+        }
+    }
+    n->devsz_mb = DIV_ROUND_UP(data, MiB);
+    return true;
+}
+
+/* Stable identifiers derived from the serial, unique per namespace. */
+static void ns_identifiers(FemuCtrl *n, FemuNamespace *ns)
+{
+    g_autofree char *seed = g_strdup_printf("femu:%s:%u", n->serial, ns->nsid);
+    g_autoptr(GChecksum) ck = g_checksum_new(G_CHECKSUM_SHA256);
+    uint8_t digest[32];
+    gsize dlen = sizeof(digest);
+
+    g_checksum_update(ck, (const guchar *)seed, strlen(seed));
+    g_checksum_get_digest(ck, digest, &dlen);
+    memcpy(ns->uuid, digest, 16);
+    ns->uuid[6] = (ns->uuid[6] & 0x0f) | 0x40;     /* version 4 */
+    ns->uuid[8] = (ns->uuid[8] & 0x3f) | 0x80;     /* RFC 4122 variant */
+    memcpy(ns->nguid, digest + 16, 16);
+    memcpy(&ns->eui64, digest + 8, 8);
+    ns->eui64 = cpu_to_be64((be64_to_cpu(ns->eui64) & 0xffffffffffULL) |
+                            (0x525400ULL << 40));   /* QEMU's OUI, as QEMU's nvme uses */
+}
+
+/* The timing models: one for a device of one kind, one per namespace when kinds mix. */
+static bool build_media(FemuCtrl *n, Error **errp)
+{
+    bool mixed = false, flash = false;
+    uint32_t first = 0, blocks[FEMU_MAX_NAMESPACES] = { 0 };
+
+    for (uint32_t i = 0; i < n->num_namespaces; i++) {
+        mixed |= n->ns_kind[i] != n->ns_kind[0];
+    }
+    if (!mixed) {
+        FemuMedia *m = n->ns_kind[0]->media_new(n, n->data_bytes, NULL, 0, errp);
+        if (!m) {
+            return false;
+        }
+        n->medias[n->nr_medias++] = m;
+        for (uint32_t i = 0; i < n->num_namespaces; i++) {
+            n->ns[i].media = m;
+            n->ns[i].media_base = 0;
+        }
+        return true;
+    }
+
+    /* mixed: every model takes its own blocks of one flash, and shares its timelines */
+    for (uint32_t i = 0; i < n->num_namespaces; i++) {
+        const FemuNsKind *k = n->ns_kind[i];
+        if (k->flash_blocks) {
+            blocks[i] = k->flash_blocks(n, n->ns_bytes[i], errp);
+            if (!blocks[i]) {
+                return false;
+            }
+            flash = true;
+        }
+    }
+    if (flash) {
+        NandGeometry g = femu_flash_geometry(&n->flash, 0);
+        NandTiming t;
+        g_autofree char *err = NULL;
+
+        for (uint32_t i = 0; i < n->num_namespaces; i++) {
+            g.blks_per_pl += blocks[i];
+        }
+        if (!femu_fill_timing("", n->flash.flash_type, n->flash.pg_rd_lat,
+                              n->flash.pg_wr_lat, n->flash.blk_er_lat, &n->flash, &t, errp)) {
+            return false;
+        }
+        n->shared_nand = nand_model_new(&g, &t, &err);
+        if (!n->shared_nand) {
+            error_setg(errp, "%s", err);
+            return false;
+        }
+    }
+    for (uint32_t i = 0; i < n->num_namespaces; i++) {
+        FemuNamespace *ns = &n->ns[i];
+        FemuMedia *m = ns->kind->media_new(n, ns->bytes, n->shared_nand, first, errp);
+
+        if (!m) {
+            return false;
+        }
+        first += blocks[i];
+        n->medias[n->nr_medias++] = m;
+        ns->media = m;
+        ns->media_base = ns->backend_offset;
+    }
+    return true;
+}
+
+bool femu_ns_create(FemuCtrl *n, Error **errp)
+{
+    uint8_t lba_shift = n->lba_index ? 12 : 9;
+    uint8_t *meta = n->data + n->data_bytes;
+    uint64_t offset = 0;
+
+    if (n->data_bytes / n->num_namespaces < (1u << lba_shift)) {
+        error_setg(errp, "devsz_mb=%u is too small for namespaces=%u", n->devsz_mb,
+                   n->num_namespaces);
+        return false;
+    }
+    n->ns = g_new0(FemuNamespace, n->num_namespaces);
+    for (uint32_t i = 0; i < n->num_namespaces; i++) {
+        FemuNamespace *ns = &n->ns[i];
+
+        ns->nsid = i + 1;
+        ns->kind = n->ns_kind[i];
+        ns->csi = ns->kind->csi;
+        ns->bytes = n->ns_bytes[i];
+        ns->lba_shift = lba_shift;
+        ns->nlbas = ns->bytes >> lba_shift;
+        ns->backend_offset = offset;
+        /* every namespace and its metadata inside the backend, whatever the properties said */
+        assert(offset + ns->bytes <= n->data_bytes);
+        offset += ns->bytes;
+        ns_identifiers(n, ns);
+    }
+    for (uint32_t i = 0; i < n->num_namespaces; i++) {
+        FemuNamespace *ns = &n->ns[i];
+        if (ns->kind->ns_init && !ns->kind->ns_init(n, ns, n->ns_meta[i] ? meta : NULL, errp)) {
+            femu_ns_destroy(n);
+            return false;
+        }
+        meta += n->ns_meta[i];
+    }
+    if (!build_media(n, errp)) {
+        femu_ns_destroy(n);
+        return false;
+    }
+    return true;
+}
+
+void femu_ns_destroy(FemuCtrl *n)
+{
+    for (uint32_t i = 0; i < n->nr_medias; i++) {
+        femu_media_destroy(n->medias[i]);
+    }
+    n->nr_medias = 0;
+    nand_model_free(n->shared_nand);
+    n->shared_nand = NULL;
+    for (uint32_t i = 0; n->ns && i < n->num_namespaces; i++) {
+        FemuNamespace *ns = &n->ns[i];
+        if (ns->kind->ns_free && ns->priv) {
+            ns->kind->ns_free(ns);
+        }
+    }
+    g_free(n->ns);
+    n->ns = NULL;
+}
+
+void femu_ns_ctrl_reset(FemuCtrl *n)
+{
+    for (uint32_t i = 0; n->ns && i < n->num_namespaces; i++) {
+        FemuNamespace *ns = &n->ns[i];
+        if (ns->kind->ctrl_reset) {
+            ns->kind->ctrl_reset(n, ns);
+        }
+    }
+}
+
+/* An active namespace; other command sets than NVM only when the host enabled them all. */
+FemuNamespace *femu_ns(FemuCtrl *n, uint32_t nsid)
+{
+    FemuNamespace *ns = nsid && nsid <= n->num_namespaces ? &n->ns[nsid - 1] : NULL;
+
+    if (ns && ns->csi != NVME_CSI_NVM && NVME_CC_CSS(n->bar.cc) != NVME_CC_CSS_ALL) {
+        return NULL;
+    }
+    return ns;
+}
+
+bool femu_has_csi(FemuCtrl *n, uint8_t csi)
+{
+    for (uint32_t i = 0; i < n->num_namespaces; i++) {
+        if (n->ns[i].csi == csi) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The kind of every namespace, or NULL when kinds mix. */
+const FemuNsKind *femu_ctrl_kind(FemuCtrl *n)
+{
+    for (uint32_t i = 1; i < n->num_namespaces; i++) {
+        if (n->ns_kind[i] != n->ns_kind[0]) {
+            return NULL;
+        }
+    }
+    return n->ns_kind[0];
+}
+
+/* r->offset is a backend offset; the namespace's model sees its own. */
+uint64_t femu_ns_media_submit(FemuNamespace *ns, FemuMediaReq *r)
+{
+    r->offset -= MIN(r->offset, ns->media_base);
+    return femu_media_submit(ns->media, r);
+}
+
+bool femu_media_wants_idle(FemuCtrl *n)
+{
+    for (uint32_t i = 0; i < n->nr_medias; i++) {
+        if (n->medias[i]->ops->idle) {
+            return true;
+        }
+    }
+    return false;
+}
+
+void femu_media_idle_all(FemuCtrl *n, uint64_t now_ns)
+{
+    for (uint32_t i = 0; i < n->nr_medias; i++) {
+        femu_media_idle(n->medias[i], now_ns);
+    }
+}
+
+typedef struct PrefixedEmit {
+    FemuMediaStatFn *emit;
+    void *opaque;
+    const char *prefix;
+} PrefixedEmit;
+
+static void emit_prefixed(void *opaque, const char *name, uint64_t value)
+{
+    PrefixedEmit *p = opaque;
+    g_autofree char *full = g_strconcat(p->prefix, name, NULL);
+    p->emit(p->opaque, full, value);
+}
+
+/* "nsN_" for the namespace a model times, when several models report. */
+static char *media_prefix(FemuCtrl *n, FemuMedia *m)
+{
+    for (uint32_t k = 0; n->nr_medias > 1 && k < n->num_namespaces; k++) {
+        if (n->ns[k].media == m) {
+            return g_strdup_printf("ns%u_", n->ns[k].nsid);
+        }
+    }
+    return g_strdup("");
+}
+
+void femu_stats_emit(FemuCtrl *n, FemuMediaStatFn *emit, void *opaque)
+{
+    IoCounters io = { 0 };
+
+    for (uint32_t i = 0; i < n->num_namespaces; i++) {
+        io_counters_add(&io, &n->ns[i].io);
+    }
+    emit(opaque, "host_read_commands", io.read_cmds);
+    emit(opaque, "host_write_commands", io.write_cmds);
+    emit(opaque, "host_bytes_read", io.bytes_read);
+    emit(opaque, "host_bytes_written", io.bytes_written);
+    emit(opaque, "completions", n->lateness.count);
+    emit(opaque, "lateness_p50_ns", lateness_quantile(&n->lateness, 0.5));
+    emit(opaque, "lateness_p99_ns", lateness_quantile(&n->lateness, 0.99));
+    emit(opaque, "lateness_max_ns", n->lateness.max_ns);
+    for (uint32_t i = 0; i < n->nr_medias; i++) {
+        g_autofree char *prefix = media_prefix(n, n->medias[i]);
+        PrefixedEmit p = { emit, opaque, prefix };
+        femu_media_stats(n->medias[i], emit_prefixed, &p);
+    }
+    for (uint32_t i = 0; i < n->num_namespaces; i++) {
+        FemuNamespace *ns = &n->ns[i];
+        g_autofree char *prefix = n->num_namespaces > 1 ? g_strdup_printf("ns%u_", ns->nsid)
+                                                        : g_strdup("");
+        PrefixedEmit p = { emit, opaque, prefix };
+        if (ns->kind->stats) {
+            ns->kind->stats(ns, emit_prefixed, &p);
+        }
+    }
+}

@@ -1,0 +1,134 @@
+/*
+ * The flash's properties -> NandGeometry and NandTiming; see nand-config.h.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "qapi/error.h"
+#include "nand-config.h"
+
+#define US 1000ULL
+#define MAX_LAT_NS 1000000000LL
+
+/* Per-page-type defaults (ns) by bits per cell: what a drive of that kind does. */
+static const struct {
+    uint64_t rd[NAND_MAX_PAGE_TYPES], wr[NAND_MAX_PAGE_TYPES], er;
+} flash_defaults[NAND_MAX_PAGE_TYPES + 1] = {
+    [1] = { { 25 * US }, { 200 * US }, 1500 * US },
+    [2] = { { 40 * US, 60 * US }, { 300 * US, 900 * US }, 3000 * US },
+    [3] = { { 50 * US, 65 * US, 80 * US }, { 400 * US, 700 * US, 1000 * US },
+            3500 * US },
+    [4] = { { 70 * US, 90 * US, 110 * US, 130 * US },
+            { 800 * US, 1400 * US, 2000 * US, 2600 * US }, 5000 * US },
+};
+
+const Property femu_flash_props[] = {
+    DEFINE_PROP_UINT32("secsz", FemuFlashParams, secsz, 512),
+    DEFINE_PROP_UINT32("secs_per_pg", FemuFlashParams, secs_per_pg, 8),
+    DEFINE_PROP_UINT32("pgs_per_blk", FemuFlashParams, pgs_per_blk, 64),
+    DEFINE_PROP_UINT32("blks_per_pl", FemuFlashParams, blks_per_pl, 0),
+    DEFINE_PROP_UINT32("pls_per_lun", FemuFlashParams, pls_per_lun, 1),
+    DEFINE_PROP_UINT32("luns_per_ch", FemuFlashParams, luns_per_ch, 8),
+    DEFINE_PROP_UINT32("nchs", FemuFlashParams, nchs, 8),
+    DEFINE_PROP_INT64("pg_rd_lat", FemuFlashParams, pg_rd_lat, -1),
+    DEFINE_PROP_INT64("pg_wr_lat", FemuFlashParams, pg_wr_lat, -1),
+    DEFINE_PROP_INT64("blk_er_lat", FemuFlashParams, blk_er_lat, -1),
+    DEFINE_PROP_INT64("ch_xfer_lat", FemuFlashParams, ch_xfer_lat, -1),
+    DEFINE_PROP_UINT8("flash_type", FemuFlashParams, flash_type, 3),
+    DEFINE_PROP_STRING("pg_rd_lats", FemuFlashParams, pg_rd_lats),
+    DEFINE_PROP_STRING("pg_wr_lats", FemuFlashParams, pg_wr_lats),
+    DEFINE_PROP_UINT32("ch_mts", FemuFlashParams, ch_mts, 800),
+    DEFINE_PROP_UINT32("ch_width", FemuFlashParams, ch_width, 1),
+    DEFINE_PROP_UINT32("time_scale", FemuFlashParams, time_scale, 1),
+};
+const size_t femu_flash_nr_props = ARRAY_SIZE(femu_flash_props);
+
+NandGeometry femu_flash_geometry(const FemuFlashParams *p, uint32_t blks_per_pl)
+{
+    return (NandGeometry){ .nchs = p->nchs, .luns_per_ch = p->luns_per_ch,
+                           .pls_per_lun = p->pls_per_lun, .blks_per_pl = blks_per_pl,
+                           .pgs_per_blk = p->pgs_per_blk, .secs_per_pg = p->secs_per_pg,
+                           .secsz = p->secsz };
+}
+
+/* "a:b:c" -> one latency per page type; exactly cell_bits values. */
+static bool parse_lats(const char *prop, const char *text, uint32_t cell_bits, uint64_t *out,
+                       Error **errp)
+{
+    g_auto(GStrv) parts = g_strsplit_set(text, ",:", -1);
+    uint32_t n = g_strv_length(parts);
+
+    if (n != cell_bits) {
+        error_setg(errp, "%s='%s' needs %u latencies in ns separated by ':' (one per page "
+                   "type of flash_type=%u)", prop, text, cell_bits, cell_bits);
+        return false;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        guint64 v;
+        if (!g_ascii_string_to_unsigned(g_strstrip(parts[i]), 10, 0, MAX_LAT_NS, &v, NULL)) {
+            error_setg(errp, "%s='%s': '%s' is not a latency in ns (0..%lld)", prop, text,
+                       parts[i], MAX_LAT_NS);
+            return false;
+        }
+        out[i] = v;
+    }
+    return true;
+}
+
+/* -1 is "the default"; anything else below 0 or absurdly large is refused. */
+static bool check_lat(const char *prefix, const char *name, int64_t v, Error **errp)
+{
+    if (v < -1 || v > MAX_LAT_NS) {
+        error_setg(errp, "%s%s=%" PRId64 " is out of range: allowed -1 (the flash type's "
+                   "default) or 0..%lld ns", prefix, name, v, MAX_LAT_NS);
+        return false;
+    }
+    return true;
+}
+
+bool femu_fill_timing(const char *prefix, uint8_t flash_type, int64_t rd, int64_t wr,
+                      int64_t er, const FemuFlashParams *p, NandTiming *t, Error **errp)
+{
+    if (flash_type < 1 || flash_type > NAND_MAX_PAGE_TYPES) {
+        error_setg(errp, "%sflash_type=%u is out of range: allowed 1 (SLC), 2 (MLC), 3 (TLC), "
+                   "4 (QLC)", prefix, flash_type);
+        return false;
+    }
+    if (!check_lat(prefix, "pg_rd_lat", rd, errp) || !check_lat(prefix, "pg_wr_lat", wr, errp) ||
+        !check_lat(prefix, "blk_er_lat", er, errp) ||
+        !check_lat("", "ch_xfer_lat", p->ch_xfer_lat, errp)) {
+        return false;
+    }
+    *t = (NandTiming){ .cell_bits = flash_type, .time_scale = p->time_scale,
+                       .ch_mts = p->ch_mts, .ch_width_bytes = p->ch_width,
+                       .blk_er_lat = flash_defaults[flash_type].er };
+    memcpy(t->pg_rd_lat, flash_defaults[flash_type].rd, sizeof(t->pg_rd_lat));
+    memcpy(t->pg_wr_lat, flash_defaults[flash_type].wr, sizeof(t->pg_wr_lat));
+
+    /* FEMU's single latencies apply to every page type */
+    for (uint32_t i = 0; i < t->cell_bits; i++) {
+        if (rd >= 0) {
+            t->pg_rd_lat[i] = rd;
+        }
+        if (wr >= 0) {
+            t->pg_wr_lat[i] = wr;
+        }
+    }
+    if ((p->pg_rd_lats && !parse_lats("pg_rd_lats", p->pg_rd_lats, t->cell_bits,
+                                      t->pg_rd_lat, errp)) ||
+        (p->pg_wr_lats && !parse_lats("pg_wr_lats", p->pg_wr_lats, t->cell_bits,
+                                      t->pg_wr_lat, errp))) {
+        return false;
+    }
+    if (er >= 0) {
+        t->blk_er_lat = er;
+    }
+    if (p->ch_xfer_lat >= 0) {
+        /* FEMU's ch_xfer_lat: a fixed time per page (0: the channel costs nothing) */
+        t->ch_xfer_lat = p->ch_xfer_lat;
+        if (!p->ch_xfer_lat) {
+            t->ch_mts = 0;
+        }
+    }
+    return true;
+}

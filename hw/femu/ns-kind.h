@@ -1,0 +1,87 @@
+/*
+ * Namespace kinds. Each kind of namespace (nossd, blackbox, zns, ...) lives in a folder of
+ * its own and plugs into the controller through one FemuNsKind, registered when QEMU starts.
+ * The controller core reaches a kind only through this table: adding a kind is adding a
+ * folder (and its name in hw/femu/meson.build), not editing the core.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef HW_FEMU_NS_KIND_H
+#define HW_FEMU_NS_KIND_H
+
+#include "hw/qdev-properties.h"
+#include "block/nvme.h"
+#include "media/media.h"
+#include "nand/nand.h"
+
+typedef struct FemuCtrl FemuCtrl;
+typedef struct FemuNamespace FemuNamespace;
+typedef struct FemuRequest FemuRequest;
+
+typedef struct FemuNsKind {
+    const char *name;           /* its word in ns_types= and the statistics */
+    uint32_t femu_mode;         /* its femu_mode= number, as FEMU numbers them */
+    const char *model_name;     /* Identify Controller MN when every namespace is of this kind */
+    uint8_t csi;                /* the I/O command set of its namespaces */
+
+    /* -device properties; offsets are relative to the kind's parameters (params_size bytes) */
+    const Property *props;
+    size_t nr_props;
+    size_t params_size;
+
+    /* Optional: checks its properties; called when a namespace of this kind exists. */
+    bool (*check_props)(FemuCtrl *n, Error **errp);
+    /*
+     * Optional: sizes namespace nsid. *bytes may be rounded down when it was derived (not
+     * given by the user); *meta_bytes is what the kind keeps after the device's data.
+     */
+    bool (*size_ns)(FemuCtrl *n, uint32_t nsid, uint64_t *bytes, bool derived,
+                    uint64_t *meta_bytes, Error **errp);
+    /* Optional: blocks per plane it needs of flash shared with other kinds (0 and errp: no). */
+    uint32_t (*flash_blocks)(FemuCtrl *n, uint64_t bytes, Error **errp);
+    /* The timing model of `bytes`: on `shared` flash from first_block, or its own (NULL). */
+    FemuMedia *(*media_new)(FemuCtrl *n, uint64_t bytes, NandModel *shared,
+                            uint32_t first_block, Error **errp);
+    /* Optional: per-namespace state in ns->priv; meta is its metadata in the backend. */
+    bool (*ns_init)(FemuCtrl *n, FemuNamespace *ns, uint8_t *meta, Error **errp);
+    void (*ns_free)(FemuNamespace *ns);
+    /* Every I/O command to one of its namespaces (a Flush of all namespaces excepted). */
+    uint16_t (*io)(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const NvmeCmd *cmd,
+                   uint64_t now, uint64_t *deadline);
+    /* Optional: Identify data of its command set, CNS 05h (a namespace) and 06h (controller). */
+    void (*identify_ns)(FemuCtrl *n, FemuNamespace *ns, uint8_t *buf);
+    void (*identify_ctrl)(FemuCtrl *n, uint8_t *buf);
+    /* Optional: its own I/O commands in the Commands Supported and Effects log of its CSI. */
+    void (*effects)(FemuCtrl *n, NvmeEffectsLog *log);
+    /* Optional: a controller reset as it affects one of its namespaces. */
+    void (*ctrl_reset)(FemuCtrl *n, FemuNamespace *ns);
+    /* Optional: per-namespace statistics, beside the media model's. */
+    void (*stats)(FemuNamespace *ns, FemuMediaStatFn *emit, void *opaque);
+} FemuNsKind;
+
+void femu_ns_kind_register(const FemuNsKind *kind);
+
+/* Registers a kind before QEMU's own initialisation runs (and before the device type). */
+#define FEMU_NS_KIND_REGISTER(kind)                                                 \
+    static void __attribute__((constructor)) femu_ns_kind_register_##kind(void)    \
+    {                                                                               \
+        femu_ns_kind_register(&(kind));                                             \
+    }
+
+/* Registered kinds, in femu_mode order; NULL past the last. */
+const FemuNsKind *femu_ns_kind_nth(uint32_t i);
+const FemuNsKind *femu_ns_kind_by_mode(uint32_t femu_mode);
+const FemuNsKind *femu_ns_kind_by_name(const char *name);
+/* "1 (blackbox), 2 (nossd), 3 (zns)" or "blackbox, nossd, zns", for error messages. */
+char *femu_ns_kind_list(bool with_modes);
+
+/*
+ * Where each kind's parameters sit in the device object: after FemuCtrl, at offsets fixed
+ * when the device type is registered (femu_ns_kind_layout).
+ */
+size_t femu_ns_kind_layout(size_t base);
+void *femu_ns_kind_params(FemuCtrl *n, const FemuNsKind *kind);
+/* The properties of every kind, offsets made relative to the device object; g_free it. */
+Property *femu_ns_kind_props(size_t *count);
+
+#endif
