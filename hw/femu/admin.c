@@ -293,7 +293,8 @@ static uint16_t identify(FemuCtrl *n, const NvmeCmd *cmd)
     default:
         return NVME_INVALID_FIELD;
     }
-    return femu_copy_dptr(n, cmd, buf, NVME_IDENTIFY_DATA_SIZE, true, true);
+    return femu_copy_dptr(n, cmd, NVME_IDENTIFY_DATA_SIZE, buf, NVME_IDENTIFY_DATA_SIZE, true,
+                          true);
 }
 
 /* ---- log pages ---- */
@@ -429,7 +430,7 @@ static uint16_t get_log_page(FemuCtrl *n, const NvmeCmd *cmd)
     if (off > size) {
         return NVME_INVALID_FIELD;
     }
-    return femu_copy_dptr(n, cmd, log + off, MIN(len, size - off), true, true);
+    return femu_copy_dptr(n, cmd, len, log + off, MIN(len, size - off), true, true);
 }
 
 /* ---- features ---- */

@@ -104,9 +104,8 @@ static void femu_ctrl_reset_locked(FemuCtrl *n)
             femu_cq_free(n, i);
         }
     }
-    if (n->enabled) {
-        femu_ns_ctrl_reset(n);
-    }
+    /* also after a fatal status, when the controller is no longer enabled */
+    femu_ns_ctrl_reset(n);
     n->dbbuf_dbs = n->dbbuf_eis = 0;
     n->aer_queued = 0;
     n->aer_masked = 0;
@@ -392,6 +391,7 @@ static void femu_realize(PCIDevice *pci_dev, Error **errp)
         msix_vector_use(pci_dev, v);
     }
 
+    femu_dma_setup(n);
     femu_init_registers(n);
     n->sq = g_new0(FemuSQ *, nvec);
     n->cq = g_new0(FemuCQ *, nvec);

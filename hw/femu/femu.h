@@ -247,15 +247,22 @@ void femu_dataplane_stop(FemuCtrl *n);
 void femu_dataplane_kick(FemuCtrl *n);
 
 /* dma.c */
+void femu_dma_setup(FemuCtrl *n);
 bool femu_dma_in_ram(FemuCtrl *n, dma_addr_t addr, dma_addr_t len, bool to_guest);
 uint16_t femu_dma_from_guest(FemuCtrl *n, dma_addr_t addr, void *buf, dma_addr_t len);
 uint16_t femu_dma_to_guest(FemuCtrl *n, dma_addr_t addr, const void *buf, dma_addr_t len);
-uint16_t femu_map_dptr(FemuCtrl *n, const NvmeCmd *cmd, uint64_t len, bool admin,
-                       bool to_guest, QEMUSGList *sg);
-uint16_t femu_sg_to_guest(FemuCtrl *n, QEMUSGList *sg, const void *buf, uint64_t len);
+/*
+ * The data pointer of a command whose host buffer is buf_len bytes, mapped for the first
+ * len (<= buf_len) of them: the device may fill less than the host offered.
+ */
+uint16_t femu_map_dptr(FemuCtrl *n, const NvmeCmd *cmd, uint64_t buf_len, uint64_t len,
+                       bool admin, bool to_guest, QEMUSGList *sg);
+uint16_t femu_sg_to_guest(FemuCtrl *n, QEMUSGList *sg, uint64_t offset, const void *buf,
+                          uint64_t len);
 uint16_t femu_sg_from_guest(FemuCtrl *n, QEMUSGList *sg, void *buf, uint64_t len);
-uint16_t femu_copy_dptr(FemuCtrl *n, const NvmeCmd *cmd, void *buf, uint64_t len, bool admin,
-                        bool to_guest);
+/* Maps and copies in one call. */
+uint16_t femu_copy_dptr(FemuCtrl *n, const NvmeCmd *cmd, uint64_t buf_len, void *buf,
+                        uint64_t len, bool admin, bool to_guest);
 
 /* backend.c */
 /* Storage for devsz_mb of data plus extra bytes of metadata after it. */

@@ -54,13 +54,13 @@ uint16_t femu_nvm_rw(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const Nvm
     if (status) {
         return status;
     }
-    status = femu_map_dptr(n, cmd, len, false, to_guest, &sg);
+    status = femu_map_dptr(n, cmd, len, len, false, to_guest, &sg);
     if (status) {
         return status;
     }
     switch (cmd->opcode) {
     case NVME_CMD_READ:
-        status = femu_sg_to_guest(n, &sg, ns_data(n, ns, slba), len);
+        status = femu_sg_to_guest(n, &sg, 0, ns_data(n, ns, slba), len);
         break;
     case NVME_CMD_WRITE:
         status = femu_sg_from_guest(n, &sg, ns_data(n, ns, slba), len);
@@ -114,7 +114,8 @@ static uint16_t dsm(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const Nvme
     g_autofree NvmeDsmRange *ranges = g_new(NvmeDsmRange, nr);
     uint16_t status;
 
-    status = femu_copy_dptr(n, cmd, ranges, nr * sizeof(*ranges), false, false);
+    status = femu_copy_dptr(n, cmd, nr * sizeof(*ranges), ranges, nr * sizeof(*ranges), false,
+                            false);
     if (status || !(le32_to_cpu(d->attributes) & NVME_DSMGMT_AD)) {
         return status;      /* integral read/write hints need no action */
     }

@@ -301,7 +301,7 @@ static uint16_t zns_write(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns,
     }
     if (!zeroes) {
         /* map first: a bad data pointer must not move the write pointer */
-        status = femu_map_dptr(n, cmd, len, false, false, &sg);
+        status = femu_map_dptr(n, cmd, len, len, false, false, &sg);
         if (status) {
             return status;
         }
@@ -363,7 +363,8 @@ static uint16_t zone_mgmt_send(FemuCtrl *n, FemuNamespace *ns, const NvmeCmd *cm
             return NVME_INVALID_FIELD;
         }
         zde = g_malloc0(ns_zones(ns)->cfg.zde_bytes);
-        status = femu_copy_dptr(n, cmd, zde, ns_zones(ns)->cfg.zde_bytes, false, false);
+        status = femu_copy_dptr(n, cmd, ns_zones(ns)->cfg.zde_bytes, zde,
+                                ns_zones(ns)->cfg.zde_bytes, false, false);
         if (status) {
             return status;
         }
@@ -379,7 +380,7 @@ static uint16_t zone_mgmt_send(FemuCtrl *n, FemuNamespace *ns, const NvmeCmd *cm
 static uint16_t zone_mgmt_recv(FemuCtrl *n, FemuNamespace *ns, const NvmeCmd *cmd)
 {
     uint64_t slba = (uint64_t)le32_to_cpu(cmd->cdw11) << 32 | le32_to_cpu(cmd->cdw10);
-    uint64_t len = ((uint64_t)le32_to_cpu(cmd->cdw12) + 1) * 4;
+    uint64_t buf_len = ((uint64_t)le32_to_cpu(cmd->cdw12) + 1) * 4, len = buf_len;
     uint32_t dw13 = le32_to_cpu(cmd->cdw13);
     uint8_t zra = dw13 & 0xff, filter = (dw13 >> 8) & 0xff;
     bool partial = dw13 & (1u << 16);
@@ -423,7 +424,7 @@ static uint16_t zone_mgmt_recv(FemuCtrl *n, FemuNamespace *ns, const NvmeCmd *cm
             memcpy((uint8_t *)d + sizeof(*d), zs->zde + z * zde, zde);
         }
     }
-    return femu_copy_dptr(n, cmd, buf, len, false, true);
+    return femu_copy_dptr(n, cmd, buf_len, buf, len, false, true);
 }
 
 /* Deallocation does nothing on zones (a reset frees space), but offline zones refuse it. */
@@ -431,7 +432,8 @@ static uint16_t zns_dsm(FemuCtrl *n, FemuNamespace *ns, const NvmeCmd *cmd)
 {
     uint32_t nr = (le32_to_cpu(cmd->cdw10) & 0xff) + 1;
     g_autofree NvmeDsmRange *ranges = g_new(NvmeDsmRange, nr);
-    uint16_t status = femu_copy_dptr(n, cmd, ranges, nr * sizeof(*ranges), false, false);
+    uint16_t status = femu_copy_dptr(n, cmd, nr * sizeof(*ranges), ranges,
+                                     nr * sizeof(*ranges), false, false);
 
     for (uint32_t i = 0; !status && i < nr; i++) {
         uint64_t slba = le64_to_cpu(ranges[i].slba), nlb = le32_to_cpu(ranges[i].nlb);
