@@ -631,16 +631,14 @@ static uint16_t abort_cmd(FemuCtrl *n, FemuRequest *req, const NvmeCmd *cmd)
     if (!sq) {
         return NVME_SUCCESS;
     }
-    for (uint32_t i = 0; i < sq->size; i++) {
+    /*
+     * Only a held AER has had no effect yet. A command waiting for its completion time
+     * was executed when it was fetched: it completes as it is, not as aborted.
+     */
+    for (uint32_t i = 0; i < sq->nr_reqs; i++) {
         FemuRequest *r = &sq->reqs[i];
-        if (r != req && le16_to_cpu(r->cqe.cid) == cid &&
-            (r->state == FEMU_REQ_TIMED || r->state == FEMU_REQ_AER)) {
-            if (r->state == FEMU_REQ_TIMED) {
-                deadline_heap_remove(&n->timed, &r->heap_pos);
-            } else {
-                QTAILQ_REMOVE(&n->aer_reqs, r, entry);
-                n->outstanding_aers--;
-            }
+        if (r != req && le16_to_cpu(r->cqe.cid) == cid && r->state == FEMU_REQ_AER) {
+            femu_req_detach(n, r);
             r->cqe.status = cpu_to_le16(NVME_CMD_ABORT_REQ);
             femu_complete(n, r, 0);
             req->cqe.result = 0;
@@ -662,6 +660,7 @@ static uint16_t dbbuf_config(FemuCtrl *n, const NvmeCmd *cmd)
     }
     n->dbbuf_dbs = dbs;
     n->dbbuf_eis = eis;
+    femu_dbbuf_seed(n);
     trace_femu_dbbuf_config(dbs, eis);
     return NVME_SUCCESS;
 }

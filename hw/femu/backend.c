@@ -28,6 +28,11 @@ bool femu_backend_init(FemuCtrl *n, uint64_t extra, Error **errp)
         }
         mr = host_memory_backend_get_memory(n->memdev);
         size = memory_region_size(mr);
+        if (mr->readonly || memory_region_is_rom(mr)) {
+            error_setg(errp, "memdev '%s' is read-only (readonly=on or rom=on): a drive's "
+                       "backend must be writable", name);
+            return false;
+        }
         if (!want) {
             want = size - MIN(size, extra);
         } else if (want + extra > size) {
@@ -77,8 +82,12 @@ void femu_backend_release(FemuCtrl *n)
 }
 
 /*
- * Zero a byte range. Whole host pages are given back (a hole in a file backend, freed pages
+ * Zero a byte range. Whole host pages are given back (a hole in a shared file, freed pages
  * in a RAM backend), so deallocated space costs no host memory; the edges are cleared.
+ * A private file mapping (share=off) is only ever cleared in memory: giving its pages back
+ * would punch holes in the user's file, which its writes never reach. After a failed
+ * discard (the backend cannot), ranges are cleared in memory from then on: QEMU reports
+ * every failure, and a guest must not be able to flood the host's log.
  */
 void femu_backend_zero(FemuCtrl *n, uint64_t offset, uint64_t len)
 {
@@ -86,11 +95,15 @@ void femu_backend_zero(FemuCtrl *n, uint64_t offset, uint64_t len)
     RAMBlock *rb = mr->ram_block;
     uint64_t page = qemu_ram_pagesize(rb);
     uint64_t start = ROUND_UP(offset, page), end = ROUND_DOWN(offset + len, page);
+    bool private_file = qemu_ram_get_fd(rb) >= 0 && !qemu_ram_is_shared(rb);
 
-    if (end > start && ram_block_discard_range(rb, start, end - start) == 0) {
-        memset(n->data + offset, 0, start - offset);
-        memset(n->data + end, 0, offset + len - end);
-        return;
+    if (end > start && !private_file && !n->discard_failed) {
+        if (ram_block_discard_range(rb, start, end - start) == 0) {
+            memset(n->data + offset, 0, start - offset);
+            memset(n->data + end, 0, offset + len - end);
+            return;
+        }
+        n->discard_failed = true;
     }
     memset(n->data + offset, 0, len);
 }

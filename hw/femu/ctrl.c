@@ -123,6 +123,9 @@ static void femu_ctrl_reset_locked(FemuCtrl *n)
     memset(n->db_sq_tail, 0, sizeof(uint32_t) * (n->nr_io_queues + 1));
     memset(n->db_cq_head, 0, sizeof(uint32_t) * (n->nr_io_queues + 1));
     qatomic_set(&n->bad_doorbell, 0);
+    /* the thresholds went back to their defaults, and no interrupt is owed any more */
+    n->temperature_warning = 0;
+    bitmap_zero(n->irq_pending, n->nr_io_queues + 1);
 }
 
 static bool femu_start_ctrl(FemuCtrl *n)
@@ -161,6 +164,7 @@ static bool femu_start_ctrl(FemuCtrl *n)
     }
     femu_cq_new(n, 0, 0, true, acqs, bar->acq);
     femu_sq_new(n, 0, 0, asqs, bar->asq);
+    qatomic_set(&n->bad_doorbell, 0);   /* doorbells rung while disabled are no event */
     n->enabled = true;
     trace_femu_enabled(n->page_size, asqs, acqs);
     return true;
@@ -201,19 +205,58 @@ static void femu_write_cc(FemuCtrl *n, uint32_t val)
     }
 }
 
+/*
+ * The registers' little-endian bytes addr..addr+size, built from the host-order fields so
+ * that a big-endian host reads them right too. The rest reads as zero.
+ */
+static uint64_t femu_reg_read(FemuCtrl *n, hwaddr addr, unsigned size)
+{
+    const NvmeBar *bar = &n->bar;
+    const struct {
+        hwaddr off;
+        unsigned len;
+        uint64_t val;
+    } regs[] = {
+        { NVME_REG_CAP, 8, bar->cap }, { NVME_REG_VS, 4, bar->vs },
+        { NVME_REG_INTMS, 4, bar->intms }, { NVME_REG_INTMC, 4, bar->intmc },
+        { NVME_REG_CC, 4, bar->cc }, { NVME_REG_CSTS, 4, bar->csts },
+        { NVME_REG_AQA, 4, bar->aqa }, { NVME_REG_ASQ, 8, bar->asq },
+        { NVME_REG_ACQ, 8, bar->acq },
+    };
+    uint8_t bytes[8] = { 0 };
+
+    for (size_t i = 0; i < ARRAY_SIZE(regs); i++) {
+        for (unsigned b = 0; b < regs[i].len; b++) {
+            hwaddr at = regs[i].off + b;
+            if (at >= addr && at < addr + size) {
+                bytes[at - addr] = regs[i].val >> (8 * b);
+            }
+        }
+    }
+    return ldn_le_p(bytes, size);
+}
+
 static uint64_t femu_mmio_read(void *opaque, hwaddr addr, unsigned size)
 {
     FemuCtrl *n = opaque;
     uint64_t val = 0;
 
-    if (addr < sizeof(n->bar) && addr + size <= sizeof(n->bar) && !(addr & (size - 1))) {
+    if (addr < FEMU_REG_SIZE && !(addr & (size - 1))) {
         QEMU_LOCK_GUARD(&n->lock);
-        memcpy(&val, (uint8_t *)&n->bar + addr, size);
-        val = le64_to_cpu(val);
+        val = femu_reg_read(n, addr, size);
     }
     /* doorbells and reserved space read as zero */
     trace_femu_mmio_read(addr, size, val);
     return val;
+}
+
+/*
+ * Read without the lock: a queue is created before its Create command completes, so
+ * before the host may ring it, and deleted before the Delete command completes.
+ */
+static bool queue_exists(FemuCtrl *n, uint32_t qid, bool cq)
+{
+    return cq ? qatomic_read(&n->cq[qid]) != NULL : qatomic_read(&n->sq[qid]) != NULL;
 }
 
 static void femu_write_doorbell(FemuCtrl *n, hwaddr addr, uint32_t val)
@@ -221,7 +264,8 @@ static void femu_write_doorbell(FemuCtrl *n, hwaddr addr, uint32_t val)
     uint32_t index = (addr - FEMU_REG_SIZE) / FEMU_DB_STRIDE;
     uint32_t qid = index / 2;
 
-    if ((addr - FEMU_REG_SIZE) % FEMU_DB_STRIDE || qid > n->nr_io_queues) {
+    if ((addr - FEMU_REG_SIZE) % FEMU_DB_STRIDE || qid > n->nr_io_queues ||
+        !queue_exists(n, qid, index & 1)) {
         qatomic_set(&n->bad_doorbell, 1 + NVME_AER_INFO_ERR_INVALID_DB_REGISTER);
     } else if (index & 1) {
         qatomic_set(&n->db_cq_head[qid], val);
@@ -239,7 +283,11 @@ static void femu_mmio_write(void *opaque, hwaddr addr, uint64_t data, unsigned s
 
     trace_femu_mmio_write(addr, size, data);
     if (addr >= FEMU_REG_SIZE) {
-        femu_write_doorbell(n, addr, data);
+        /* doorbells are 32-bit registers: an 8-byte write is two of them */
+        femu_write_doorbell(n, addr, (uint32_t)data);
+        if (size == 8) {
+            femu_write_doorbell(n, addr + 4, data >> 32);
+        }
         return;
     }
     if (addr & (size - 1)) {

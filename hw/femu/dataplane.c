@@ -9,6 +9,31 @@
  * tail (the guest's next submission then rings the real doorbell) and sleeps. Before a
  * deadline it sleeps until a few microseconds are left and spins the rest.
  *
+ * The discipline every change here must keep:
+ * - n->lock guards all controller state: queues, requests, the deadline heap, features,
+ *   registers, the namespaces with their kinds' state, and the media models. The thread
+ *   holds it for a whole pass; vCPU register accesses take it (doorbells excepted: they
+ *   store their value atomically and kick); QMP takes it to read statistics.
+ * - Lock order is BQL -> n->lock. The thread never waits for the BQL while it holds
+ *   n->lock: interrupts are decided under the lock and raised after dropping it.
+ * - Guest memory is touched only by the thread, under n->lock, and only through dma.c,
+ *   which maps plain guest RAM or fails (the bus master address space has no bounce
+ *   buffer): a guest address can never send the thread into MMIO dispatch (which would
+ *   want the BQL) nor outside guest RAM.
+ * - Whatever a guest controls is bounded per pass: FEMU_SQ_BURST commands per SQ, PRP
+ *   walks by the transfer size, SGL chains by FEMU_SGL_MAX_SEGMENTS, and a value it
+ *   repeats (a bad doorbell, a full CQ) is work only once.
+ * - The thread sleeps whenever there is nothing it can do: no command to fetch, no
+ *   deadline within FEMU_SPIN_NS, no CQ that gained room for a waiting completion, a
+ *   controller that failed (CSTS.CFS; its commands are dropped) or a stopped VM.
+ * - VM stop: the run-state handler sets vm_stopped under n->lock, so no pass runs once
+ *   it returns, and raise_irqs checks it under the BQL: no DMA and no interrupt while the
+ *   VM is stopped; what was due is posted and raised when it runs again.
+ * - Unrealize joins the thread with the BQL dropped, as QEMU's cpu_remove_sync does,
+ *   because the thread may be waiting for the BQL to raise an interrupt. The device's BAR
+ *   is unmapped before exit is called (pci_qdev_unrealize), so no vCPU reaches the device
+ *   meanwhile, and the thread ends without touching the device once stop is set.
+ *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "qemu/osdep.h"
@@ -19,22 +44,27 @@
 #include "qemu/timer.h"
 #include "hw/pci/msix.h"
 #include "hw/pci/pci.h"
+#include "system/runstate.h"
 #include "femu.h"
 #include "sched/event-index.h"
 #include "trace.h"
 
+#ifdef CONFIG_LINUX
 #include <sys/prctl.h>
+#endif
 
 #define FEMU_SPIN_NS        10000   /* spin this close to a deadline instead of sleeping */
 #define FEMU_SQ_BURST       32      /* commands taken from one SQ before moving to the next */
 
 /* ---- submission processing ---- */
 
+/* CSTS.CFS: nothing more happens until the host resets the controller. */
 static void fail_controller(FemuCtrl *n, const char *why)
 {
     trace_femu_fatal(why);
     n->bar.csts |= NVME_CSTS_FAILED;
     n->enabled = false;
+    femu_drop_outstanding(n);
 }
 
 static int sq_process(FemuCtrl *n, FemuSQ *sq)
@@ -93,7 +123,7 @@ static int dataplane_pass(FemuCtrl *n)
     int done = 0;
     uint64_t now;
 
-    if (!n->enabled) {
+    if (!n->enabled || n->vm_stopped) {
         return 0;
     }
     if (bad) {
@@ -119,25 +149,30 @@ static int dataplane_pass(FemuCtrl *n)
 static bool collect_irqs(FemuCtrl *n, bool *intx_level)
 {
     PCIDevice *pci = PCI_DEVICE(n);
-    bool any = false, level = false;
+    bool level = false;
     bool msix = msix_enabled(pci);
 
+    if (n->vm_stopped) {
+        return false;
+    }
+    if (!msix) {
+        /* first the heads: reading one may post an event to a CQ looked at before it */
+        for (uint32_t i = 0; i <= n->nr_io_queues; i++) {
+            FemuCQ *cq = n->cq[i];
+            if (cq && cq->irq_enabled && (cq->irq_due || cq->head != cq->tail)) {
+                femu_cq_update_head(n, cq);
+            }
+        }
+    }
     for (uint32_t i = 0; i <= n->nr_io_queues; i++) {
         FemuCQ *cq = n->cq[i];
         if (!cq || !cq->irq_enabled) {
             continue;
         }
-        if (msix) {
-            if (cq->irq_due) {
-                set_bit(cq->vector, n->irq_pending);
-                any = true;
-            }
-        } else {
-            if (cq->irq_due || cq->head != cq->tail) {
-                femu_cq_update_head(n, cq);
-            }
-            level |= cq->head != cq->tail;
+        if (msix && cq->irq_due) {
+            set_bit(cq->vector, n->irq_pending);
         }
+        level |= cq->head != cq->tail;
         cq->irq_due = false;
     }
     if (!msix) {
@@ -145,7 +180,7 @@ static bool collect_irqs(FemuCtrl *n, bool *intx_level)
         *intx_level = level;
         return level != n->intx_level;
     }
-    return any;
+    return !bitmap_empty(n->irq_pending, n->nr_io_queues + 1);
 }
 
 static void raise_irqs(FemuCtrl *n, bool intx_level)
@@ -154,7 +189,9 @@ static void raise_irqs(FemuCtrl *n, bool intx_level)
     unsigned long v;
 
     bql_lock();
-    if (msix_enabled(pci)) {
+    if (n->vm_stopped || qatomic_read(&n->thread_stop)) {
+        /* stopped since the decision: raise what is pending when the VM runs again */
+    } else if (msix_enabled(pci)) {
         for (v = find_first_bit(n->irq_pending, n->nr_io_queues + 1);
              v <= n->nr_io_queues;
              v = find_next_bit(n->irq_pending, n->nr_io_queues + 1, v + 1)) {
@@ -190,14 +227,19 @@ static void publish_eventidx(FemuCtrl *n, bool want_doorbells)
     smp_mb();
 }
 
+/*
+ * A shadow doorbell the guest changed since the thread last read it. A value refused as
+ * out of range, or a CQ head that left its CQ full, is not work until it changes.
+ */
 static bool shadow_has_work(FemuCtrl *n)
 {
     for (uint32_t i = 1; i <= n->nr_io_queues; i++) {
         FemuSQ *sq = n->sq[i];
-        if (sq && femu_shadow_read(n, i, false) != sq->tail) {
+        FemuCQ *cq = n->cq[i];
+        if (sq && femu_shadow_read(n, i, false) != sq->db_seen) {
             return true;
         }
-        if (n->cq[i] && !QTAILQ_EMPTY(&n->cq[i]->waiting)) {
+        if (cq && !QTAILQ_EMPTY(&cq->waiting) && femu_shadow_read(n, i, true) != cq->db_seen) {
             return true;
         }
     }
@@ -221,8 +263,10 @@ static void *femu_dataplane_thread(void *opaque)
     bool polling_shadow = false;
 
     rcu_register_thread();
+#ifdef CONFIG_LINUX
     /* sleeps are timed to the deadline: ask the kernel for precise wake-ups */
     prctl(PR_SET_TIMERSLACK, 1UL);
+#endif
 
     while (!qatomic_read(&n->thread_stop)) {
         uint64_t now, next = UINT64_MAX, poll_ns = (uint64_t)n->poll_idle_us * 1000;
@@ -234,10 +278,10 @@ static void *femu_dataplane_thread(void *opaque)
         qemu_mutex_lock(&n->lock);
         done = dataplane_pass(n);
         irqs = collect_irqs(n, &intx_level);
-        if (!deadline_heap_empty(&n->timed)) {
+        if (n->enabled && !n->vm_stopped && !deadline_heap_empty(&n->timed)) {
             next = deadline_heap_min(&n->timed);
         }
-        shadow = n->enabled && n->dbbuf_dbs;
+        shadow = n->enabled && !n->vm_stopped && n->dbbuf_dbs;
         if (shadow && done && !polling_shadow) {
             publish_eventidx(n, false);
             polling_shadow = true;
@@ -280,7 +324,7 @@ static void *femu_dataplane_thread(void *opaque)
             continue;   /* a doorbell came after the pass read it */
         }
         qemu_mutex_lock(&n->lock);
-        if (n->enabled && n->dbbuf_dbs) {
+        if (shadow) {
             publish_eventidx(n, true);
             polling_shadow = false;
             if (shadow_has_work(n)) {
@@ -302,10 +346,23 @@ static void *femu_dataplane_thread(void *opaque)
     return NULL;
 }
 
+/* The VM stopped or runs again (BQL held). */
+static void femu_vm_state_change(void *opaque, bool running, RunState state)
+{
+    FemuCtrl *n = opaque;
+
+    qemu_mutex_lock(&n->lock);
+    n->vm_stopped = !running;
+    qemu_mutex_unlock(&n->lock);
+    femu_dataplane_kick(n);
+}
+
 void femu_dataplane_start(FemuCtrl *n)
 {
     event_notifier_init(&n->wake, false);
     n->thread_stop = false;
+    n->vm_stopped = !runstate_is_running();
+    n->vmstate_entry = qdev_add_vm_change_state_handler(DEVICE(n), femu_vm_state_change, n);
     qemu_thread_create(&n->thread, "femu-dataplane", femu_dataplane_thread, n,
                        QEMU_THREAD_JOINABLE);
 }
@@ -314,6 +371,7 @@ void femu_dataplane_stop(FemuCtrl *n)
 {
     bool bql = bql_locked();
 
+    qemu_del_vm_change_state_handler(n->vmstate_entry);
     qatomic_set(&n->thread_stop, true);
     event_notifier_set(&n->wake);
     /* the thread may be waiting for the BQL to raise an interrupt */

@@ -20,6 +20,7 @@
 #include "hw/pci/pci_device.h"
 #include "system/dma.h"
 #include "system/hostmem.h"
+#include "system/runstate.h"
 #include "block/nvme.h"
 
 #include "media/media.h"
@@ -39,6 +40,7 @@ OBJECT_DECLARE_SIMPLE_TYPE(FemuCtrl, FEMU)
 #define FEMU_REG_SIZE 0x1000
 #define FEMU_DB_STRIDE 4            /* CAP.DSTRD = 0 */
 #define FEMU_MAX_AER_EVENTS 16
+#define FEMU_MAX_AERL 15            /* aerl: at most 16 outstanding AERs */
 #define FEMU_SGL_MAX_SEGMENTS 1024  /* bound on segment chains a guest can make us walk */
 #define FEMU_LOG_MEDIA_STATS 0xca   /* vendor log page: model statistics as text */
 #define FEMU_IDLE_NS 1000000        /* quiet this long, the media model may work in the background */
@@ -72,7 +74,9 @@ struct FemuSQ {
     uint32_t size;
     uint32_t head;
     uint32_t tail;
+    uint32_t db_seen;       /* the doorbell value last read, valid or not */
     uint64_t dma_addr;
+    uint32_t nr_reqs;       /* size, plus room for held AERs on the admin SQ */
     FemuRequest *reqs;
     QTAILQ_HEAD(, FemuRequest) free_reqs;
     QTAILQ_ENTRY(FemuSQ) cq_link;
@@ -87,6 +91,7 @@ struct FemuCQ {
     uint32_t size;
     uint32_t head;
     uint32_t tail;
+    uint32_t db_seen;       /* the doorbell value last read, valid or not */
     uint64_t dma_addr;
     QTAILQ_HEAD(, FemuRequest) waiting;
     QTAILQ_HEAD(, FemuSQ) sqs;
@@ -148,6 +153,7 @@ struct FemuCtrl {
     uint8_t *data;
     uint64_t data_bytes;        /* namespaces' data; the kinds' metadata follows it */
     uint64_t meta_bytes;
+    bool discard_failed;        /* the backend cannot give pages back: clear them instead */
     FemuNamespace *ns;
     FemuMedia *medias[FEMU_MAX_NAMESPACES];     /* distinct models, one per namespace at most */
     uint32_t nr_medias;
@@ -170,6 +176,8 @@ struct FemuCtrl {
     EventNotifier wake;
     bool thread_sleeping;
     bool thread_stop;
+    bool vm_stopped;            /* guarded by lock; read under the BQL by raise_irqs */
+    VMChangeStateEntry *vmstate_entry;
 
     /* controller state, guarded by lock */
     bool enabled;
@@ -240,6 +248,8 @@ void femu_post_aer(FemuCtrl *n, uint8_t type, uint8_t info, uint8_t log_page);
 void femu_aer_unmask(FemuCtrl *n, uint8_t type);
 void femu_aer_hold(FemuCtrl *n, FemuRequest *req);
 void femu_req_detach(FemuCtrl *n, FemuRequest *req);
+void femu_drop_outstanding(FemuCtrl *n);
+void femu_dbbuf_seed(FemuCtrl *n);
 
 /* dataplane.c: the device thread */
 void femu_dataplane_start(FemuCtrl *n);

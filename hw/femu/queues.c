@@ -31,8 +31,8 @@ FemuCQ *femu_cq_new(FemuCtrl *n, uint16_t cqid, uint16_t vector, bool ien, uint3
     cq->phase = 1;
     QTAILQ_INIT(&cq->waiting);
     QTAILQ_INIT(&cq->sqs);
-    n->cq[cqid] = cq;
     qatomic_set(&n->db_cq_head[cqid], 0);
+    qatomic_set(&n->cq[cqid], cq);
     trace_femu_cq_create(cqid, size, vector, ien);
     return cq;
 }
@@ -45,16 +45,19 @@ FemuSQ *femu_sq_new(FemuCtrl *n, uint16_t sqid, uint16_t cqid, uint32_t size, ui
     sq->cqid = cqid;
     sq->size = size;
     sq->dma_addr = addr;
-    sq->reqs = g_new0(FemuRequest, size);
+    /* held AERs do not count against the admin SQ's entries: never let them take all */
+    sq->nr_reqs = size + (sqid ? 0 : FEMU_MAX_AERL + 1);
+    sq->reqs = g_new0(FemuRequest, sq->nr_reqs);
     QTAILQ_INIT(&sq->free_reqs);
-    for (uint32_t i = 0; i < size; i++) {
+    for (uint32_t i = 0; i < sq->nr_reqs; i++) {
         sq->reqs[i].sq = sq;
         sq->reqs[i].heap_pos = DEADLINE_HEAP_NOT_QUEUED;
         QTAILQ_INSERT_TAIL(&sq->free_reqs, &sq->reqs[i], entry);
     }
     QTAILQ_INSERT_TAIL(&n->cq[cqid]->sqs, sq, cq_link);
-    n->sq[sqid] = sq;
     qatomic_set(&n->db_sq_tail[sqid], 0);
+    /* doorbell writes look at it without the lock */
+    qatomic_set(&n->sq[sqid], sq);
     trace_femu_sq_create(sqid, cqid, size);
     return sq;
 }
@@ -78,16 +81,29 @@ bool femu_uses_shadow(FemuCtrl *n, uint16_t qid)
     return n->dbbuf_dbs && qid != 0;
 }
 
+/* An out-of-range doorbell value is reported once, not at every look. */
+static bool doorbell_valid(FemuCtrl *n, uint32_t value, uint32_t size, uint32_t *seen)
+{
+    bool changed = value != *seen;
+
+    *seen = value;
+    if (value >= size) {
+        if (changed) {
+            femu_post_aer(n, NVME_AER_TYPE_ERROR, NVME_AER_INFO_ERR_INVALID_DB_VALUE,
+                          NVME_LOG_ERROR_INFO);
+        }
+        return false;
+    }
+    return true;
+}
+
 void femu_cq_update_head(FemuCtrl *n, FemuCQ *cq)
 {
     uint32_t head = femu_uses_shadow(n, cq->cqid) ? femu_shadow_read(n, cq->cqid, true)
                                               : qatomic_read(&n->db_cq_head[cq->cqid]);
-    if (head >= cq->size) {
-        femu_post_aer(n, NVME_AER_TYPE_ERROR, NVME_AER_INFO_ERR_INVALID_DB_VALUE,
-                      NVME_LOG_ERROR_INFO);
-        return;
+    if (doorbell_valid(n, head, cq->size, &cq->db_seen)) {
+        cq->head = head;
     }
-    cq->head = head;
 }
 
 static bool cq_full(FemuCtrl *n, FemuCQ *cq)
@@ -177,21 +193,31 @@ void femu_sq_free(FemuCtrl *n, uint16_t sqid, bool post_aborts)
     FemuSQ *sq = n->sq[sqid];
     FemuCQ *cq = n->cq[sq->cqid];
 
-    for (uint32_t i = 0; i < sq->size; i++) {
+    for (uint32_t i = 0; i < sq->nr_reqs; i++) {
         FemuRequest *req = &sq->reqs[i];
-        if (req->state != FEMU_REQ_FREE) {
-            femu_req_detach(n, req);
-            /* Delete SQ completes them as aborted (space permitting); a reset drops them */
-            req->cqe.status = cpu_to_le16(NVME_CMD_ABORT_SQ_DEL);
-            if (post_aborts && cq && !cq_full(n, cq)) {
-                cq_post(n, cq, req, femu_now_ns());
-            }
+        bool executed = req->state == FEMU_REQ_TIMED || req->state == FEMU_REQ_CQ_FULL;
+
+        if (req->state == FEMU_REQ_FREE) {
+            continue;
+        }
+        femu_req_detach(n, req);
+        /*
+         * Delete SQ completes what waits now (space permitting), with the status it has:
+         * its effects happened, so it must not read as aborted. A reset drops them.
+         */
+        if (!executed) {
+            req->cqe.status = cpu_to_le16(NVME_CMD_ABORT_SQ_DEL | NVME_DNR);
+        }
+        if (post_aborts && cq && !cq_full(n, cq)) {
+            cq_post(n, cq, req, femu_now_ns());
+        } else {
+            req_release(req);
         }
     }
     if (cq) {
         QTAILQ_REMOVE(&cq->sqs, sq, cq_link);
     }
-    n->sq[sqid] = NULL;
+    qatomic_set(&n->sq[sqid], NULL);
     g_free(sq->reqs);
     g_free(sq);
     trace_femu_sq_delete(sqid);
@@ -202,9 +228,43 @@ void femu_cq_free(FemuCtrl *n, uint16_t cqid)
     FemuCQ *cq = n->cq[cqid];
 
     assert(QTAILQ_EMPTY(&cq->sqs));
-    n->cq[cqid] = NULL;
+    qatomic_set(&n->cq[cqid], NULL);
     g_free(cq);
     trace_femu_cq_delete(cqid);
+}
+
+/* A controller fatal status: what was executed will never be completed. */
+void femu_drop_outstanding(FemuCtrl *n)
+{
+    FemuRequest *req;
+
+    while (!deadline_heap_empty(&n->timed)) {
+        req = deadline_heap_pop_due(&n->timed, UINT64_MAX);
+        req_release(req);
+    }
+    for (uint32_t i = 0; i <= n->nr_io_queues; i++) {
+        FemuCQ *cq = n->cq[i];
+        while (cq && (req = QTAILQ_FIRST(&cq->waiting))) {
+            QTAILQ_REMOVE(&cq->waiting, req, entry);
+            req_release(req);
+        }
+    }
+}
+
+/* Doorbell Buffer Config: the shadow doorbells start at the values the MMIO ones hold. */
+void femu_dbbuf_seed(FemuCtrl *n)
+{
+    for (uint32_t i = 1; i <= n->nr_io_queues; i++) {
+        uint32_t v;
+        if (n->sq[i]) {
+            v = cpu_to_le32(qatomic_read(&n->db_sq_tail[i]));
+            femu_dma_to_guest(n, n->dbbuf_dbs + 2 * i * FEMU_DB_STRIDE, &v, sizeof(v));
+        }
+        if (n->cq[i]) {
+            v = cpu_to_le32(qatomic_read(&n->db_cq_head[i]));
+            femu_dma_to_guest(n, n->dbbuf_dbs + (2 * i + 1) * FEMU_DB_STRIDE, &v, sizeof(v));
+        }
+    }
 }
 
 /* ---- asynchronous events ---- */
@@ -262,9 +322,7 @@ bool femu_sq_update_tail(FemuCtrl *n, FemuSQ *sq)
 {
     uint32_t tail = femu_uses_shadow(n, sq->sqid) ? femu_shadow_read(n, sq->sqid, false)
                                               : qatomic_read(&n->db_sq_tail[sq->sqid]);
-    if (tail >= sq->size) {
-        femu_post_aer(n, NVME_AER_TYPE_ERROR, NVME_AER_INFO_ERR_INVALID_DB_VALUE,
-                      NVME_LOG_ERROR_INFO);
+    if (!doorbell_valid(n, tail, sq->size, &sq->db_seen)) {
         return false;
     }
     sq->tail = tail;

@@ -36,6 +36,7 @@ class DevConfig:
     # so a second QEMU on the same file sees what the first one wrote
     memdev_file: str = None
     memdev_mb: int = 0          # backend size; 0: size_mb + 1 MiB per namespace
+    memdev_share: bool = True   # share=off: a private mapping, writes never reach the file
 
     @property
     def block_size(self):
@@ -73,8 +74,8 @@ def device_args(cfg, workdir):
     if cfg.memdev_file:
         # zns keeps its zone state after the data, rounded up to 1 MiB per namespace
         mb = cfg.memdev_mb or cfg.size_mb + cfg.namespaces
-        args += ["-object", "memory-backend-file,id=femumem,mem-path=%s,size=%dM,share=on"
-                 % (cfg.memdev_file, mb)]
+        args += ["-object", "memory-backend-file,id=femumem,mem-path=%s,size=%dM,share=%s"
+                 % (cfg.memdev_file, mb, "on" if cfg.memdev_share else "off")]
         opts += ",memdev=femumem"
     return args + ["-device", opts]
 
