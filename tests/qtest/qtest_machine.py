@@ -2,14 +2,15 @@
 
 QTEST_DEVICE=femu (default) tests the project's device; QTEST_DEVICE=stock
 runs the same tests on QEMU's own ``nvme`` device to check the harness.
-FEMU_QEMU overrides the QEMU binary.
+FEMU_QEMU overrides the QEMU binary; FEMU_QEMU_SRC (or FEMU_BUILD) says where
+the QEMU source with its python/ directory is (see qtest.py).
 """
 
 import dataclasses
 import os
 import subprocess
 
-from qtest import QTest, GuestAlloc, find_pci_device
+from qtest import QTest, GuestAlloc, find_pci_device, qemu_python_missing  # noqa: F401
 import nvme
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -115,6 +116,11 @@ class Machine:
         except BaseException:
             self.qt.close()
             raise
+
+    def qmp(self, cmd, **args):
+        """A QMP command (e.g. "stop", "cont", "qom-get"): QEMU's answer as a dict,
+        {"return": ...} or {"error": ...}; '_' in argument names becomes '-'."""
+        return self.qt.qmp(cmd, **args)
 
     def close(self):
         self.qt.close()
