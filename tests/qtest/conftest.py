@@ -8,6 +8,7 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # vendorlog
 
 import nvme  # noqa: E402
 from qtest_machine import (DEVICE, QEMU, DevConfig, Machine, qemu_has_device,  # noqa: E402
