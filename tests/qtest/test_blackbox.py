@@ -1,7 +1,7 @@
 """Blackbox mode: commands complete when the NAND model says, neither earlier nor much
 later, and the model's statistics reach the host through vendor log page 0xCA.
 
-The geometry is tiny and the page read is made 50 ms long, so completion times can be
+The geometry is tiny and the page read is made 100 ms long, so completion times can be
 checked against the wall clock: never before the model's time, and less than one more
 read after it (a read on the wrong chip, or a doubled latency, is a whole read late).
 The chips' busy counters in the log check the same exactly."""
@@ -15,7 +15,7 @@ from qtest_machine import DevConfig
 
 pytestmark = pytest.mark.skipif(qtest_machine.DEVICE == "stock", reason="femu's blackbox mode")
 
-READ_NS = 50_000_000    # pg_rd_lat: one page read
+READ_NS = 100_000_000   # pg_rd_lat: one page read
 READ_S = READ_NS / 1e9
 CHIPS = 4               # 2 channels x 2 chips, pages striped over them
 PAGE = 4096

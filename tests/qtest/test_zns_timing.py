@@ -4,7 +4,7 @@ waits for one (padded) program, and a Zone Reset for the erase of the zone's blo
 
 One channel with two chips, every zone striped over both: a program unit is one 4 KiB
 page on each chip (8 KiB), the write buffer holds two units, and a 1 MiB zone has 128
-pages on each chip, 8 blocks of 16 pages. Programs take 40 ms and erases 25 ms, so each
+pages on each chip, 8 blocks of 16 pages. Programs take 100 ms and erases 50 ms, so each
 bound is checked against the wall clock: never before the model's time, and less than one
 more program (or half the erases) after it."""
 
@@ -18,7 +18,7 @@ from qtest_machine import DevConfig
 
 pytestmark = pytest.mark.skipif(qtest_machine.DEVICE == "stock", reason="femu's zns mode")
 
-PROG_NS, ERASE_NS = 40_000_000, 25_000_000
+PROG_NS, ERASE_NS = 100_000_000, 50_000_000
 W, E = PROG_NS / 1e9, ERASE_NS / 1e9
 BLOCKS_PER_CHIP = 8             # (1 MiB / 4 KiB) / 2 chips / 16 pages per block
 UNIT = 8192                     # one page on each of the two chips
