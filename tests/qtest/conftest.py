@@ -99,6 +99,8 @@ STOCK_DEVIATIONS = {
     "test_features.py::test_arbitration": "Set Features: Feature Not Changeable",
     "test_features.py::test_power_management": "Set Features: Feature Not Changeable",
     "test_features.py::test_interrupt_coalescing": "Set Features: Feature Not Changeable",
+    "test_features.py::test_controller_reset_restores_defaults":
+        "Set Features: Feature Not Changeable",
     "test_admin_identify.py::test_namespace_identification_descriptors":
         "no EUI64/NGUID/UUID unless given as nvme-ns properties",
     "test_multi_namespace.py::test_namespace_ids_differ":
