@@ -11,24 +11,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # vendorlog
 
 import nvme  # noqa: E402
-from qtest_machine import (DEVICE, QEMU, DevConfig, Machine, qemu_has_device,  # noqa: E402
-                           qemu_python_missing)
-
-
-def skip_unless_qemu(name="femu"):
-    """Skip (saying why) unless QEMU, its device and its Python module are there."""
-    if not os.path.exists(QEMU):
-        pytest.skip("QEMU binary %s not found (set FEMU_QEMU or run make qemu)" % QEMU)
-    if not qemu_has_device(name):
-        pytest.skip("%s has no '%s' device (-device help)" % (QEMU, name))
-    why = qemu_python_missing()
-    if why:
-        pytest.skip(why)
+from qtest_machine import DEVICE, DevConfig, start_machine  # noqa: E402
 
 
 def _start(request, tmp_path_factory, cfg):
-    skip_unless_qemu("nvme" if DEVICE == "stock" else "femu")
-    return Machine(cfg, str(tmp_path_factory.mktemp("qtest")))
+    return start_machine(cfg, str(tmp_path_factory.mktemp("qtest")))
 
 
 @pytest.fixture(scope="module")

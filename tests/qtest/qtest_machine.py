@@ -10,6 +10,8 @@ import dataclasses
 import os
 import subprocess
 
+import pytest
+
 from qtest import QTest, GuestAlloc, find_pci_device, qemu_python_missing  # noqa: F401
 import nvme
 
@@ -124,3 +126,21 @@ class Machine:
 
     def close(self):
         self.qt.close()
+
+
+def skip_unless_qemu(name=None):
+    """Skip (saying why) unless QEMU, its device and QEMU's Python module are there."""
+    name = name or ("nvme" if DEVICE == "stock" else "femu")
+    if not os.path.exists(QEMU):
+        pytest.skip("QEMU binary %s not found (set FEMU_QEMU or run make qemu)" % QEMU)
+    if not qemu_has_device(name):
+        pytest.skip("%s has no '%s' device (-device help)" % (QEMU, name))
+    why = qemu_python_missing()
+    if why:
+        pytest.skip(why)
+
+
+def start_machine(cfg, workdir):
+    """A Machine for cfg, or a skip saying what is missing."""
+    skip_unless_qemu()
+    return Machine(cfg, workdir)
