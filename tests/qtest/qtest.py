@@ -124,6 +124,11 @@ class QTest:
     def alive(self):
         return self.vm.is_running()
 
+    @property
+    def pid(self):
+        """QEMU's process id (None once it has exited)."""
+        return self.vm.get_pid()
+
     def qmp(self, cmd, **args):
         """A QMP command; returns QEMU's answer ({'return': ...} or {'error': ...})."""
         return self.vm.qmp(cmd, **args)
