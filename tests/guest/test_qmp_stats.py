@@ -19,7 +19,7 @@ def read_stats(sock):
     return json.loads(r.stdout) if r.returncode == 0 else None
 
 
-def test_stats_over_qmp(device_ready, tmp_path):
+def test_stats_over_qmp(device_ready, femu_only, tmp_path):
     sock = tmp_path / "qmp.sock"
     cmd = (f"dd if=/dev/zero of=/dev/nvme0n1 bs=4k count={WRITES} oflag=direct 2>/dev/null; "
            "echo WROTE; sleep 30")
