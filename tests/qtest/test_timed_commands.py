@@ -11,7 +11,7 @@ import pytest
 
 import nvme
 import qtest_machine
-from nvme import REG_CC, REG_CSTS, SC_ABORT_REQUESTED, SC_ABORT_SQ_DELETION, SCT_GENERIC
+from nvme import REG_CC, SC_ABORT_REQUESTED, SC_ABORT_SQ_DELETION, SCT_GENERIC
 from qtest_machine import DevConfig
 
 pytestmark = pytest.mark.skipif(qtest_machine.DEVICE == "stock", reason="femu's blackbox mode")

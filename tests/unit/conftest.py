@@ -118,6 +118,25 @@ class GTestFailure(Exception):
     pass
 
 
+class BuildFailure(pytest.Item):
+    """Stands for tests that could not be built or listed, so the rest of the session
+    still runs and the summary shows why."""
+
+    def __init__(self, *, error, **kw):
+        super().__init__(**kw)
+        self.error = error
+        self.add_marker(pytest.mark.unit)
+
+    def runtest(self):
+        raise self.error
+
+    def repr_failure(self, excinfo):
+        return str(excinfo.value)
+
+    def reportinfo(self):
+        return self.path, None, self.name
+
+
 class GTestBinary(pytest.Collector):
     def __init__(self, *, test, **kw):
         super().__init__(**kw)
@@ -129,8 +148,10 @@ class GTestBinary(pytest.Collector):
                                 timeout=60)
         paths = [l.strip() for l in listed.stdout.splitlines() if l.startswith("/")]
         if listed.returncode != 0 or not paths:
-            raise MesonError("%s -l listed no tests (exit %d): %s" % (
-                self.test["cmd"][0], listed.returncode, listed.stderr))
+            yield BuildFailure.from_parent(self, name="list", error=MesonError(
+                "%s -l listed no tests (exit %d): %s" % (
+                    self.test["cmd"][0], listed.returncode, listed.stderr)))
+            return
         tap = TapRun(self.test)
         for i, p in enumerate(paths):
             yield GTestCase.from_parent(self, name=p, tap=tap, path_name=p,
@@ -139,7 +160,12 @@ class GTestBinary(pytest.Collector):
 
 class MesonTests(pytest.File):
     def collect(self):
-        for test in build_and_list():
+        try:
+            tests = build_and_list()
+        except (MesonError, OSError, subprocess.TimeoutExpired) as e:
+            yield BuildFailure.from_parent(self, name="build", error=MesonError(str(e)))
+            return
+        for test in tests:
             yield GTestBinary.from_parent(self, name=test["name"], test=test)
 
 
