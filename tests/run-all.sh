@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The whole test suite (`make check`): unit tests of the QEMU-free model, qtest device tests,
-# and guest tests with the real tools. One pytest run prints the summary line.
+# and guest tests with the real tools, all in one pytest run that prints one summary line
+# (pytest builds the unit tests with meson: tests/unit/conftest.py).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
 . "$root/qemu/lib.sh"
 cd "$root"
-step "unit tests of the QEMU-free model (meson + GTest)"
-bash tests/unit/run.sh "$build"
-step "device and guest tests (pytest)"
+bash tests/unit/run.sh "$build" --prepare
+step "unit, device and guest tests (pytest)"
 export FEMU_BUILD=$build
 exec "$build/venv/bin/python3" -m pytest tests -v

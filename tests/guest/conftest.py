@@ -18,6 +18,7 @@ import pytest
 # pytest.ini uses --import-mode=importlib, which does not add test dirs to
 # sys.path; the test modules import guestlib too.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.append(str(Path(__file__).resolve().parents[1]))  # vendorlog
 
 from guestlib import BOOT_TIMEOUT, ENV, QEMU, STOCK, GuestRun, femu_missing, launch_argv  # noqa: E402
 

@@ -1,9 +1,10 @@
 """An idle guest must leave the host idle: the device may not busy-poll while
 nothing happens (a spinning queue thread costs a whole core)."""
 
-import os
 import subprocess
 import time
+
+import psutil
 
 from guestlib import BOOT_TIMEOUT, ENV, launch_argv
 
@@ -12,24 +13,17 @@ MAX_CORES = 0.3  # idle TCG guest measures ~0.05 here; one spinning thread is ~1
 
 
 def cpu_seconds(pid):
-    """utime+stime of the whole process, and per thread {comm: seconds}."""
-    tick = os.sysconf("SC_CLK_TCK")
-
-    def parse(path):
-        with open(path) as f:
-            data = f.read()
-        comm = data[data.index("(") + 1:data.rindex(")")]
-        fields = data[data.rindex(")") + 2:].split()
-        return comm, (int(fields[11]) + int(fields[12])) / tick  # utime, stime
-
+    """CPU seconds (user + system) of the whole process, and per thread {name[tid]: s}."""
+    proc = psutil.Process(pid)
     threads = {}
-    for tid in os.listdir(f"/proc/{pid}/task"):
+    for t in proc.threads():
         try:
-            comm, sec = parse(f"/proc/{pid}/task/{tid}/stat")
-        except (FileNotFoundError, ProcessLookupError):
+            name = psutil.Process(t.id).name()
+        except psutil.NoSuchProcess:
             continue
-        threads[f"{comm}[{tid}]"] = sec
-    return parse(f"/proc/{pid}/stat")[1], threads
+        threads[f"{name}[{t.id}]"] = t.user_time + t.system_time
+    times = proc.cpu_times()
+    return times.user + times.system, threads
 
 
 def test_idle_guest_costs_little_host_cpu(device_ready, tmp_path):

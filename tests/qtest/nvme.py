@@ -11,6 +11,7 @@ import base64
 import struct
 import time
 
+import vendorlog
 from qtest import PAGE
 
 # Controller registers (BAR0 offsets).
@@ -113,6 +114,8 @@ SC_SUCCESS = 0x00
 SC_INVALID_OPCODE = 0x01
 SC_INVALID_FIELD = 0x02
 SC_DATA_XFER_ERROR = 0x04
+SC_ABORT_REQUESTED = 0x07
+SC_ABORT_SQ_DELETION = 0x08
 SC_INVALID_NS = 0x0B
 SC_DATA_SGL_LEN_INVALID = 0x0F
 SC_SGL_DESCR_TYPE_INVALID = 0x11
@@ -142,6 +145,7 @@ STATUS_NAMES = {
     (0, 0x00): "Success", (0, 0x01): "Invalid Command Opcode",
     (0, 0x02): "Invalid Field in Command", (0, 0x04): "Data Transfer Error",
     (0, 0x06): "Internal Error", (0, 0x07): "Command Abort Requested",
+    (0, 0x08): "Command Aborted due to SQ Deletion",
     (0, 0x0B): "Invalid Namespace or Format",
     (0, 0x0C): "Command Sequence Error",
     (0, 0x0F): "Data SGL Length Invalid",
@@ -180,8 +184,9 @@ class NvmeCommandError(AssertionError):
 class Completion:
     """A decoded 16-byte completion queue entry."""
 
-    def __init__(self, raw):
+    def __init__(self, raw, t=None):
         self.raw = raw
+        self.t = t      # time.monotonic() when the host found it in the CQ
         self.dw0, self.dw1, self.sqhd, self.sqid, self.cid, sf = \
             struct.unpack("<IIHHHH", raw)
         self.phase = sf & 1
@@ -466,7 +471,7 @@ class Controller:
             raw = self.qt.memread(cq.addr + cq.head * 16, 16)
             if raw[14] & 1 != cq.phase:
                 break
-            c = Completion(raw)
+            c = Completion(raw, time.monotonic())
             cq.head = (cq.head + 1) % cq.size
             if cq.head == 0:
                 cq.phase ^= 1
@@ -498,6 +503,25 @@ class Controller:
                 time.sleep(0.0005)
                 self.qt.clock_step(100000)
         return cq.done.pop(key)
+
+    def wait_all(self, pending, timeout=None):
+        """Wait for every (sq, cid) in pending; their completions, in the same order
+        (each with .t, when the host saw it)."""
+        keys = [(sq.cq, (sq.qid, cid)) for sq, cid in pending]
+        cqs = {id(cq): cq for cq, _ in keys}.values()
+        deadline = time.monotonic() + (timeout or self.timeout)
+        spins = 0
+        while any(key not in cq.done for cq, key in keys):
+            if sum(self.reap(cq) for cq in cqs):
+                continue
+            if time.monotonic() > deadline:
+                raise NvmeTimeout("no completion for %s (CSTS=0x%x)" % (
+                    ["sq%d cid %d" % k for cq, k in keys if k not in cq.done],
+                    self.rd32(REG_CSTS)))
+            spins += 1
+            if spins > 20:
+                time.sleep(0.0005)
+        return [cq.done.pop(key) for cq, key in keys]
 
     def try_wait(self, sq, cid, timeout):
         try:
@@ -721,6 +745,13 @@ class Controller:
         off = index * (4 << self._dstrd)
         q.shadow_db, q.shadow_ei = dbs + off, eis + off
         self.qt.writel(q.shadow_db, q.tail if isinstance(q, SubQueue) else q.head)
+
+    def vendor_log(self):
+        """The device's statistics (vendor log page 0xCA) as {name: value}."""
+        c, data = self.get_log_page(vendorlog.LOG_ID, 4096)
+        if not c.ok:
+            raise NvmeCommandError("Get Log Page 0xCA", c)
+        return vendorlog.parse(data)
 
     def set_num_queues(self, nsq, ncq):
         return self.set_features(FEAT_NUM_QUEUES, ((ncq - 1) << 16) | (nsq - 1))

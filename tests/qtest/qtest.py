@@ -1,74 +1,116 @@
-"""Minimal client for QEMU's qtest accelerator.
+"""The qtest client: QEMU's own Python module (python/qemu/machine/qtest.py in the
+QEMU source) runs QEMU with ``-accel qtest``, speaks the qtest line protocol and
+QMP; on top of it, guest-memory and port-I/O helpers, PCI and MSI-X set-up and a
+guest-RAM allocator, so a test can act as the guest's driver without a guest OS.
 
-Spawns QEMU with ``-accel qtest``, speaks the line protocol on a unix
-socket, and offers guest-memory, port-I/O, PCI and MSI-X helpers so a test
-can act as the guest's driver without a guest OS.
+The QEMU source is found at $FEMU_QEMU_SRC, else $FEMU_BUILD/qemu-src (FEMU_BUILD
+defaults to <repo>/build), where the build unpacks it.
 """
 
 import base64
 import os
 import shutil
-import socket
-import subprocess
+import sys
 import tempfile
 import time
 
 PAGE = 4096
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 class QTestError(Exception):
     pass
 
 
+class QEMULaunchError(QTestError):
+    """QEMU exited at start (a refused property, for one); output is what it printed."""
+
+    def __init__(self, exitcode, output, command):
+        super().__init__("QEMU exited (%s) at start:\n%s" % (exitcode, output))
+        self.exitcode = exitcode
+        self.output = output
+        self.command = command
+
+
+def qemu_python_dir():
+    src = os.environ.get("FEMU_QEMU_SRC") or os.path.join(
+        os.environ.get("FEMU_BUILD") or os.path.join(REPO, "build"), "qemu-src")
+    return os.path.join(src, "python")
+
+
+def qemu_python_missing():
+    """Why QEMU's Python module cannot be used, or None."""
+    path = qemu_python_dir()
+    if not os.path.isfile(os.path.join(path, "qemu", "machine", "qtest.py")):
+        return ("QEMU's Python module is not at %s/qemu/machine: set FEMU_QEMU_SRC to an "
+                "unpacked QEMU source, or FEMU_BUILD to a build directory where `make qemu` "
+                "unpacked it" % path)
+    return None
+
+
+_qemu_qtest = None
+
+
+def _qtest_module():
+    """QEMU's qemu.machine.qtest, imported from the QEMU source on first use."""
+    global _qemu_qtest
+    if _qemu_qtest is None:
+        why = qemu_python_missing()
+        if why:
+            raise QTestError(why)
+        path = qemu_python_dir()
+        if path not in sys.path:
+            sys.path.insert(0, path)
+        from qemu.machine import machine, qtest
+
+        class Protocol(qtest.QEMUQtestProtocol):
+            def cmds(self, lines):
+                """Send several commands in one write; QEMU runs them back to back."""
+                self._sock.sendall("".join(l + "\n" for l in lines).encode())
+                return [self._sockfile.readline() for _ in lines]
+
+        class Machine(qtest.QEMUQtestMachine):
+            def _pre_launch(self):
+                super()._pre_launch()
+                # the same socket, through the protocol that can also send batches
+                self._qtest = Protocol(sock=self._qtest_sock_pair[1])
+
+            @property
+            def qtest_protocol(self):
+                return self._qtest
+
+        _qemu_qtest = (Machine, machine.VMLaunchFailure)
+    return _qemu_qtest
+
+
 class QTest:
-    """One QEMU process in qtest mode and the socket that drives it."""
+    """One QEMU process in qtest mode, driven over QEMU's qtest protocol, with QMP."""
 
     def __init__(self, qemu, args, mem_mb=256, timeout=30.0):
+        machine_cls, launch_failure = _qtest_module()
         self.qemu = qemu
         self.mem_size = mem_mb << 20
         self.timeout = timeout
         self._dir = tempfile.mkdtemp(prefix="femu-qtest-")
-        self.log_path = os.path.join(self._dir, "qemu.log")
-        sock_path = os.path.join(self._dir, "qtest.sock")
-        # QEMU connects to us, so listen before spawning it.
-        lsock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        lsock.bind(sock_path)
-        lsock.listen(1)
-        lsock.settimeout(0.2)
-        cmd = [qemu, "-machine", "q35", "-accel", "qtest",
-               "-qtest", "unix:" + sock_path, "-qtest-log", "/dev/null",
-               "-display", "none", "-nodefaults", "-m", "%dM" % mem_mb]
         # No guest code runs under qtest, so an empty ROM stands in for the
         # BIOS and the tests need no firmware package.
         bios = os.path.join(self._dir, "empty-bios.bin")
         with open(bios, "wb") as f:
             f.truncate(64 << 10)
-        cmd += ["-bios", bios]
-        cmd += list(args)
-        self.cmdline = cmd
-        self._log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
-                                     stdout=self._log, stderr=self._log)
-        self.sock = None
-        deadline = time.monotonic() + timeout
+        base = ["-qtest-log", "/dev/null", "-nodefaults", "-m", "%dM" % mem_mb, "-bios", bios]
+        self.vm = machine_cls(qemu, args=base + list(args), name="qemu",
+                              base_temp_dir=self._dir)
+        self.vm.set_machine("q35")
         try:
-            while self.sock is None:
-                try:
-                    self.sock, _ = lsock.accept()
-                except socket.timeout:
-                    if self.proc.poll() is not None:
-                        raise QTestError("QEMU exited (%d) before connecting:\n%s"
-                                         % (self.proc.returncode, self.log()))
-                    if time.monotonic() > deadline:
-                        raise QTestError("QEMU did not connect:\n" + self.log())
+            self.vm.launch()
+        except launch_failure as e:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            raise QEMULaunchError(e.exitcode, e.output or "", e.command) from None
         except BaseException:
-            lsock.close()
             self.close()
             raise
-        lsock.close()
-        self.sock.settimeout(timeout)
-        self._buf = b""
-        self.irqs = []
+        self.log_path = os.path.join(self.vm.log_dir, "qemu.log")
+        self.vm.qtest_protocol.settimeout(timeout)
 
     # -- process ----------------------------------------------------------
 
@@ -76,78 +118,61 @@ class QTest:
         try:
             with open(self.log_path, "rb") as f:
                 return f.read()[-4000:].decode(errors="replace")
-        except OSError:
-            return ""
+        except (OSError, AttributeError):
+            return self.vm.get_log() or ""
 
     def alive(self):
-        return self.proc.poll() is None
+        return self.vm.is_running()
+
+    @property
+    def pid(self):
+        """QEMU's process id (None once it has exited)."""
+        return self.vm.get_pid()
+
+    def qmp(self, cmd, **args):
+        """A QMP command; returns QEMU's answer ({'return': ...} or {'error': ...})."""
+        return self.vm.qmp(cmd, **args)
+
+    def kill(self):
+        """SIGKILL, as on power loss: no shutdown of any kind."""
+        self.vm.kill()
 
     def close(self):
-        if self.sock is not None:
-            try:
-                self.sock.close()
-            except OSError:
-                pass
-            self.sock = None
-        if self.proc.poll() is None:
-            # QEMU keeps running after the qtest socket closes.
-            self.proc.terminate()
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self._log.close()
-        shutil.rmtree(self._dir, ignore_errors=True)
+        try:
+            self.vm.shutdown(timeout=10)
+        finally:
+            shutil.rmtree(self._dir, ignore_errors=True)
 
     # -- protocol ---------------------------------------------------------
 
-    def _readline(self):
-        while b"\n" not in self._buf:
-            try:
-                chunk = self.sock.recv(1 << 20)
-            except socket.timeout:
-                raise QTestError("no answer from QEMU within %.0fs:\n%s"
-                                 % (self.timeout, self.log()))
-            if not chunk:
-                self.proc.poll()
-                raise QTestError("QEMU closed the qtest socket (exit %s):\n%s"
-                                 % (self.proc.returncode, self.log()))
-            self._buf += chunk
-        line, self._buf = self._buf.split(b"\n", 1)
-        return line.decode()
-
-    def cmd(self, line):
-        """Send one command; return the text after ``OK``."""
-        self.sock.sendall(line.encode() + b"\n")
-        while True:
-            ans = self._readline()
-            # Intercepted IRQ events arrive asynchronously between answers.
-            if ans.startswith("IRQ "):
-                self.irqs.append(ans)
-                continue
-            break
+    def _check(self, line, ans):
+        if not ans:
+            raise QTestError("QEMU closed the qtest socket (alive: %s):\n%s"
+                             % (self.alive(), self.log()))
+        ans = ans.rstrip("\n")
         if ans == "OK":
             return ""
         if ans.startswith("OK "):
             return ans[3:]
         raise QTestError("%r -> %r" % (line[:80], ans))
 
+    def cmd(self, line):
+        """Send one command; return the text after ``OK``."""
+        try:
+            return self._check(line, self.vm.qtest(line))
+        except TimeoutError:
+            raise QTestError("no answer from QEMU within %.0fs:\n%s"
+                             % (self.timeout, self.log())) from None
+
     def cmds(self, lines):
         """Send several commands at once; QEMU runs them back to back, with
         no device bottom half in between. Returns the answers."""
-        self.sock.sendall("".join(l + "\n" for l in lines).encode())
-        out = []
-        for line in lines:
-            while True:
-                ans = self._readline()
-                if not ans.startswith("IRQ "):
-                    break
-                self.irqs.append(ans)
-            if ans != "OK" and not ans.startswith("OK "):
-                raise QTestError("%r -> %r" % (line[:80], ans))
-            out.append(ans[3:])
-        return out
+        try:
+            answers = self.vm.qtest_protocol.cmds(lines)
+        except TimeoutError:
+            raise QTestError("no answer from QEMU within %.0fs:\n%s"
+                             % (self.timeout, self.log())) from None
+        return [self._check(l, a) for l, a in zip(lines, answers)]
 
     # -- port I/O -----------------------------------------------------------
 
@@ -214,9 +239,6 @@ class QTest:
 
     def clock_step(self, ns=None):
         return int(self.cmd("clock_step" if ns is None else "clock_step %d" % ns))
-
-    def irq_intercept_in(self, qom_path):
-        self.cmd("irq_intercept_in " + qom_path)
 
 
 class GuestAlloc:

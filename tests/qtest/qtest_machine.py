@@ -2,14 +2,17 @@
 
 QTEST_DEVICE=femu (default) tests the project's device; QTEST_DEVICE=stock
 runs the same tests on QEMU's own ``nvme`` device to check the harness.
-FEMU_QEMU overrides the QEMU binary.
+FEMU_QEMU overrides the QEMU binary; FEMU_QEMU_SRC (or FEMU_BUILD) says where
+the QEMU source with its python/ directory is (see qtest.py).
 """
 
 import dataclasses
 import os
 import subprocess
 
-from qtest import QTest, GuestAlloc, find_pci_device
+import pytest
+
+from qtest import QTest, GuestAlloc, find_pci_device, qemu_python_missing  # noqa: F401
 import nvme
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -117,5 +120,28 @@ class Machine:
             self.qt.close()
             raise
 
+    def qmp(self, cmd, **args):
+        """A QMP command (e.g. "stop", "cont", "qom-get"): QEMU's answer as a dict,
+        {"return": ...} or {"error": ...}; '_' in argument names becomes '-'."""
+        return self.qt.qmp(cmd, **args)
+
     def close(self):
         self.qt.close()
+
+
+def skip_unless_qemu(name=None):
+    """Skip (saying why) unless QEMU, its device and QEMU's Python module are there."""
+    name = name or ("nvme" if DEVICE == "stock" else "femu")
+    if not os.path.exists(QEMU):
+        pytest.skip("QEMU binary %s not found (set FEMU_QEMU or run make qemu)" % QEMU)
+    if not qemu_has_device(name):
+        pytest.skip("%s has no '%s' device (-device help)" % (QEMU, name))
+    why = qemu_python_missing()
+    if why:
+        pytest.skip(why)
+
+
+def start_machine(cfg, workdir):
+    """A Machine for cfg, or a skip saying what is missing."""
+    skip_unless_qemu()
+    return Machine(cfg, workdir)

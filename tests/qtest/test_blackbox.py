@@ -1,8 +1,10 @@
-"""Blackbox mode: commands complete when the NAND model says, never earlier, and the
-model's statistics reach the host through vendor log page 0xCA.
+"""Blackbox mode: commands complete when the NAND model says, neither earlier nor much
+later, and the model's statistics reach the host through vendor log page 0xCA.
 
-The geometry is tiny and the page read is made 20 ms long, so lower bounds on completion
-time can be checked against the wall clock: a slow machine only makes completions later."""
+The geometry is tiny and the page read is made 100 ms long, so completion times can be
+checked against the wall clock: never before the model's time, and less than one more
+read after it (a read on the wrong chip, or a doubled latency, is a whole read late).
+The chips' busy counters in the log check the same exactly."""
 
 import time
 
@@ -13,26 +15,31 @@ from qtest_machine import DevConfig
 
 pytestmark = pytest.mark.skipif(qtest_machine.DEVICE == "stock", reason="femu's blackbox mode")
 
-READ_S = 0.020          # pg_rd_lat: one page read
+READ_NS = 100_000_000   # pg_rd_lat: one page read
+READ_S = READ_NS / 1e9
 CHIPS = 4               # 2 channels x 2 chips, pages striped over them
 PAGE = 4096
+SECTORS = PAGE // 512
 DEV = DevConfig(mode=1, size_mb=16, extra=(
     "nchs=2,luns_per_ch=2,pgs_per_blk=16,op_pcent=50,flash_type=1,"
-    "pg_rd_lat=20000000,pg_wr_lat=100000,blk_er_lat=100000,ch_xfer_lat=0"))
-LOG_MEDIA = 0xCA
+    "pg_rd_lat=%d,pg_wr_lat=100000,blk_er_lat=100000,ch_xfer_lat=0" % READ_NS))
 
 
-def media_stats(ctrl):
-    cpl, data = ctrl.get_log_page(LOG_MEDIA, 4096)
-    assert cpl.ok, cpl
-    lines = data.rstrip(b"\0").decode().splitlines()
-    return {k: v for k, v in (line.split(" ", 1) for line in lines)}
+def chip_busy(stats):
+    return [stats["chip%d_busy_ns" % i] for i in range(CHIPS)]
 
 
 def timed_read(ctrl, sq, slba, nblocks):
     t0 = time.monotonic()
     cpl, data = ctrl.read(sq, 1, slba, nblocks)
-    return time.monotonic() - t0, cpl, data
+    return cpl.t - t0, cpl, data
+
+
+def assert_reads_took(elapsed, reads):
+    """`reads` page reads one after the other: at least that, less than one read more."""
+    assert reads * READ_S <= elapsed < (reads + 1) * READ_S, (
+        "completed %.4f s after submission; the model says %d x %.3f s"
+        % (elapsed, reads, READ_S))
 
 
 def test_identify_names_blackbox(ctrl):
@@ -43,51 +50,66 @@ def test_identify_names_blackbox(ctrl):
 def test_read_waits_for_the_page_read(ctrl, ioq):
     data = bytes(range(256)) * (PAGE // 256)
     assert ctrl.write(ioq, 1, 0, data).ok
-    elapsed, cpl, back = timed_read(ctrl, ioq, 0, PAGE // 512)
+    before = ctrl.vendor_log()
+    elapsed, cpl, back = timed_read(ctrl, ioq, 0, SECTORS)
     assert cpl.ok and back == data
-    assert elapsed >= READ_S, "completed %.4f s after submission, model says %.3f" % (
-        elapsed, READ_S)
+    assert_reads_took(elapsed, 1)
+    after = ctrl.vendor_log()
+    busy = [a - b for a, b in zip(chip_busy(after), chip_busy(before))]
+    assert sorted(busy) == [0, 0, 0, READ_NS], busy
+    assert after["nand_reads"] - before["nand_reads"] == 1
 
 
 def test_unwritten_read_costs_a_page_read(ctrl, ioq):
-    elapsed, cpl, back = timed_read(ctrl, ioq, 2048, PAGE // 512)
+    before = ctrl.vendor_log()
+    elapsed, cpl, back = timed_read(ctrl, ioq, 2048, SECTORS)
     assert cpl.ok and back == bytes(PAGE)
-    assert elapsed >= READ_S
+    assert_reads_took(elapsed, 1)
+    after = ctrl.vendor_log()
+    assert after["unmapped_pages_read"] - before["unmapped_pages_read"] == 1
+    assert sum(chip_busy(after)) - sum(chip_busy(before)) == READ_NS
 
 
 def test_pages_on_one_chip_serialize(ctrl, ioq):
-    # 2 * CHIPS consecutive pages: two reads on every chip, one after the other
+    # 2 * CHIPS consecutive pages, striped: two reads on every chip, one after the other
     n = 2 * CHIPS
     assert ctrl.write(ioq, 1, 64, bytes(n * PAGE)).ok
-    elapsed, cpl, _ = timed_read(ctrl, ioq, 64, n * PAGE // 512)
+    before = ctrl.vendor_log()
+    elapsed, cpl, _ = timed_read(ctrl, ioq, 64, n * SECTORS)
     assert cpl.ok
-    assert elapsed >= 2 * READ_S, "%d pages on %d chips in %.4f s" % (n, CHIPS, elapsed)
+    assert_reads_took(elapsed, 2)
+    busy = [a - b for a, b in zip(chip_busy(ctrl.vendor_log()), chip_busy(before))]
+    assert busy == [2 * READ_NS] * CHIPS, busy
 
 
 def test_statistics_in_vendor_log(ctrl, ioq):
-    before = media_stats(ctrl)
+    before = ctrl.vendor_log()
     assert before["mode"] == "blackbox"
     assert ctrl.write(ioq, 1, 4096, bytes(3 * PAGE)).ok
-    assert ctrl.read(ioq, 1, 4096, 3 * PAGE // 512)[0].ok
-    after = media_stats(ctrl)
-    assert int(after["host_pages_written"]) - int(before["host_pages_written"]) == 3
-    assert int(after["host_pages_read"]) - int(before["host_pages_read"]) == 3
-    assert int(after["nand_pages_written"]) >= int(after["host_pages_written"])
-    assert int(after["completions"]) > int(before["completions"])
+    assert ctrl.read(ioq, 1, 4096, 3 * SECTORS)[0].ok
+    after = ctrl.vendor_log()
+    delta = {k: after[k] - before[k] for k in after if k != "mode"}
+    assert delta["host_pages_written"] == 3
+    assert delta["host_pages_read"] == 3
+    # no GC this early: the NAND wrote what the host did, once
+    assert delta["nand_pages_written"] == delta["nand_programs"] == 3
+    assert delta["gc_pages_moved"] == delta["gc_runs"] == 0
+    assert after["waf_milli"] == 1000
+    assert delta["completions"] == 2        # the write and the read; admin is not counted
     # lateness quantiles are present and ordered
-    p50, p99, mx = (int(after[k]) for k in ("lateness_p50_ns", "lateness_p99_ns",
-                                             "lateness_max_ns"))
-    assert p50 <= p99 <= mx
-    for chip in range(CHIPS):
-        assert "chip%d_busy_ns" % chip in after
+    assert after["lateness_p50_ns"] <= after["lateness_p99_ns"] <= after["lateness_max_ns"]
+    # one busy counter per chip, no more
+    assert sorted(k for k in after if k.startswith("chip")) == [
+        "chip%d_busy_ns" % i for i in range(CHIPS)]
 
 
 def test_deallocate_unmaps(ctrl, ioq):
-    before = media_stats(ctrl)
+    before = ctrl.vendor_log()
     assert ctrl.write(ioq, 1, 8192, bytes(4 * PAGE)).ok
-    assert ctrl.dsm_deallocate(ioq, 1, [(8192, 4 * PAGE // 512)]).ok
-    after = media_stats(ctrl)
-    assert int(after["pages_trimmed"]) - int(before["pages_trimmed"]) == 4
-    unmapped = int(after["unmapped_pages_read"])
-    assert ctrl.read(ioq, 1, 8192, 8)[0].ok
-    assert int(media_stats(ctrl)["unmapped_pages_read"]) == unmapped + 1
+    assert ctrl.dsm_deallocate(ioq, 1, [(8192, 4 * SECTORS)]).ok
+    after = ctrl.vendor_log()
+    assert after["pages_trimmed"] - before["pages_trimmed"] == 4
+    unmapped = after["unmapped_pages_read"]
+    c, data = ctrl.read(ioq, 1, 8192, SECTORS)
+    assert c.ok and data == bytes(PAGE)
+    assert ctrl.vendor_log()["unmapped_pages_read"] == unmapped + 1

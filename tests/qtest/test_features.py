@@ -24,19 +24,28 @@ def test_number_of_queues_65535_invalid(ctrl):
     assert c.is_(0, nvme.SC_INVALID_FIELD), c
 
 
+SEL_CURRENT, SEL_DEFAULT = 0, 1
+
+
 def test_arbitration(ctrl):
+    assert ctrl.get_features(nvme.FEAT_ARBITRATION).dw0 & 0x7 == 7, "default: no burst limit"
     assert ctrl.set_features(nvme.FEAT_ARBITRATION, 0x03).ok
     c = ctrl.get_features(nvme.FEAT_ARBITRATION)
     assert c.ok and c.dw0 & 0x7 == 3, c
+    c = ctrl.get_features(nvme.FEAT_ARBITRATION, sel=SEL_DEFAULT)
+    assert c.ok and c.dw0 & 0x7 == 7, c
 
 
 def test_power_management(ctrl):
     npss = ctrl.id_ctrl()["raw"][263]
-    assert ctrl.set_features(nvme.FEAT_POWER_MGMT, npss).ok
+    assert ctrl.get_features(nvme.FEAT_POWER_MGMT).dw0 == 0
+    # the highest power state, with workload hint 2 (bits 7:5): both differ from the default
+    assert ctrl.set_features(nvme.FEAT_POWER_MGMT, 2 << 5 | npss).ok
     c = ctrl.get_features(nvme.FEAT_POWER_MGMT)
-    assert c.ok and c.dw0 & 0x1F == npss, c
+    assert c.ok and c.dw0 & 0xFF == 2 << 5 | npss, c
     c = ctrl.set_features(nvme.FEAT_POWER_MGMT, npss + 1)
     assert c.is_(0, nvme.SC_INVALID_FIELD), c
+    assert ctrl.get_features(nvme.FEAT_POWER_MGMT).dw0 & 0xFF == 2 << 5 | npss
 
 
 @pytest.mark.parametrize("thsel", [0, 1], ids=["over", "under"])
@@ -73,11 +82,41 @@ def test_async_event_configuration(ctrl):
     assert ctrl.get_features(nvme.FEAT_ASYNC_EVENT).dw0 & 0xFF == 0
 
 
-def test_error_recovery_and_write_atomicity(ctrl):
-    assert ctrl.get_features(nvme.FEAT_ERROR_RECOVERY, nsid=1).ok
-    assert ctrl.set_features(nvme.FEAT_WRITE_ATOMICITY, 0).ok
+def test_error_recovery(ctrl):
+    assert ctrl.get_features(nvme.FEAT_ERROR_RECOVERY, nsid=1).dw0 == 0
+    assert ctrl.set_features(nvme.FEAT_ERROR_RECOVERY, 0x0123, nsid=1).ok    # TLER
+    c = ctrl.get_features(nvme.FEAT_ERROR_RECOVERY, nsid=1)
+    assert c.ok and c.dw0 & 0xFFFF == 0x0123, c
+    # DULBE only where the namespace can report deallocated blocks (NSFEAT bit 2)
+    c = ctrl.set_features(nvme.FEAT_ERROR_RECOVERY, 1 << 16 | 5, nsid=1)
+    if ctrl.id_ns(1)["nsfeat"] & 4:
+        assert c.ok, c
+    else:
+        assert c.is_(0, nvme.SC_INVALID_FIELD), c
+        assert ctrl.get_features(nvme.FEAT_ERROR_RECOVERY, nsid=1).dw0 & 0xFFFF == 0x0123
+
+
+def test_write_atomicity(ctrl):
+    assert ctrl.get_features(nvme.FEAT_WRITE_ATOMICITY).dw0 & 1 == 0
+    assert ctrl.set_features(nvme.FEAT_WRITE_ATOMICITY, 1).ok
     c = ctrl.get_features(nvme.FEAT_WRITE_ATOMICITY)
-    assert c.ok and c.dw0 & 1 == 0
+    assert c.ok and c.dw0 & 1 == 1, c
+    assert ctrl.get_features(nvme.FEAT_WRITE_ATOMICITY, sel=SEL_DEFAULT).dw0 & 1 == 0
+
+
+def test_controller_reset_restores_defaults(ctrl):
+    """Features are not saveable: a reset brings every changed one back to its default."""
+    changes = [(nvme.FEAT_ARBITRATION, 0x03, 0x7, 7),
+               (nvme.FEAT_WRITE_ATOMICITY, 1, 1, 0),
+               (nvme.FEAT_IRQ_COALESCE, 0x0A05, 0xFFFF, 0),
+               (nvme.FEAT_TEMP_THRESH, 350, 0xFFFF, 343)]
+    for fid, value, mask, default in changes:
+        assert ctrl.set_features(fid, value).ok
+        assert ctrl.get_features(fid).dw0 & mask == value & mask, fid
+    ctrl.disable()
+    ctrl.enable()
+    for fid, value, mask, default in changes:
+        assert ctrl.get_features(fid).dw0 & mask == default, fid
 
 
 def test_interrupt_vector_configuration(ctrl):

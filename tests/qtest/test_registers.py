@@ -50,8 +50,12 @@ def test_admin_queue_registers_read_back(ctrl):
 
 def test_small_admin_queue_wraps(ctrl):
     ctrl.enable(aq_entries=4)
-    for _ in range(11):  # wraps the queues and flips the phase tag twice
-        ctrl.identify(1)
+    vid = ctrl.pci.vendor_id
+    for i in range(11):  # wraps the queues and flips the phase tag twice
+        c, data = ctrl.identify(1, check=False)
+        assert c.ok, (i, c)
+        assert c.sqhd == (i + 1) % 4, (i, c.sqhd)
+        assert nvme.parse_id_ctrl(data)["vid"] == vid, i
 
 
 def test_io_queue_wraps(ctrl, io_ok, rng):

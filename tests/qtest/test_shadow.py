@@ -84,8 +84,10 @@ def test_doorbell_skipped_when_event_index_lags(ctrl, rng):
         for i, d in enumerate(datas):
             c, back = ctrl.read(sq, 1, 400 + i, 1)
             assert c.ok and back == d
-    if not skipped:
-        pytest.skip("the event index was never behind; no doorbell was skipped")
+    # femu keeps the event index behind while it polls, so some doorbells were not
+    # needed; QEMU's nvme publishes event index = tail each time and never lets one pass
+    if qtest_machine.DEVICE != "stock":
+        assert skipped > 0, "no doorbell was skipped: the shadow tails were never polled"
 
 
 def test_reset_drops_shadow_doorbells(ctrl, io_ok):

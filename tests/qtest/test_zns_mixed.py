@@ -70,3 +70,34 @@ def test_data_stay_apart(ctrl):
     assert ctrl.write(sq, 1, 5, os.urandom(BS)).ok
     assert ctrl.zone(sq, 2, 0)["wp"] == 8
     assert ctrl.zone_send(sq, 2, 0, nvme.ZSA_RESET, select_all=True).ok
+
+
+def test_zone_commands_to_the_conventional_namespace(ctrl, io_ok):
+    """Zone Management Send/Receive and Zone Append are not commands of namespace 1's
+    command set: Invalid Command Opcode, and neither namespace changes."""
+    ctrl.enable(css=nvme.CC_CSS_ALL)
+    sq = ctrl.create_io_queues(1, entries=64)
+    assert ctrl.zone_send(sq, 2, 0, nvme.ZSA_RESET, select_all=True).ok
+    conv = os.urandom(8 * BS)
+    assert ctrl.write(sq, 1, 0, conv).ok
+    zoned = os.urandom(2 * BS)
+    assert ctrl.write(sq, 2, 0, zoned).ok
+    invalid_opcode = (SCT_GENERIC, nvme.SC_INVALID_OPCODE)
+    for action in (nvme.ZSA_RESET, nvme.ZSA_OPEN, nvme.ZSA_FINISH):
+        c = ctrl.zone_send(sq, 1, 0, action)
+        assert c.code == invalid_opcode, (action, c)
+    c = ctrl.zone_send(sq, 1, 0, nvme.ZSA_RESET, select_all=True)
+    assert c.code == invalid_opcode, c
+    c, data = ctrl.zone_recv(sq, 1, 0, 4096)
+    assert c.code == invalid_opcode, c
+    assert data == b"\xA5" * 4096, "the report buffer was written"
+    c = ctrl.zone_append(sq, 1, 0, os.urandom(BS))
+    assert c.code == invalid_opcode, c
+    c, back = ctrl.read(sq, 1, 0, 8)
+    assert c.ok and back == conv
+    z = ctrl.zone(sq, 2, 0)
+    assert (z["zs"], z["wp"]) == (nvme.ZS_IMPLICIT_OPEN, 2), z
+    c, back = ctrl.read(sq, 2, 0, 2)
+    assert c.ok and back == zoned
+    assert ctrl.zone_send(sq, 2, 0, nvme.ZSA_RESET, select_all=True).ok
+    io_ok(ctrl, sq, nsid=1)

@@ -5,7 +5,6 @@ or Empty when nothing was written to them (ZNS 1.1 2.1.1.3); Closed zones still 
 their active resources."""
 
 import os
-import signal
 
 import pytest
 
@@ -73,8 +72,7 @@ class Drive:
 
     def kill(self):
         """Exit without any shutdown, as on power loss."""
-        self.m.qt.proc.send_signal(signal.SIGKILL)
-        self.m.qt.proc.wait()
+        self.m.qt.kill()
         self.m.close()
 
 

@@ -598,6 +598,46 @@ def test_report_errors(ctrl, zq, geo):
     zoned_io_ok(ctrl, zq, geo)
 
 
+def test_report_above_mdts(ctrl, zq, geo):
+    """A report buffer larger than MDTS (4 KiB << 7 by default) is refused before anything
+    is written to it; exactly MDTS is fine."""
+    mdts = ctrl.id_ctrl()["mdts"]
+    assert mdts == 7
+    limit = 4096 << mdts
+    c, data = ctrl.zone_recv(zq, 1, 0, 4096, numd=(limit + 4) // 4 - 1)
+    assert c.code == INVALID_FIELD, c
+    assert data == b"\xA5" * 4096
+    c, data = ctrl.zone_recv(zq, 1, 0, 4096, numd=limit // 4 - 1)
+    assert c.ok, c
+    assert nvme.parse_zone_report(data)["nr_zones"] == geo.nzones
+    zoned_io_ok(ctrl, zq, geo)
+
+
+def test_deallocate_leaves_the_zones_alone(ctrl, zq, geo):
+    """Dataset Management Deallocate on zones: accepted; only a reset frees zoned space,
+    so write pointers, states and data stay, and writing goes on at the write pointer."""
+    head = fill(ctrl, zq, geo, 11, 6)
+    full = fill(ctrl, zq, geo, 12, geo.zcap)
+    c = ctrl.dsm_deallocate(zq, 1, [(zslba(geo, 11), 4), (zslba(geo, 12), geo.zsze),
+                                    (zslba(geo, 13), 1)])
+    assert c.ok, c
+    expect_zone(ctrl, zq, geo, 11, ZS_IMPLICIT_OPEN, zslba(geo, 11) + 6)
+    expect_zone(ctrl, zq, geo, 12, ZS_FULL)
+    expect_zone(ctrl, zq, geo, 13, ZS_EMPTY, zslba(geo, 13))
+    c, back = ctrl.read(zq, 1, zslba(geo, 11), 6)
+    assert c.ok and back == head
+    c, back = ctrl.read(zq, 1, zslba(geo, 12), geo.zcap)
+    assert c.ok and back == full
+    tail = fill(ctrl, zq, geo, 11, 2)
+    c, back = ctrl.read(zq, 1, zslba(geo, 11), 8)
+    assert c.ok and back == head + tail
+    # a range past the namespace is refused, and nothing else changes either
+    c = ctrl.dsm_deallocate(zq, 1, [(zslba(geo, 11), 1), (geo.nzones * geo.zsze - 1, 2)])
+    assert c.code == LBA_RANGE, c
+    expect_zone(ctrl, zq, geo, 11, ZS_IMPLICIT_OPEN, zslba(geo, 11) + 8)
+    zoned_io_ok(ctrl, zq, geo)
+
+
 def test_extended_report_with_descriptor_extensions(ctrl, zq, geo):
     ext = {2: bytes(range(64)), 5: os.urandom(64)}
     for i, e in ext.items():
@@ -652,9 +692,9 @@ def test_data_pointer_outside_ram(ctrl, zq, geo, opc):
     c = ctrl.execute(zq, ctrl.rw_cmd(opc, 1, z0 + (0 if opc == nvme.IO_ZONE_APPEND else 2),
                                      1, prp1=0x40000000))
     assert c.is_(SCT_GENERIC, nvme.SC_DATA_XFER_ERROR), c
-    # the zone still takes writes at its write pointer, whatever it says
+    # the failed command moved nothing: the write pointer is where the two blocks left it
     z = zone(ctrl, zq, geo, 9)
-    assert z["zs"] == ZS_IMPLICIT_OPEN
+    assert z["zs"] == ZS_IMPLICIT_OPEN and z["wp"] == z0 + 2, z
     tail = fill(ctrl, zq, geo, 9, 1)
     c, back = ctrl.read(zq, 1, z0, 2)
     assert c.ok and back == head

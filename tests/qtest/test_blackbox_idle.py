@@ -1,0 +1,98 @@
+"""A blackbox drive with background GC due must leave the host idle when the host sends
+nothing: GC runs in the quiet time (or waits, when no victim is worth it) without the
+device thread spinning. Under qtest no guest code runs, so QEMU's CPU time is the
+device's (and its main loop's)."""
+
+import time
+
+import psutil
+import pytest
+
+import nvme
+import qtest_machine
+from qtest_machine import DevConfig
+
+pytestmark = pytest.mark.skipif(qtest_machine.DEVICE == "stock", reason="femu's blackbox mode")
+
+# 16 MiB exposed on 4 chips x 16-page blocks: 64-page lines, 64 lines of data and as many
+# spare (op_pcent=100). Background GC at 60% free lines (76 of 128), forced at 6. A block
+# erase takes 100 ms, so that background GC of 32 lines lasts about 3 s.
+PAGES = 4096
+ERASE_S = 0.1
+GEOMETRY = ("nchs=2,luns_per_ch=2,pgs_per_blk=16,op_pcent=100,flash_type=1,"
+            "gc_thres_pcent=40,gc_thres_pcent_high=95,blk_er_lat=%d" % (ERASE_S * 1e9))
+WINDOW_S = 1.5
+MAX_CORES = 0.1     # a spinning thread is ~1.0; an idle one well below 0.01
+
+
+@pytest.fixture
+def drive(tmp_path):
+    """A fresh blackbox drive, filled once sequentially: every line full and valid."""
+    m = qtest_machine.start_machine(DevConfig(mode=1, size_mb=16, extra=GEOMETRY),
+                                    str(tmp_path))
+    ctrl = m.ctrl
+    ctrl.enable()
+    sq = ctrl.create_io_queues(1)
+    write(ctrl, sq, 0, PAGES)
+    stats = ctrl.vendor_log()
+    assert stats["free_lines"] == 64 and stats["gc_runs"] == 0, stats
+    yield m, ctrl, sq
+    m.close()
+
+
+def cores_used(pid, seconds):
+    """Host CPU of the process over the next `seconds` (1.0 = one core busy)."""
+    proc = psutil.Process(pid)
+    t0, c0 = time.monotonic(), proc.cpu_times()
+    time.sleep(seconds)
+    c1 = proc.cpu_times()
+    return (c1.user + c1.system - c0.user - c0.system) / (time.monotonic() - t0)
+
+
+def write(ctrl, sq, first, pages):
+    """Pages [first, first + pages), 128 pages (512 KiB, MDTS) per command, all queued
+    before one doorbell: the device takes them in one go, never idle in between."""
+    cids = []
+    for p in range(first, first + pages, 128):
+        n = min(128, first + pages - p)
+        buf = ctrl.buffer(4096 * n, b"\x5a" * 4096 * n)
+        p1, p2 = ctrl.prps(buf, 4096 * n)
+        cids.append(ctrl.queue_cmd(sq, ctrl.rw_cmd(nvme.IO_WRITE, 1, p * 8, n * 8,
+                                                   prp1=p1, prp2=p2)))
+    ctrl.ring_sq(sq)
+    for c in ctrl.wait_all([(sq, cid) for cid in cids]):
+        assert c.ok, c
+
+
+def test_pending_gc_without_a_worthy_victim(drive):
+    """After the fill the free lines are at the background threshold but every full line
+    is wholly valid: GC stays due, never starts, and the device sleeps."""
+    m, ctrl, _ = drive
+    time.sleep(0.2)
+    cores = cores_used(m.qt.pid, WINDOW_S)
+    assert cores < MAX_CORES, "QEMU used %.2f cores with nothing to do" % cores
+    assert ctrl.vendor_log()["gc_runs"] == 0
+
+
+def test_background_gc_then_sleep(drive):
+    """Overwriting half the drive leaves 32 wholly invalid lines and the free lines below
+    the threshold: GC erases them in the quiet time (some 3 s of erases), and neither
+    while it runs nor after it does the device spin."""
+    m, ctrl, sq = drive
+    write(ctrl, sq, 0, PAGES // 2)
+    before = ctrl.vendor_log()
+    # at most the first victim has started since the writes
+    assert before["gc_runs"] <= 1 and before["free_lines"] == 32 + before["gc_runs"], before
+    cores = cores_used(m.qt.pid, WINDOW_S)
+    during = ctrl.vendor_log()
+    assert during["gc_runs"] > before["gc_runs"], "no background GC in the quiet time"
+    assert cores < MAX_CORES, "QEMU used %.2f cores during background GC" % cores
+    deadline = time.monotonic() + 40 * ERASE_S
+    while ctrl.vendor_log()["gc_runs"] < 32:
+        assert time.monotonic() < deadline, ctrl.vendor_log()
+        time.sleep(ERASE_S)
+    cores = cores_used(m.qt.pid, WINDOW_S)
+    after = ctrl.vendor_log()
+    assert cores < MAX_CORES, "QEMU used %.2f cores after background GC" % cores
+    assert after["gc_runs"] == 32 and after["gc_forced_runs"] == 0, after
+    assert after["gc_pages_moved"] == 0 and after["free_lines"] == 64, after

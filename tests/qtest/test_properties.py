@@ -1,0 +1,182 @@
+"""Device properties at their limits. Every refused value stops QEMU at start (no guest:
+QEMU is started under the qtest accelerator) with a message that names the property and
+the allowed range; the largest accepted values (queues=128, namespaces=64, entries=65536)
+give a controller whose every queue and namespace works."""
+
+import random
+import re
+import struct
+import time
+
+import pytest
+
+import nvme
+import qtest_machine
+from qtest import QEMULaunchError, QTest
+from qtest_machine import DevConfig
+
+pytestmark = pytest.mark.skipif(qtest_machine.DEVICE == "stock", reason="femu's properties")
+
+# (extra -object/-device arguments or None, femu properties, what the message must say).
+# The property name is in every message; the rest is the allowed range or the reason.
+BB = "femu_mode=1,devsz_mb=64,nchs=2,luns_per_ch=1"
+ZNS = "femu_mode=3,devsz_mb=1024"
+REFUSED = [
+    # controller
+    ("femu_mode=7", ["femu_mode=7", "0 (whitebox), 1 (blackbox), 2 (nossd), 3 (zns)"]),
+    ("femu_mode=0", ["femu_mode=0", "femu_mode=1 (blackbox), 2 (nossd) and 3 (zns)"]),
+    ("queues=0", ["queues=0", "1..128"]),
+    ("queues=129", ["queues=129", "1..128"]),
+    ("namespaces=0", ["namespaces=0", "1..64"]),
+    ("namespaces=65", ["namespaces=65", "1..64"]),
+    ("entries=1", ["entries=1", "2..65536"]),
+    ("entries=65537", ["entries=65537", "2..65536"]),
+    ("mdts=16", ["mdts=16", "0 (no limit) .. 15"]),
+    ("lba_index=2", ["lba_index=2", "0 (512-byte LBAs) or 1 (4096-byte LBAs)"]),
+    ("vwc=2", ["vwc=2", "0 or 1"]),
+    ("aerl=16", ["aerl=16", "0..15"]),
+    ("elpe=64", ["elpe=64", "0..63"]),
+    ("poll_idle_us=1000001", ["poll_idle_us=1000001", "0..1000000"]),
+    ("serial=s23456789012345678901", ["serial=", "at most 20 characters"]),
+    ("devsz_mb=67108865", ["devsz_mb=67108865", "1..67108864"]),
+    # namespaces
+    ("namespaces=2,ns_types=zns:foo", ["ns_types=", "'foo'", "nossd, blackbox, zns"]),
+    ("namespaces=2,ns_types=nossd:zns:blackbox", ["ns_types=", "one mode per namespace",
+                                                  "namespaces=2"]),
+    ("namespaces=2,ns_sizes_mb=8", ["ns_sizes_mb=", "one size in MiB per namespace"]),
+    ("namespaces=2,ns_sizes_mb=8:x", ["ns_sizes_mb=", "'x'", "1..67108864"]),
+    ("devsz_mb=16,namespaces=2,ns_sizes_mb=8:4", ["ns_sizes_mb=", "12 MiB", "devsz_mb=16"]),
+    # the backend
+    ("-object memory-backend-ram,id=m,size=8M|devsz_mb=16,memdev=m",
+     ["devsz_mb=16", "memdev 'm' of 8 MiB"]),
+    ("-object memory-backend-ram,id=m,size=64M -device femu,devsz_mb=16,memdev=m|"
+     "devsz_mb=16,memdev=m", ["memdev 'm'", "already in use"]),
+    # blackbox
+    (BB + ",nchs=8,luns_per_ch=8,pgs_per_blk=64,op_pcent=1", ["op_pcent"]),
+    (BB + ",gc_thres_pcent=0", ["gc_thres_pcent=0", "1..99"]),
+    (BB + ",gc_thres_pcent=80,gc_thres_pcent_high=70", ["gc_thres_pcent_high=70", "80"]),
+    (BB + ",flash_type=9", ["flash_type=9", "1 (SLC), 2 (MLC), 3 (TLC), 4 (QLC)"]),
+    (BB + ",flash_type=2,pg_rd_lats=50000", ["pg_rd_lats=", "needs 2 latencies"]),
+    (BB + ",pg_rd_lats=50000,,60000", ["pg_rd_lats=", "needs 3 latencies"]),   # ",," : ","
+    (BB + ",op_pcent=7,blks_per_pl=64", ["op_pcent", "blks_per_pl"]),
+    (BB + ",time_scale=0", ["time_scale=0", "1..1000000"]),
+    # zoned
+    (ZNS + ",zns_zone_size_mb=3", ["zns_zone_size_mb=3", "a power of two from 1 to 65536"]),
+    (ZNS + ",devsz_mb=1030,zns_zone_size_mb=4", ["zns_zone_size_mb=4", "devsz_mb"]),
+    (ZNS + ",zns_zone_size_mb=4,zns_zone_cap=5M", ["zns_zone_cap"]),
+    (ZNS + ",zns_max_open=8,zns_max_active=4", ["zns_max_active"]),
+    (ZNS + ",zns_zasl=8", ["zns_zasl=8", "0 (= mdts) .. mdts=7"]),
+    (ZNS + ",zns_zasl=7,mdts=6", ["zns_zasl=7", "mdts=6"]),
+    (ZNS + ",zns_stripe=3", ["zns_stripe=3", "a divisor of 32"]),
+    (ZNS + ",zns_num_ch=2,zns_num_lun=2,zns_stripe=8", ["zns_stripe=8", "a divisor of 4"]),
+    (ZNS + ",zns_zd_ext_size=100", ["zns_zd_ext_size=100"]),
+]
+
+
+def start_refused(case, tmp_path):
+    """Start QEMU with the case's arguments: QEMU's exit status and its message (the
+    echo of the -device option QEMU prints before it taken out)."""
+    extra, _, props = case.rpartition("|")
+    args = extra.split() + ["-device", "femu," + props]
+    try:
+        qt = QTest(qtest_machine.QEMU, args)
+    except QEMULaunchError as e:
+        return e.exitcode, re.sub(r"-device \S+: ", "", e.output), e.output
+    qt.close()
+    pytest.fail("QEMU accepted -device femu,%s" % props)
+
+
+@pytest.mark.parametrize("case,needles", REFUSED, ids=[c for c, _ in REFUSED])
+def test_refused(machine_binary, tmp_path, case, needles):
+    code, message, output = start_refused(case, tmp_path)
+    assert code == 1, output
+    for needle in needles:
+        assert needle in message, "the message does not say %r:\n%s" % (needle, output)
+
+
+@pytest.fixture(scope="module")
+def machine_binary():
+    qtest_machine.skip_unless_qemu()
+
+
+# -- the largest accepted values ----------------------------------------------------
+
+
+class TestMostQueues:
+    DEV = DevConfig(queues=128, entries=65536, size_mb=16)
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def machine(cls, tmp_path_factory):
+        m = qtest_machine.start_machine(cls.DEV, str(tmp_path_factory.mktemp("qtest")))
+        yield m
+        m.close()
+
+    def test_every_queue_pair(self, ctrl, machine, io_ok):
+        assert ctrl.cap["mqes"] == 65535
+        c = ctrl.get_features(nvme.FEAT_NUM_QUEUES)
+        assert c.ok and c.dw0 == 127 << 16 | 127, c
+        assert machine.msix.size == 129
+        sqs = [ctrl.create_io_queues(q, entries=2) for q in range(1, 129)]
+        for sq in sqs:
+            io_ok(ctrl, sq, slba=sq.qid)
+        # each completion came with its own queue's vector
+        for sq in sqs[:4] + sqs[-4:]:
+            assert machine.msix.fired(sq.qid), sq.qid
+        for sq in sqs:
+            ctrl.delete_io_queues(sq.qid)
+
+    def test_largest_queue(self, ctrl, io_ok):
+        """65535 commands fill a 65536-entry queue pair; two more wrap the SQ tail, the
+        CQ head and its phase."""
+        size = 65536
+        sq = ctrl.create_io_queues(1, entries=size)
+        cq = sq.cq
+        n = size - 1
+        flush = nvme.cmd(nvme.IO_FLUSH, nsid=1)
+        ctrl.qt.memwrite(sq.addr, b"".join(flush[:2] + struct.pack("<H", i) + flush[4:]
+                                           for i in range(n)))
+        ctrl.wr32(ctrl.sq_doorbell(1), n)
+        deadline = time.monotonic() + 60
+        while not ctrl.qt.memread(cq.addr + (n - 1) * 16, 16)[14] & 1:
+            assert time.monotonic() < deadline, "65535 flushes did not complete"
+            time.sleep(0.01)
+        raw = ctrl.qt.memread(cq.addr, size * 16)
+        cpls = [nvme.Completion(raw[16 * i:16 * i + 16]) for i in range(size)]
+        assert [c.cid for c in cpls[:n]] == list(range(n))
+        assert all(c.ok and c.phase == 1 and c.sqid == 1 for c in cpls[:n])
+        assert cpls[n].phase == 0, "posted more than were submitted"
+        assert cpls[n - 1].sqhd == n
+        sq.tail = sq.head = cq.head = n
+        sq.next_cid = n
+        ctrl.ring_cq(cq)
+        io_ok(ctrl, sq)                 # slot 65535, then slot 0 of both queues
+        assert sq.tail == 1 and cq.head == 1 and cq.phase == 0
+
+
+class TestMostNamespaces:
+    DEV = DevConfig(namespaces=64, size_mb=64)
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def machine(cls, tmp_path_factory):
+        m = qtest_machine.start_machine(cls.DEV, str(tmp_path_factory.mktemp("qtest")))
+        yield m
+        m.close()
+
+    def test_every_namespace(self, ctrl, io_ok):
+        assert ctrl.id_ctrl()["nn"] == 64
+        c, data = ctrl.identify(0x02)
+        assert c.ok, c
+        ids = [int.from_bytes(data[4 * i:4 * i + 4], "little") for i in range(65)]
+        assert ids == list(range(1, 65)) + [0]
+        sq = ctrl.create_io_queues(1)
+        for nsid in range(1, 65):
+            assert ctrl.id_ns(nsid)["nsze"] == (1 << 20) // 512, nsid
+            io_ok(ctrl, sq, nsid=nsid, slba=nsid)
+        # each namespace kept its own data (io_ok wrote Random(slba) data at slba)
+        for nsid in range(1, 65):
+            c, back = ctrl.read(sq, nsid, nsid, 2)
+            assert c.ok and back == random.Random(nsid).randbytes(1024), nsid
+        c = ctrl.execute(sq, ctrl.rw_cmd(nvme.IO_READ, 65, 0, 1, prp1=ctrl.buffer(512)))
+        assert c.code == (0, nvme.SC_INVALID_NS), c

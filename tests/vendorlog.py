@@ -1,0 +1,20 @@
+"""The device's statistics page, vendor log 0xCA: one "name value" line per statistic
+("mode blackbox", "completions 12", ...; a mixed device prefixes each model's with nsN_).
+One parser for the qtest and the guest tests."""
+
+import re
+
+LOG_ID = 0xCA
+# the page as text, read in the guest with nvme-cli
+GUEST_CMD = ("nvme get-log /dev/nvme0 --log-id=0xca --log-len=4096 --raw-binary"
+             " | tr -d '\\0'")
+LINE = re.compile(r"^([a-z][a-z0-9_]*) (\d+|[a-z]+)$", re.M)
+
+
+def parse(text):
+    """The page (bytes or text; NUL padding and other lines around it are skipped) ->
+    {name: int}, with the mode as text under "mode"."""
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).replace(b"\0", b"").decode()
+    return {name: value if name == "mode" else int(value)
+            for name, value in LINE.findall(text)}
