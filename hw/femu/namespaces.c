@@ -394,6 +394,14 @@ static char *media_prefix(FemuCtrl *n, FemuMedia *m)
     return g_strdup("");
 }
 
+static void emit_io(const IoCounters *io, FemuMediaStatFn *emit, void *opaque)
+{
+    emit(opaque, "host_read_commands", io->read_cmds);
+    emit(opaque, "host_write_commands", io->write_cmds);
+    emit(opaque, "host_bytes_read", io->bytes_read);
+    emit(opaque, "host_bytes_written", io->bytes_written);
+}
+
 void femu_stats_emit(FemuCtrl *n, FemuMediaStatFn *emit, void *opaque)
 {
     IoCounters io = { 0 };
@@ -401,10 +409,7 @@ void femu_stats_emit(FemuCtrl *n, FemuMediaStatFn *emit, void *opaque)
     for (uint32_t i = 0; i < n->num_namespaces; i++) {
         io_counters_add(&io, &n->ns[i].io);
     }
-    emit(opaque, "host_read_commands", io.read_cmds);
-    emit(opaque, "host_write_commands", io.write_cmds);
-    emit(opaque, "host_bytes_read", io.bytes_read);
-    emit(opaque, "host_bytes_written", io.bytes_written);
+    emit_io(&io, emit, opaque);
     emit(opaque, "completions", n->lateness.count);
     emit(opaque, "lateness_p50_ns", lateness_quantile(&n->lateness, 0.5));
     emit(opaque, "lateness_p99_ns", lateness_quantile(&n->lateness, 0.99));
@@ -419,6 +424,9 @@ void femu_stats_emit(FemuCtrl *n, FemuMediaStatFn *emit, void *opaque)
         g_autofree char *prefix = n->num_namespaces > 1 ? g_strdup_printf("ns%u_", ns->nsid)
                                                         : g_strdup("");
         PrefixedEmit p = { emit, opaque, prefix };
+        if (n->num_namespaces > 1) {
+            emit_io(&ns->io, emit_prefixed, &p);
+        }
         if (ns->kind->stats) {
             ns->kind->stats(ns, emit_prefixed, &p);
         }

@@ -9,6 +9,9 @@ the QEMU source with its python/ directory is (see qtest.py).
 import dataclasses
 import os
 import subprocess
+import time
+
+import psutil
 
 import pytest
 
@@ -145,3 +148,12 @@ def start_machine(cfg, workdir):
     """A Machine for cfg, or a skip saying what is missing."""
     skip_unless_qemu()
     return Machine(cfg, workdir)
+
+
+def cores_used(pid, seconds):
+    """Host CPU of the process over the next `seconds` (1.0 = one core busy)."""
+    proc = psutil.Process(pid)
+    t0, c0 = time.monotonic(), proc.cpu_times()
+    time.sleep(seconds)
+    c1 = proc.cpu_times()
+    return (c1.user + c1.system - c0.user - c0.system) / (time.monotonic() - t0)

@@ -5,12 +5,10 @@ with the qtest machine.
 """
 
 import os
-import struct
 import subprocess
 
 import pytest
 
-import nvme
 import qtest_machine
 from qtest_machine import QEMU, DevConfig, Machine
 

@@ -5,7 +5,6 @@ device's (and its main loop's)."""
 
 import time
 
-import psutil
 import pytest
 
 import nvme
@@ -40,15 +39,6 @@ def drive(tmp_path):
     m.close()
 
 
-def cores_used(pid, seconds):
-    """Host CPU of the process over the next `seconds` (1.0 = one core busy)."""
-    proc = psutil.Process(pid)
-    t0, c0 = time.monotonic(), proc.cpu_times()
-    time.sleep(seconds)
-    c1 = proc.cpu_times()
-    return (c1.user + c1.system - c0.user - c0.system) / (time.monotonic() - t0)
-
-
 def write(ctrl, sq, first, pages):
     """Pages [first, first + pages), 128 pages (512 KiB, MDTS) per command, all queued
     before one doorbell: the device takes them in one go, never idle in between."""
@@ -69,7 +59,7 @@ def test_pending_gc_without_a_worthy_victim(drive):
     is wholly valid: GC stays due, never starts, and the device sleeps."""
     m, ctrl, _ = drive
     time.sleep(0.2)
-    cores = cores_used(m.qt.pid, WINDOW_S)
+    cores = qtest_machine.cores_used(m.qt.pid, WINDOW_S)
     assert cores < MAX_CORES, "QEMU used %.2f cores with nothing to do" % cores
     assert ctrl.vendor_log()["gc_runs"] == 0
 
@@ -83,7 +73,7 @@ def test_background_gc_then_sleep(drive):
     before = ctrl.vendor_log()
     # at most the first victim has started since the writes
     assert before["gc_runs"] <= 1 and before["free_lines"] == 32 + before["gc_runs"], before
-    cores = cores_used(m.qt.pid, WINDOW_S)
+    cores = qtest_machine.cores_used(m.qt.pid, WINDOW_S)
     during = ctrl.vendor_log()
     assert during["gc_runs"] > before["gc_runs"], "no background GC in the quiet time"
     assert cores < MAX_CORES, "QEMU used %.2f cores during background GC" % cores
@@ -91,7 +81,7 @@ def test_background_gc_then_sleep(drive):
     while ctrl.vendor_log()["gc_runs"] < 32:
         assert time.monotonic() < deadline, ctrl.vendor_log()
         time.sleep(ERASE_S)
-    cores = cores_used(m.qt.pid, WINDOW_S)
+    cores = qtest_machine.cores_used(m.qt.pid, WINDOW_S)
     after = ctrl.vendor_log()
     assert cores < MAX_CORES, "QEMU used %.2f cores after background GC" % cores
     assert after["gc_runs"] == 32 and after["gc_forced_runs"] == 0, after

@@ -8,7 +8,6 @@ really wait for their completion time while the host does something else.
 import struct
 import time
 
-import psutil
 import pytest
 
 import nvme
@@ -25,17 +24,9 @@ DEV = DevConfig(mode=1, size_mb=16, extra=(
 BS = 512
 
 
-def cpu_seconds(machine, wall=1.0):
-    """CPU time QEMU uses over `wall` seconds of nothing happening."""
-    p = psutil.Process(machine.qt.proc.pid)
-    before = sum(p.cpu_times()[:2])
-    time.sleep(wall)
-    return sum(p.cpu_times()[:2]) - before
-
-
 def assert_idle(machine, what):
     # a spinning thread gets 0.4-1 s even on a loaded machine; an idle one ~0.01 s
-    used = cpu_seconds(machine)
+    used = qtest_machine.cores_used(machine.qt.pid, 1.0)
     assert used < 0.15, "%s: QEMU used %.2f s of CPU in 1 s of nothing" % (what, used)
 
 

@@ -23,8 +23,10 @@ DEV = DevConfig(mode=1, size_mb=32, namespaces=2, extra=(
     "blk_er_lat=1000000,ch_xfer_lat=0" % READ_NS))
 BB_STATS = {"host_pages_written", "host_pages_read", "unmapped_pages_read",
             "nand_pages_written", "waf_milli", "gc_runs", "gc_pages_moved"}
-ZNS_STATS = {"host_bytes_written", "host_bytes_read", "buffer_read_hits", "pages_programmed",
-             "pages_read", "buffer_flushes"}
+ZNS_STATS = {"buffer_read_hits", "pages_programmed", "pages_read", "buffer_flushes",
+             "zones_open", "zones_active"}
+HOST_STATS = {"host_read_commands", "host_write_commands", "host_bytes_read",
+              "host_bytes_written"}
 
 
 @pytest.fixture
@@ -80,10 +82,13 @@ def test_statistics_carry_the_namespace_prefix(ctrl, queues):
     stats = ctrl.vendor_log()
     assert stats["mode"] == "mixed"
     controller = {"mode", "completions", "lateness_p50_ns", "lateness_p99_ns",
-                  "lateness_max_ns"}
+                  "lateness_max_ns"} | HOST_STATS
     ns1 = {k[4:] for k in stats if k.startswith("ns1_")}
     ns2 = {k[4:] for k in stats if k.startswith("ns2_")}
     assert set(stats) == controller | {"ns1_" + k for k in ns1} | {"ns2_" + k for k in ns2}
     assert BB_STATS <= ns1 and not ZNS_STATS & ns1, sorted(ns1)
     assert ZNS_STATS <= ns2 and not BB_STATS & ns2, sorted(ns2)
+    assert HOST_STATS <= ns1 and HOST_STATS <= ns2
     assert stats["ns2_host_bytes_written"] >= 4096
+    assert stats["host_bytes_written"] == stats["ns1_host_bytes_written"] + \
+        stats["ns2_host_bytes_written"]

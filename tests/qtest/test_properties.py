@@ -23,8 +23,8 @@ BB = "femu_mode=1,devsz_mb=64,nchs=2,luns_per_ch=1"
 ZNS = "femu_mode=3,devsz_mb=1024"
 REFUSED = [
     # controller
-    ("femu_mode=7", ["femu_mode=7", "0 (whitebox), 1 (blackbox), 2 (nossd), 3 (zns)"]),
-    ("femu_mode=0", ["femu_mode=0", "femu_mode=1 (blackbox), 2 (nossd) and 3 (zns)"]),
+    ("femu_mode=7", ["femu_mode=7 is not available", "allowed 1 (blackbox), 2 (nossd), 3 (zns)"]),
+    ("femu_mode=0", ["femu_mode=0 is not available", "allowed 1 (blackbox), 2 (nossd), 3 (zns)"]),
     ("queues=0", ["queues=0", "1..128"]),
     ("queues=129", ["queues=129", "1..128"]),
     ("namespaces=0", ["namespaces=0", "1..64"]),
@@ -40,7 +40,7 @@ REFUSED = [
     ("serial=s23456789012345678901", ["serial=", "at most 20 characters"]),
     ("devsz_mb=67108865", ["devsz_mb=67108865", "1..67108864"]),
     # namespaces
-    ("namespaces=2,ns_types=zns:foo", ["ns_types=", "'foo'", "nossd, blackbox, zns"]),
+    ("namespaces=2,ns_types=zns:foo", ["ns_types=", "'foo'", "allowed blackbox, nossd, zns"]),
     ("namespaces=2,ns_types=nossd:zns:blackbox", ["ns_types=", "one mode per namespace",
                                                   "namespaces=2"]),
     ("namespaces=2,ns_sizes_mb=8", ["ns_sizes_mb=", "one size in MiB per namespace"]),

@@ -11,7 +11,7 @@ import pytest
 
 import nvme
 import qtest_machine
-from nvme import REG_CC, SC_ABORT_REQUESTED, SC_ABORT_SQ_DELETION, SCT_GENERIC
+from nvme import REG_CC
 from qtest_machine import DevConfig
 
 pytestmark = pytest.mark.skipif(qtest_machine.DEVICE == "stock", reason="femu's blackbox mode")
@@ -111,10 +111,10 @@ def test_controller_reset_drops_waiting_commands(ctrl, io_ok):
     assert c.ok and within(c.t - t1, 1), (c, c.t - t1)
 
 
-def test_delete_sq_aborts_waiting_commands(ctrl, io_ok):
-    """Delete I/O SQ while three reads wait: each is completed at once with Command
-    Aborted due to SQ Deletion (posted by the time the Delete completes), and nothing
-    follows."""
+def test_delete_sq_completes_waiting_commands(ctrl, io_ok):
+    """Delete I/O SQ while three reads wait for the flash: they were executed when they
+    were fetched (their data is in the host's buffers), so each completes at once with
+    success, posted by the time the Delete completes, and nothing follows."""
     sq = ctrl.create_io_queues(1, entries=16)
     cq = sq.cq
     t0 = time.monotonic()
@@ -124,9 +124,9 @@ def test_delete_sq_aborts_waiting_commands(ctrl, io_ok):
     assert c.ok, c
     assert time.monotonic() - t0 < R, "Delete SQ waited for the reads"
     assert ctrl.reap(cq) == 3
-    aborted = [cq.done.pop((1, cid)) for cid in cids]
-    for a in aborted:
-        assert a.code == (SCT_GENERIC, SC_ABORT_SQ_DELETION), a
+    done = [cq.done.pop((1, cid)) for cid in cids]
+    for d in done:
+        assert d.ok, d
     time.sleep(4 * R - (time.monotonic() - t0))
     assert ctrl.reap(cq) == 0, "a deleted SQ's command completed later"
     assert not cq.done
@@ -135,22 +135,18 @@ def test_delete_sq_aborts_waiting_commands(ctrl, io_ok):
 
 
 def test_abort_waiting_command(ctrl, io_ok):
-    """Abort of a read that waits for the flash: the read completes at once with Command
-    Abort Requested and Abort says so (DW0 bit 0 clear); the read queued beside it is
-    untouched and completes at its time."""
+    """Abort of a read that waits for the flash: it was executed when it was fetched, so
+    it cannot be undone: Abort says it did not abort it (DW0 bit 0 set), and the read and
+    the one beside it complete with success at their times."""
     sq = ctrl.create_io_queues(1, entries=16)
     t0 = time.monotonic()
     victim = submit_read(ctrl, sq, BASE + 2)
     other = submit_read(ctrl, sq, BASE + 3)
     time.sleep(R / 4)
     ab = ctrl.admin_cmd(nvme.cmd(nvme.ADM_ABORT, cdw10=victim << 16 | 1))
-    assert ab.ok and ab.dw0 & 1 == 0, ab
-    c_victim, c_other = ctrl.wait_all([(sq, victim), (sq, other)])
-    assert c_victim.code == (SCT_GENERIC, SC_ABORT_REQUESTED), c_victim
-    assert c_victim.t - t0 < R, "the aborted read completed after %.3f s" % (c_victim.t - t0)
-    assert c_other.ok and within(c_other.t - t0, 1), (c_other, c_other.t - t0)
-    # aborting it again finds nothing
-    ab = ctrl.admin_cmd(nvme.cmd(nvme.ADM_ABORT, cdw10=victim << 16 | 1))
     assert ab.ok and ab.dw0 & 1 == 1, ab
+    c_victim, c_other = ctrl.wait_all([(sq, victim), (sq, other)])
+    assert c_victim.ok and within(c_victim.t - t0, 1), (c_victim, c_victim.t - t0)
+    assert c_other.ok and within(c_other.t - t0, 1), (c_other, c_other.t - t0)
     assert ctrl.reap(sq.cq) == 0
     io_ok(ctrl, sq)
