@@ -86,7 +86,7 @@ def _qtest_module():
 class QTest:
     """One QEMU process in qtest mode, driven over QEMU's qtest protocol, with QMP."""
 
-    def __init__(self, qemu, args, mem_mb=256, timeout=30.0):
+    def __init__(self, qemu, args, mem_mb=256, timeout=30.0, machine="q35"):
         machine_cls, launch_failure = _qtest_module()
         self.qemu = qemu
         self.mem_size = mem_mb << 20
@@ -100,7 +100,7 @@ class QTest:
         base = ["-qtest-log", "/dev/null", "-nodefaults", "-m", "%dM" % mem_mb, "-bios", bios]
         self.vm = machine_cls(qemu, args=base + list(args), name="qemu",
                               base_temp_dir=self._dir)
-        self.vm.set_machine("q35")
+        self.vm.set_machine(machine)
         try:
             self.vm.launch()
         except launch_failure as e:
@@ -129,8 +129,11 @@ class QTest:
         """QEMU's process id (None once it has exited)."""
         return self.vm.get_pid()
 
-    def qmp(self, cmd, **args):
-        """A QMP command; returns QEMU's answer ({'return': ...} or {'error': ...})."""
+    def qmp(self, cmd, args_dict=None, **args):
+        """A QMP command; returns QEMU's answer ({'return': ...} or {'error': ...}).
+        Keyword names have '_' turned into '-'; args_dict is passed as it is."""
+        if args_dict is not None:
+            return self.vm.qmp(cmd, args_dict=args_dict)
         return self.vm.qmp(cmd, **args)
 
     def kill(self):

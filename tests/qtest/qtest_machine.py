@@ -43,6 +43,7 @@ class DevConfig:
     memdev_file: str = None
     memdev_mb: int = 0          # backend size; 0: size_mb + 1 MiB per namespace
     memdev_share: bool = True   # share=off: a private mapping, writes never reach the file
+    machine: str = "q35"        # QEMU machine type ("pc": ACPI hotplug on bus 0)
 
     @property
     def block_size(self):
@@ -70,7 +71,7 @@ def device_args(cfg, workdir):
                        % (i, i + 1, bs, bs)]
         return args + ["-device", ctrl] + nsdevs
     opts = "femu,femu_mode=%d,devsz_mb=%d,namespaces=%d,queues=%d,entries=%d," \
-           "lba_index=%d,serial=qtest" % (cfg.mode, cfg.size_mb, cfg.namespaces, cfg.queues,
+           "lba_index=%d,serial=qtest,id=femu0" % (cfg.mode, cfg.size_mb, cfg.namespaces, cfg.queues,
                                          cfg.entries, cfg.lba_index)
     if cfg.extra:
         opts += "," + cfg.extra
@@ -106,27 +107,30 @@ class Machine:
     def __init__(self, cfg, workdir):
         self.cfg = cfg
         self.kind = DEVICE
-        self.qt = QTest(QEMU, device_args(cfg, workdir))
+        self.qt = QTest(QEMU, device_args(cfg, workdir), machine=cfg.machine)
         try:
-            self.pci = find_pci_device(self.qt, NVME_CLASS)
-            assert self.pci is not None, "no NVMe function (class 010802) on bus 0"
-            self.pci.assign_bars(GuestAlloc(MMIO_START, 0xFE000000),
-                                 GuestAlloc(0xC000, 0x10000))
-            self.msix = self.pci.enable_msix()
-            for v in range(min(self.msix.size, 1024)):
-                self.msix.program(v, MSIX_SLOTS_BASE + 4 * v, 0xC0DE0000 | v)
-                self.msix.clear(v)
-            self.alloc = GuestAlloc(RAM_START, self.qt.mem_size)
-            self.ctrl = nvme.Controller(self.qt, self.pci, self.alloc)
-            self.ctrl.nvectors = self.msix.size
+            self.rebind()
         except BaseException:
             self.qt.close()
             raise
 
-    def qmp(self, cmd, **args):
+    def rebind(self):
+        """Find the function (again, e.g. after a hotplug), place its BARs, set up MSI-X."""
+        self.pci = find_pci_device(self.qt, NVME_CLASS)
+        assert self.pci is not None, "no NVMe function (class 010802) on bus 0"
+        self.pci.assign_bars(GuestAlloc(MMIO_START, 0xFE000000), GuestAlloc(0xC000, 0x10000))
+        self.msix = self.pci.enable_msix()
+        for v in range(min(self.msix.size, 1024)):
+            self.msix.program(v, MSIX_SLOTS_BASE + 4 * v, 0xC0DE0000 | v)
+            self.msix.clear(v)
+        self.alloc = GuestAlloc(RAM_START, self.qt.mem_size)
+        self.ctrl = nvme.Controller(self.qt, self.pci, self.alloc)
+        self.ctrl.nvectors = self.msix.size
+
+    def qmp(self, cmd, args_dict=None, **args):
         """A QMP command (e.g. "stop", "cont", "qom-get"): QEMU's answer as a dict,
         {"return": ...} or {"error": ...}; '_' in argument names becomes '-'."""
-        return self.qt.qmp(cmd, **args)
+        return self.qt.qmp(cmd, args_dict, **args)
 
     def close(self):
         self.qt.close()

@@ -9,11 +9,11 @@ pytestmark = pytest.mark.skipif(qtest_machine.DEVICE == "stock", reason="femu's 
 
 
 def device_path(machine):
-    """The QOM path of the femu device (it has no id: peripheral-anon)."""
-    r = machine.qmp("qom-list", path="/machine/peripheral-anon")
+    """The QOM path of the femu device (the harness gives it id=femu0)."""
+    r = machine.qmp("qom-list", path="/machine/peripheral")
     devices = [p["name"] for p in r["return"] if p["type"] == "child<femu>"]
-    assert len(devices) == 1, r
-    return "/machine/peripheral-anon/" + devices[0]
+    assert devices == ["femu0"], r
+    return "/machine/peripheral/femu0"
 
 
 def test_status(machine):
