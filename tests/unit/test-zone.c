@@ -934,6 +934,19 @@ static void test_config(void)
     expect_config_error(cfg(8, 16, 16, 4, 3, 0, false), "zns_max_active");
     expect_config_error(cfg(8, 16, 16, 0, 0, 32, false), "zns_zd_ext_size");
     expect_config_error(cfg(8, 16, 16, 0, 0, 256 * 64, false), "zns_zd_ext_size");
+
+    /* the zone state's host memory is bounded: 1M zones take extensions up to 3968 bytes */
+    {
+        ZoneConfig big = cfg(1 << 20, 2048, 2048, 0, 0, 3968, false);
+        g_assert_true(zone_config_check(&big, NULL));
+        g_assert_cmpuint(zone_state_bytes(&big), <=, ZONE_STATE_MAX_BYTES);
+        big.zde_bytes += 64;
+        g_assert_cmpuint(zone_state_bytes(&big), >, ZONE_STATE_MAX_BYTES);
+        expect_config_error(big, "zns_zd_ext_size=4032");
+        /* 64 TiB of 1 MiB zones with the largest extensions would be about 1 TiB */
+        expect_config_error(cfg(64 << 20, 2048, 2048, 0, 0, 16320, false), "host memory");
+        expect_config_error(cfg(64 << 20, 2048, 2048, 0, 0, 0, false), "4096 MiB");
+    }
 }
 
 static void test_new_set(void)
