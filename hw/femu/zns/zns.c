@@ -195,9 +195,11 @@ static bool zns_state_open(FemuCtrl *n, FemuNamespace *ns, uint8_t *meta, Error 
     case ZONE_STORE_FRESH:
         if (!femu_backend_is_zero(n, ns->backend_offset, ns->bytes)) {
             error_setg(errp, "zoned namespace %u in %s: the data area holds data but there "
-                       "is no zone state after it (a drive of another femu_mode?); its "
-                       "zones would start Empty, which must read as zeroes. Use a new or "
-                       "zeroed backing file", ns->nsid, where);
+                       "is no zone state after it (a drive of another femu_mode, or of "
+                       "another size: devsz_mb, ns_sizes_mb?); its zones would start Empty, "
+                       "which must read as zeroes. Start with the properties it was saved "
+                       "with, or start over with a new or zeroed backing file (this erases "
+                       "the drive)", ns->nsid, where);
             return false;
         }
         zone_store_format(zs);
