@@ -2,7 +2,7 @@
  * zns (femu_mode=3): the NVMe Zoned Namespace command set on top of the zone state
  * machine (zone.c) and zones on flash (zns-flash.c, through zns-media.c). Zone state lives
  * in the backend right after the device's data, so a file backend keeps it across
- * restarts.
+ * restarts; state that does not match the properties is refused, never reset.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

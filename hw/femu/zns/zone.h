@@ -1,8 +1,9 @@
 /*
  * The NVMe Zoned Namespace (ZNS 1.1) zone state machine of one namespace: zone states,
  * write pointers, open/active resource accounting, implicit open and close, and every
- * Zone Management Send action. It decides validity and state only; data placement and
- * timing live elsewhere. QEMU-free.
+ * Zone Management Send action, and the saved form of that state (one record per zone
+ * change). It decides validity and state only; data placement and timing live
+ * elsewhere. QEMU-free.
  *
  * Statuses are the ZNS command-specific status codes (status code type 1), without the
  * type: the device adds it (0x100 | code). ZONE_OK is success.
@@ -66,7 +67,7 @@ typedef enum ZoneReportFilter {
 
 #define ZONE_ATTR_ZDEV 0x80     /* zone descriptor extension valid */
 #define ZONE_UNLIMITED 0        /* max_open / max_active: no limit */
-#define ZONE_NONE UINT32_MAX    /* no zone, in the open lists */
+#define ZONE_NONE UINT32_MAX    /* no zone, in the zone lists */
 /* Host memory the zone state of one namespace may take (see zone_state_bytes). */
 #define ZONE_STATE_MAX_BYTES (UINT64_C(4) << 30)
 
@@ -113,7 +114,7 @@ typedef struct ZoneSet {
     void *opaque;
     /* the saved state (zone_store_open), NULL when not saved */
     uint8_t *store;
-    void *hasher;
+    void *hasher;           /* checksums the records (a GChecksum) */
     uint64_t records_written;   /* zone records saved so far */
     uint64_t records_recovered; /* zones with a damaged record at open (the other one used) */
 } ZoneSet;
