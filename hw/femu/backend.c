@@ -11,6 +11,8 @@
 #include "qom/object_interfaces.h"
 #include "exec/memory.h"
 #include "exec/cpu-common.h"
+#include "exec/ramblock.h"
+#include "qemu/cutils.h"
 #include "femu.h"
 
 bool femu_backend_init(FemuCtrl *n, uint64_t extra, Error **errp)
@@ -106,4 +108,49 @@ void femu_backend_zero(FemuCtrl *n, uint64_t offset, uint64_t len)
         n->discard_failed = true;
     }
     memset(n->data + offset, 0, len);
+}
+
+/* The first offset in [offset, end) of a file backend that is (whence) data or a hole. */
+static uint64_t backend_seek(FemuCtrl *n, uint64_t offset, uint64_t end, int whence)
+{
+    RAMBlock *rb = host_memory_backend_get_memory(n->backend)->ram_block;
+    int fd = qemu_ram_get_fd(rb);
+    off_t pos;
+
+    if (fd < 0) {
+        /* anonymous memory starts zeroed: all hole */
+        return whence == SEEK_DATA ? end : offset;
+    }
+    pos = lseek(fd, rb->fd_offset + offset, whence);
+    if (pos < 0 && whence == SEEK_DATA) {
+        /* ENXIO: no data up to the end of the file; any other error: assume data */
+        return errno == ENXIO ? end : offset;
+    }
+    if (pos < 0) {
+        return end;
+    }
+    return MIN(MAX((uint64_t)pos - rb->fd_offset, offset), end);
+}
+
+uint64_t femu_backend_next_data(FemuCtrl *n, uint64_t offset, uint64_t end)
+{
+    return offset < end ? backend_seek(n, offset, end, SEEK_DATA) : end;
+}
+
+bool femu_backend_is_zero(FemuCtrl *n, uint64_t offset, uint64_t len)
+{
+    uint64_t end = offset + len;
+
+    while ((offset = femu_backend_next_data(n, offset, end)) < end) {
+        uint64_t hole = backend_seek(n, offset, end, SEEK_HOLE);
+
+        if (hole <= offset) {
+            hole = end;
+        }
+        if (!buffer_is_zero(n->data + offset, hole - offset)) {
+            return false;
+        }
+        offset = hole;
+    }
+    return true;
 }

@@ -279,6 +279,14 @@ uint16_t femu_copy_dptr(FemuCtrl *n, const NvmeCmd *cmd, uint64_t buf_len, void 
 bool femu_backend_init(FemuCtrl *n, uint64_t extra, Error **errp);
 void femu_backend_release(FemuCtrl *n);
 void femu_backend_zero(FemuCtrl *n, uint64_t offset, uint64_t len);
+/*
+ * What the storage holds when the device starts (before any guest I/O): the first offset
+ * in [offset, end) that may hold data, or end; and whether a range reads as zeroes. A file
+ * backend's holes are skipped without reading them (SEEK_DATA); anonymous memory starts
+ * zeroed.
+ */
+uint64_t femu_backend_next_data(FemuCtrl *n, uint64_t offset, uint64_t end);
+bool femu_backend_is_zero(FemuCtrl *n, uint64_t offset, uint64_t len);
 
 /* admin.c */
 uint16_t femu_admin_cmd(FemuCtrl *n, FemuRequest *req, const NvmeCmd *cmd);

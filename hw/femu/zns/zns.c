@@ -2,12 +2,13 @@
  * zns (femu_mode=3): the NVMe Zoned Namespace command set on top of the zone state
  * machine (zone.c) and zones on flash (zns-flash.c, through zns-media.c). Zone state lives
  * in the backend right after the device's data, so a file backend keeps it across
- * restarts.
+ * restarts; state that does not match the properties is refused, never reset.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "qemu/osdep.h"
 #include "qemu/units.h"
+#include "qemu/error-report.h"
 #include "qapi/error.h"
 #include "../femu.h"
 #include "zone.h"
@@ -15,6 +16,7 @@
 #include "../trace.h"
 
 #define ZNS_META_ALIGN MiB
+#define ZNS_REPORT_CHUNK (64 * KiB)    /* a zone report is built and copied this much at a time */
 
 /* FEMU's names where they exist */
 typedef struct ZnsParams {
@@ -71,18 +73,37 @@ static uint16_t zone_to_nvme(ZoneStatus s)
     }
 }
 
-static uint64_t zns_meta_bytes(FemuCtrl *n, uint64_t nr_zones)
+/* The zones of a namespace of `bytes` with LBAs of 1 << lba_shift bytes. */
+static bool zns_zone_config(FemuCtrl *n, uint64_t bytes, uint8_t lba_shift, ZoneConfig *c,
+                            Error **errp)
 {
-    ZoneConfig c = {
-        .nr_zones = nr_zones, .zone_size = 1, .zone_cap = 1,
-        .zde_bytes = zns_params(n)->zd_ext_size,
-    };
+    ZnsParams *p = zns_params(n);
+    uint64_t zone_bytes = (uint64_t)p->zone_size_mb * MiB;
+    uint64_t cap_bytes = p->zone_cap ? p->zone_cap : zone_bytes;
+    uint64_t lba = 1ULL << lba_shift;
     g_autofree char *err = NULL;
-    ZoneSet *zs = zone_set_new(&c, &err);
-    uint64_t bytes = zs ? zone_state_size(zs) : 0;
 
-    zone_set_free(zs);
-    return ROUND_UP(bytes, ZNS_META_ALIGN);
+    if (cap_bytes > zone_bytes || cap_bytes % lba) {
+        error_setg(errp, "zns_zone_cap=%" PRIu64 " is invalid: allowed a multiple of the "
+                   "LBA size (%" PRIu64 " bytes) up to the zone size (%" PRIu64 " bytes)",
+                   cap_bytes, lba, zone_bytes);
+        return false;
+    }
+    *c = (ZoneConfig){
+        .nr_zones = bytes / zone_bytes,
+        .zone_size = zone_bytes / lba,
+        .zone_cap = cap_bytes / lba,
+        .max_open = p->max_open,
+        .max_active = p->max_active,
+        .zde_bytes = p->zd_ext_size,
+        .cross_zone_read = p->cross_zone_read,
+        .lba_bytes = lba,
+    };
+    if (!zone_config_check(c, &err)) {
+        error_setg(errp, "%s", err);
+        return false;
+    }
+    return true;
 }
 
 /* Timing of state changes: a reset erases, a finish or close writes the buffer out. */
@@ -91,6 +112,7 @@ typedef struct ZoneChangeCtx {
     FemuNamespace *ns;
     uint64_t now;
     uint64_t deadline;
+    bool power_cycle;       /* a controller reset: zones going Empty were never written */
 } ZoneChangeCtx;
 
 static void on_zone_change(void *opaque, uint64_t zone, ZoneState from, ZoneState to)
@@ -107,6 +129,9 @@ static void on_zone_change(void *opaque, uint64_t zone, ZoneState from, ZoneStat
     uint64_t t;
 
     if (to == ZONE_EMPTY && from != ZONE_EMPTY) {
+        if (c->power_cycle) {
+            return;
+        }
         /* reads of a reset zone return zeroes (DLFEAT); the host pages are given back */
         femu_backend_zero(c->n, r.offset, r.len);
         r.op = FEMU_MEDIA_ZONE_RESET;
@@ -121,40 +146,92 @@ static void on_zone_change(void *opaque, uint64_t zone, ZoneState from, ZoneStat
     trace_femu_zone_change(ns->nsid, zone, from, to);
 }
 
-static void persist(FemuNamespace *ns)
+/*
+ * Data above a write pointer can only come from a write that had not completed when QEMU
+ * stopped; unwritten blocks read as zeroes (DLFEAT), so it is cleared. One pass over the
+ * data the backend holds: zones without any cost nothing. Returns the zones cleared.
+ */
+static uint64_t zns_clear_above_wp(FemuCtrl *n, FemuNamespace *ns)
 {
-    ZnsNs *z = ns->priv;
-    if (z->meta) {
-        zone_state_save(z->zones, z->meta);
+    ZoneSet *zs = ns_zones(ns);
+    uint64_t zone_bytes = zs->cfg.zone_size << ns->lba_shift;
+    uint64_t start = ns->backend_offset, end = start + ns->bytes, pos = start, cleared = 0;
+
+    while ((pos = femu_backend_next_data(n, pos, end)) < end) {
+        uint64_t idx = (pos - start) / zone_bytes;
+        const Zone *z = &zs->zones[idx];
+        uint64_t zend = start + (idx + 1) * zone_bytes;
+        uint64_t lo = MAX(pos, start + (z->wp << ns->lba_shift));
+
+        if (z->state != ZONE_OFFLINE && lo < zend && !femu_backend_is_zero(n, lo, zend - lo)) {
+            femu_backend_zero(n, lo, zend - lo);
+            cleared++;
+        }
+        pos = zend;
     }
+    return cleared;
+}
+
+/*
+ * The saved zone state in the backend: loaded when it matches the configuration, started
+ * when the area is fresh and the namespace holds no data (Empty zones read as zeroes),
+ * refused otherwise, so that nothing saved is ever silently dropped.
+ */
+static bool zns_state_open(FemuCtrl *n, FemuNamespace *ns, uint8_t *meta, Error **errp)
+{
+    ZoneSet *zs = ns_zones(ns);
+    g_autofree char *where = n->memdev ? g_strdup_printf("memdev '%s'",
+                                             host_memory_backend_get_name(n->memdev))
+                                       : g_strdup("the backend");
+    g_autofree char *err = NULL;
+    uint64_t cleared;
+
+    switch (zone_store_open(zs, meta, &err)) {
+    case ZONE_STORE_ERROR:
+        error_setg(errp, "zoned namespace %u in %s: %s. Start with the properties it was "
+                   "saved with, or start over with a new or zeroed backing file (this "
+                   "erases the drive)", ns->nsid, where, err);
+        return false;
+    case ZONE_STORE_FRESH:
+        if (!femu_backend_is_zero(n, ns->backend_offset, ns->bytes)) {
+            error_setg(errp, "zoned namespace %u in %s: the data area holds data but there "
+                       "is no zone state after it (a drive of another femu_mode, or of "
+                       "another size: devsz_mb, ns_sizes_mb?); its zones would start Empty, "
+                       "which must read as zeroes. Start with the properties it was saved "
+                       "with, or start over with a new or zeroed backing file (this erases "
+                       "the drive)", ns->nsid, where);
+            return false;
+        }
+        zone_store_format(zs);
+        return true;
+    case ZONE_STORE_LOADED:
+        if (zs->records_recovered) {
+            warn_report("zoned namespace %u in %s: %" PRIu64 " zones had a damaged state "
+                        "record (an update interrupted when QEMU stopped); their previous "
+                        "state is used", ns->nsid, where, zs->records_recovered);
+        }
+        cleared = zns_clear_above_wp(n, ns);
+        if (cleared) {
+            warn_report("zoned namespace %u in %s: cleared data above the write pointer of "
+                        "%" PRIu64 " zones (writes that had not completed)", ns->nsid,
+                        where, cleared);
+        }
+        return true;
+    }
+    return false;
 }
 
 static bool zns_ns_init(FemuCtrl *n, FemuNamespace *ns, uint8_t *meta, Error **errp)
 {
-    ZnsParams *p = zns_params(n);
-    uint64_t zone_bytes = (uint64_t)p->zone_size_mb * MiB;
-    uint64_t cap_bytes = p->zone_cap ? p->zone_cap : zone_bytes;
-    uint64_t lba = 1ULL << ns->lba_shift;
-    ZoneConfig c = {
-        .nr_zones = ns->bytes / zone_bytes,
-        .zone_size = zone_bytes / lba,
-        .zone_cap = cap_bytes / lba,
-        .max_open = p->max_open,
-        .max_active = p->max_active,
-        .zde_bytes = p->zd_ext_size,
-        .cross_zone_read = p->cross_zone_read,
-    };
     g_autofree char *err = NULL;
+    ZoneConfig c;
+    ZoneSet *zs;
+    ZnsNs *z;
 
-    if (cap_bytes > zone_bytes || cap_bytes % lba) {
-        error_setg(errp, "zns_zone_cap=%" PRIu64 " is invalid: allowed a multiple of the "
-                   "LBA size (%" PRIu64 " bytes) up to the zone size (%" PRIu64 " bytes)",
-                   cap_bytes, lba, zone_bytes);
+    if (!zns_zone_config(n, ns->bytes, ns->lba_shift, &c, errp)) {
         return false;
     }
-    ZnsNs *z;
-    ZoneSet *zs = zone_set_new(&c, &err);
-
+    zs = zone_set_new(&c, &err);
     if (!zs) {
         error_setg(errp, "%s", err);
         return false;
@@ -164,23 +241,22 @@ static bool zns_ns_init(FemuCtrl *n, FemuNamespace *ns, uint8_t *meta, Error **e
     z->meta = meta;
     ns->priv = z;
     ns->nlbas = c.nr_zones * c.zone_size;
-    /* a file backend brings back the zones as they were; anything else starts empty */
-    if (!meta || !zone_state_load(zs, meta, zone_state_size(zs))) {
-        persist(ns);
-    }
-    return true;
+    return !meta || zns_state_open(n, ns, meta, errp);
 }
 
-/* A controller reset closes open zones as a power cycle does (unwritten ones go Empty). */
+/*
+ * A controller reset closes open zones as a power cycle does (unwritten ones go Empty),
+ * and the flash model drains their write buffers as a close does.
+ */
 static void zns_ctrl_reset(FemuCtrl *n, FemuNamespace *ns)
 {
     ZoneSet *zs = ns_zones(ns);
-    size_t len = zone_state_size(zs);
-    g_autofree uint8_t *buf = g_malloc(len);
+    ZoneChangeCtx ctx = { .n = n, .ns = ns, .now = femu_now_ns(), .power_cycle = true };
 
-    zone_state_save(zs, buf);
-    zone_state_load(zs, buf, len);
-    persist(ns);
+    zs->on_change = on_zone_change;
+    zs->opaque = &ctx;
+    zone_power_cycle(zs);
+    zs->on_change = NULL;
 }
 
 static void zns_ns_free(FemuNamespace *ns)
@@ -283,6 +359,11 @@ static uint64_t zns_zasl_bytes(FemuCtrl *n)
     return zasl ? 4096ULL << zasl : 0;
 }
 
+/*
+ * Writes, Write Zeroes and Zone Append. The zone is checked, the data put in place, and
+ * only then does the write pointer move (and its record get saved): a failed transfer
+ * changes no zone, and the blocks it reached read as zeroes again.
+ */
 static uint16_t zns_write(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns,
                           const NvmeCmd *cmd, ZoneChangeCtx *ctx)
 {
@@ -290,7 +371,7 @@ static uint16_t zns_write(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns,
     bool append = cmd->opcode == NVME_CMD_ZONE_APPEND;
     bool zeroes = cmd->opcode == NVME_CMD_WRITE_ZEROES;
     uint64_t slba = le64_to_cpu(rw->slba), nlb = (uint64_t)le16_to_cpu(rw->nlb) + 1;
-    uint64_t len = nlb << ns->lba_shift, lba;
+    uint64_t len = nlb << ns->lba_shift, lba, offset;
     uint64_t limit = append ? zns_zasl_bytes(n) : (n->mdts ? 4096ULL << n->mdts : 0);
     QEMUSGList sg;
     uint16_t status;
@@ -300,35 +381,37 @@ static uint16_t zns_write(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns,
         return NVME_INVALID_FIELD;
     }
     if (!zeroes) {
-        /* map first: a bad data pointer must not move the write pointer */
         status = femu_map_dptr(n, cmd, len, len, false, false, &sg);
         if (status) {
             return status;
         }
     }
-    status = zone_to_nvme(zone_write(ns_zones(ns), slba, nlb, append, &lba));
-    if (status == NVME_SUCCESS) {
-        uint8_t *data = n->data + ns->backend_offset + (lba << ns->lba_shift);
-        FemuMediaReq r = { .op = zeroes ? FEMU_MEDIA_WRITE_ZEROES : FEMU_MEDIA_WRITE,
-                           .nsid = ns->nsid,
-                           .offset = ns->backend_offset + (lba << ns->lba_shift), .len = len,
-                           .arrival_ns = ctx->now };
-        if (zeroes) {
-            femu_backend_zero(n, ns->backend_offset + (lba << ns->lba_shift), len);
-        } else {
-            status = femu_sg_from_guest(n, &sg, data, len);
-        }
-        ctx->deadline = MAX(ctx->deadline, femu_ns_media_submit(ns, &r));
-        if (!zeroes) {
-            ns->io.bytes_written += len;
-            ns->io.write_cmds++;
-        }
-        if (append) {
-            req->cqe.result = cpu_to_le32(lba);
-            req->cqe.dw1 = cpu_to_le32(lba >> 32);
-        }
-        persist(ns);
+    status = zone_to_nvme(zone_write_check(ns_zones(ns), slba, nlb, append, &lba));
+    if (status) {
+        goto out;
     }
+    offset = ns->backend_offset + (lba << ns->lba_shift);
+    if (zeroes) {
+        femu_backend_zero(n, offset, len);
+    } else {
+        status = femu_sg_from_guest(n, &sg, n->data + offset, len);
+        if (status) {
+            /* above the write pointer, where blocks read as zeroes */
+            femu_backend_zero(n, offset, len);
+            goto out;
+        }
+        ns->io.bytes_written += len;
+        ns->io.write_cmds++;
+    }
+    zone_write_commit(ns_zones(ns), lba, nlb);
+    ctx->deadline = MAX(ctx->deadline, femu_ns_media_submit(ns, &(FemuMediaReq){
+        .op = zeroes ? FEMU_MEDIA_WRITE_ZEROES : FEMU_MEDIA_WRITE, .nsid = ns->nsid,
+        .offset = offset, .len = len, .arrival_ns = ctx->now }));
+    if (append) {
+        req->cqe.result = cpu_to_le32(lba);
+        req->cqe.dw1 = cpu_to_le32(lba >> 32);
+    }
+out:
     if (!zeroes) {
         qemu_sglist_destroy(&sg);
     }
@@ -372,59 +455,88 @@ static uint16_t zone_mgmt_send(FemuCtrl *n, FemuNamespace *ns, const NvmeCmd *cm
         return NVME_INVALID_FIELD;
     }
     trace_femu_zone_send(ns->nsid, c->zsa, slba, all);
-    status = zone_to_nvme(zone_manage(ns_zones(ns), c->zsa, slba, all, zde));
-    persist(ns);
-    return status;
+    return zone_to_nvme(zone_manage(ns_zones(ns), c->zsa, slba, all, zde));
 }
 
+/* A zone's descriptor (and extension, when zde) at d. */
+static void zone_descriptor(const ZoneSet *zs, uint64_t idx, uint64_t zde, uint8_t *d)
+{
+    const Zone *zone = &zs->zones[idx];
+    NvmeZoneDescr *desc = (NvmeZoneDescr *)d;
+    const uint8_t *ext = zone_zde(zs, idx);
+
+    memset(d, 0, sizeof(*desc) + zde);
+    desc->zt = NVME_ZONE_TYPE_SEQ_WRITE;
+    desc->zs = zone->state << 4;
+    desc->za = zone->attrs;
+    desc->zcap = cpu_to_le64(zs->cfg.zone_cap);
+    desc->zslba = cpu_to_le64(zone->zslba);
+    /* the write pointer means nothing in an Offline zone; elsewhere it is exact */
+    desc->wp = cpu_to_le64(zone->state != ZONE_OFFLINE ? zone->wp : UINT64_MAX);
+    if (zde && ext) {
+        memcpy(d + sizeof(*desc), ext, zde);
+    }
+}
+
+/*
+ * Zone Management Receive. One walk over the zones from SLBA (all of them only for the
+ * header's count), and the report goes out ZNS_REPORT_CHUNK bytes at a time, so neither
+ * time nor memory follow the size of the host's buffer: the transfer is at most the
+ * header and a descriptor per matching zone.
+ */
 static uint16_t zone_mgmt_recv(FemuCtrl *n, FemuNamespace *ns, const NvmeCmd *cmd)
 {
     uint64_t slba = (uint64_t)le32_to_cpu(cmd->cdw11) << 32 | le32_to_cpu(cmd->cdw10);
-    uint64_t buf_len = ((uint64_t)le32_to_cpu(cmd->cdw12) + 1) * 4, len = buf_len;
+    uint64_t buf_len = ((uint64_t)le32_to_cpu(cmd->cdw12) + 1) * 4;
     uint32_t dw13 = le32_to_cpu(cmd->cdw13);
     uint8_t zra = dw13 & 0xff, filter = (dw13 >> 8) & 0xff;
     bool partial = dw13 & (1u << 16);
     ZoneSet *zs = ns_zones(ns);
     uint64_t zde = zra == NVME_ZONE_REPORT_EXTENDED ? zs->cfg.zde_bytes : 0;
-    uint64_t desc = sizeof(NvmeZoneDescr) + zde, total, fit, shown;
+    uint64_t desc = sizeof(NvmeZoneDescr) + zde, total, shown, len, chunk, used, sent = 0;
+    uint64_t idx = zone_index(zs, slba);
     g_autofree uint8_t *buf = NULL;
     NvmeZoneReportHeader *hdr;
+    QEMUSGList sg;
+    uint16_t status;
 
     if (zra > NVME_ZONE_REPORT_EXTENDED || (zra == NVME_ZONE_REPORT_EXTENDED && !zde) ||
-        filter > NVME_ZONE_REPORT_OFFLINE || len < sizeof(NvmeZoneReportHeader)) {
+        filter > NVME_ZONE_REPORT_OFFLINE || buf_len < sizeof(*hdr)) {
         return NVME_INVALID_FIELD;
     }
-    if (n->mdts && len > (4096ULL << n->mdts)) {
+    if (n->mdts && buf_len > (4096ULL << n->mdts)) {
         return NVME_INVALID_FIELD;
     }
     if (slba >= ns->nlbas) {
         return NVME_LBA_RANGE;
     }
     total = zone_report_count(zs, slba, filter);
-    fit = (len - sizeof(*hdr)) / desc;
-    shown = MIN(total, fit);
-    len = MIN(len, sizeof(*hdr) + shown * desc);
-    buf = g_malloc0(len);
+    shown = MIN(total, (buf_len - sizeof(*hdr)) / desc);
+    len = sizeof(*hdr) + shown * desc;
+    status = femu_map_dptr(n, cmd, buf_len, len, false, true, &sg);
+    if (status) {
+        return status;
+    }
+    chunk = MIN(len, ZNS_REPORT_CHUNK);
+    buf = g_malloc0(chunk);
     hdr = (NvmeZoneReportHeader *)buf;
     hdr->nr_zones = cpu_to_le64(partial ? shown : total);
-    for (uint64_t k = 0; k < shown; k++) {
-        uint64_t z = zone_report_nth(zs, slba, filter, k);
-        const Zone *zone = &zs->zones[z];
-        NvmeZoneDescr *d = (NvmeZoneDescr *)(buf + sizeof(*hdr) + k * desc);
-        /* the write pointer means nothing in an Offline zone; elsewhere it is exact */
-        bool has_wp = zone->state != ZONE_OFFLINE;
-
-        d->zt = NVME_ZONE_TYPE_SEQ_WRITE;
-        d->zs = zone->state << 4;
-        d->za = zone->attrs;
-        d->zcap = cpu_to_le64(zs->cfg.zone_cap);
-        d->zslba = cpu_to_le64(zone->zslba);
-        d->wp = cpu_to_le64(has_wp ? zone->wp : UINT64_MAX);
-        if (zde) {
-            memcpy((uint8_t *)d + sizeof(*d), zs->zde + z * zde, zde);
+    used = sizeof(*hdr);
+    for (uint64_t k = 0; k < shown && !status; k++, idx++) {
+        idx = zone_report_next(zs, idx, filter);
+        if (used + desc > chunk) {
+            status = femu_sg_to_guest(n, &sg, sent, buf, used);
+            sent += used;
+            used = 0;
         }
+        zone_descriptor(zs, idx, zde, buf + used);
+        used += desc;
     }
-    return femu_copy_dptr(n, cmd, buf_len, buf, len, false, true);
+    if (!status) {
+        status = femu_sg_to_guest(n, &sg, sent, buf, used);
+    }
+    qemu_sglist_destroy(&sg);
+    return status;
 }
 
 /* Deallocation does nothing on zones (a reset frees space), but offline zones refuse it. */
@@ -547,6 +659,7 @@ static bool zns_size_ns(FemuCtrl *n, uint32_t nsid, uint64_t *bytes, bool derive
 {
     ZnsParams *p = zns_params(n);
     uint64_t zone = (uint64_t)p->zone_size_mb * MiB;
+    ZoneConfig c;
 
     if (derived) {
         *bytes = *bytes / zone * zone;
@@ -557,7 +670,11 @@ static bool zns_size_ns(FemuCtrl *n, uint32_t nsid, uint64_t *bytes, bool derive
                    p->zone_size_mb);
         return false;
     }
-    *meta_bytes = zns_meta_bytes(n, *bytes / zone);
+    /* a bad configuration stops here, before the backend is sized for its state */
+    if (!zns_zone_config(n, *bytes, n->lba_index ? 12 : 9, &c, errp)) {
+        return false;
+    }
+    *meta_bytes = ROUND_UP(zone_store_size(&c), ZNS_META_ALIGN);
     return true;
 }
 

@@ -10,11 +10,22 @@
 #include <stdarg.h>
 #include <string.h>
 
-#define ZONE_STATE_MAGIC 0x534e5a46u   /* the bytes "FZNS" */
-#define ZONE_STATE_VERSION 1u
-#define ZONE_STATE_HEADER 40u          /* magic, version, nr_zones, size, cap, zde, pad */
-#define ZONE_STATE_ENTRY 16u           /* state, attrs, 6 reserved, wp */
 #define ZONE_ZDE_MAX (255u * 64u)      /* ZDES is a byte counting 64-byte units */
+
+/*
+ * The saved state, little endian. Header (64 bytes): magic "FZNS", version, nr_zones,
+ * zone size and capacity (LBAs), extension bytes, LBA bytes, reserved, checksum of the
+ * rest. Then two 32-byte record slots per zone: sequence number, write pointer, state,
+ * attributes, 2 reserved, checksum of the extension (when ZDEV), 4 reserved, checksum of
+ * the zone index and the record's first 28 bytes. Then the extensions. A record of
+ * sequence number s sits in slot s % 2; an all-zero slot holds no record.
+ */
+#define ZONE_STORE_MAGIC 0x534e5a46u
+#define ZONE_STORE_VERSION 2u
+#define ZONE_STORE_HEADER 64u
+#define ZONE_RECORD 32u
+#define ZONE_SLOTS 2u
+#define ZONE_HEADER_SALT UINT64_MAX    /* checksummed as if it were this zone's record */
 
 /* ---- configuration ---- */
 
@@ -70,7 +81,20 @@ bool zone_config_check(const ZoneConfig *c, char **err)
         return fail(err, "zns_zd_ext_size=%u bytes must be a multiple of 64 in 0..%u",
                     c->zde_bytes, ZONE_ZDE_MAX);
     }
+    if (zone_state_bytes(c) > ZONE_STATE_MAX_BYTES) {
+        return fail(err, "the zone state of %" G_GUINT64_FORMAT " zones (devsz_mb / "
+                    "zns_zone_size_mb) with zns_zd_ext_size=%u needs %" G_GUINT64_FORMAT
+                    " MiB of host memory, more than the limit of %" G_GUINT64_FORMAT
+                    " MiB: use larger zones, a smaller drive or a smaller zns_zd_ext_size",
+                    c->nr_zones, c->zde_bytes, zone_state_bytes(c) >> 20,
+                    ZONE_STATE_MAX_BYTES >> 20);
+    }
     return true;
+}
+
+uint64_t zone_state_bytes(const ZoneConfig *c)
+{
+    return c->nr_zones * (sizeof(Zone) + ZONE_SLOTS * ZONE_RECORD + c->zde_bytes);
 }
 
 ZoneSet *zone_set_new(const ZoneConfig *c, char **err)
@@ -87,11 +111,15 @@ ZoneSet *zone_set_new(const ZoneConfig *c, char **err)
         zs->zones[i].zslba = i * c->zone_size;
         zs->zones[i].wp = zs->zones[i].zslba;
         zs->zones[i].state = ZONE_EMPTY;
+        zs->zones[i].prev = zs->zones[i].next = ZONE_NONE;
     }
     if (c->zde_bytes) {
         zs->zde = g_malloc0(c->nr_zones * c->zde_bytes);
     }
-    zs->next_open_seq = 1;
+    for (int l = 0; l < ZONE_LISTS; l++) {
+        zs->lists[l][0] = zs->lists[l][1] = ZONE_NONE;
+    }
+    zs->hasher = g_checksum_new(G_CHECKSUM_MD5);
     return zs;
 }
 
@@ -99,9 +127,87 @@ void zone_set_free(ZoneSet *zs)
 {
     if (zs) {
         g_free(zs->zones);
-        g_free(zs->zde);
+        if (!zs->store) {
+            g_free(zs->zde);
+        }
+        g_checksum_free(zs->hasher);
         g_free(zs);
     }
+}
+
+/* ---- the saved records ---- */
+
+static void put_le(uint8_t *p, uint64_t v, int bytes)
+{
+    for (int i = 0; i < bytes; i++) {
+        p[i] = (uint8_t)(v >> (8 * i));
+    }
+}
+
+static uint64_t get_le(const uint8_t *p, int bytes)
+{
+    uint64_t v = 0;
+
+    for (int i = 0; i < bytes; i++) {
+        v |= (uint64_t)p[i] << (8 * i);
+    }
+    return v;
+}
+
+/* The first four bytes of the MD5 of salt (a zone index) and p: a check, not security. */
+static uint32_t checksum(const ZoneSet *zs, uint64_t salt, const uint8_t *p, size_t len)
+{
+    GChecksum *ck = zs->hasher;
+    uint8_t s[8], digest[16];
+    gsize dlen = sizeof(digest);
+
+    g_checksum_reset(ck);
+    put_le(s, salt, 8);
+    g_checksum_update(ck, s, sizeof(s));
+    g_checksum_update(ck, p, len);
+    g_checksum_get_digest(ck, digest, &dlen);
+    return (uint32_t)get_le(digest, 4);
+}
+
+static uint8_t *record_slot(const ZoneSet *zs, uint64_t idx, uint64_t seq)
+{
+    return zs->store + ZONE_STORE_HEADER + (idx * ZONE_SLOTS + seq % ZONE_SLOTS) * ZONE_RECORD;
+}
+
+static const uint8_t *store_zde(const ZoneSet *zs)
+{
+    return zs->store + ZONE_STORE_HEADER + zs->cfg.nr_zones * ZONE_SLOTS * ZONE_RECORD;
+}
+
+/*
+ * Saves zone idx as it is now, in the slot that does not hold its newest record. A new
+ * extension (Set Zone Descriptor Extension) is checksummed; otherwise its checksum is the
+ * newest record's.
+ */
+static void save(ZoneSet *zs, uint64_t idx, bool new_zde)
+{
+    Zone *z = &zs->zones[idx];
+    uint8_t r[ZONE_RECORD] = { 0 };
+    uint32_t zde_sum = 0;
+
+    if (!zs->store) {
+        return;
+    }
+    if (z->attrs & ZONE_ATTR_ZDEV) {
+        zde_sum = new_zde ? checksum(zs, idx, zs->zde + idx * zs->cfg.zde_bytes,
+                                     zs->cfg.zde_bytes)
+                          : (uint32_t)get_le(record_slot(zs, idx, z->seq) + 20, 4);
+    }
+    z->seq++;
+    put_le(r, z->seq, 8);
+    put_le(r + 8, z->wp, 8);
+    r[16] = z->state;
+    r[17] = z->attrs;
+    put_le(r + 20, zde_sum, 4);
+    put_le(r + 28, checksum(zs, idx, r, 28), 4);
+    /* one copy: the other slot keeps the previous record until this one is whole */
+    memcpy(record_slot(zs, idx, z->seq), r, ZONE_RECORD);
+    zs->records_written++;
 }
 
 /* ---- transitions and resources (2.1.1.4) ---- */
@@ -126,9 +232,60 @@ static uint64_t zone_end_cap(const ZoneSet *zs, const Zone *z)
     return z->zslba + zs->cfg.zone_cap;
 }
 
+/* The list a zone belongs to in its state. */
+static uint8_t list_for(const Zone *z)
+{
+    switch (z->state) {
+    case ZONE_IMPLICIT_OPEN:
+        return ZONE_LIST_IMPLICIT;
+    case ZONE_EXPLICIT_OPEN:
+        return ZONE_LIST_EXPLICIT;
+    case ZONE_CLOSED:
+        return z->wp == z->zslba && !z->attrs ? ZONE_LIST_BLANK_CLOSED : ZONE_LIST_NONE;
+    default:
+        return ZONE_LIST_NONE;
+    }
+}
+
+static void list_remove(ZoneSet *zs, uint64_t idx)
+{
+    Zone *z = &zs->zones[idx];
+    uint32_t *list = zs->lists[z->list];
+
+    if (z->prev != ZONE_NONE) {
+        zs->zones[z->prev].next = z->next;
+    } else {
+        list[0] = z->next;
+    }
+    if (z->next != ZONE_NONE) {
+        zs->zones[z->next].prev = z->prev;
+    } else {
+        list[1] = z->prev;
+    }
+    z->prev = z->next = ZONE_NONE;
+    z->list = ZONE_LIST_NONE;
+}
+
+static void list_append(ZoneSet *zs, uint8_t l, uint64_t idx)
+{
+    Zone *z = &zs->zones[idx];
+    uint32_t *list = zs->lists[l];
+
+    z->list = l;
+    z->prev = list[1];
+    z->next = ZONE_NONE;
+    if (list[1] != ZONE_NONE) {
+        zs->zones[list[1]].next = (uint32_t)idx;
+    } else {
+        list[0] = (uint32_t)idx;
+    }
+    list[1] = (uint32_t)idx;
+}
+
 /*
  * Every state change goes through here, so the counters follow the resource rules a)-g)
- * of 2.1.1.4.1 by construction. The zone already shows its new state when told.
+ * of 2.1.1.4.1 and the open lists follow the states by construction. The zone already
+ * shows its new state when told. The caller saves the zone once it is done with it.
  */
 static void set_state(ZoneSet *zs, uint64_t idx, ZoneState to)
 {
@@ -141,8 +298,13 @@ static void set_state(ZoneSet *zs, uint64_t idx, ZoneState to)
     zs->nr_open += (int)holds_open(to) - (int)holds_open(from);
     zs->nr_active += (int)holds_active(to) - (int)holds_active(from);
     z->state = to;
-    if (to == ZONE_IMPLICIT_OPEN) {
-        z->open_seq = zs->next_open_seq++;
+    if (z->list != list_for(z)) {
+        if (z->list != ZONE_LIST_NONE) {
+            list_remove(zs, idx);
+        }
+        if (list_for(z) != ZONE_LIST_NONE) {
+            list_append(zs, list_for(z), idx);
+        }
     }
     if (zs->on_change) {
         zs->on_change(zs->opaque, idx, from, to);
@@ -152,19 +314,9 @@ static void set_state(ZoneSet *zs, uint64_t idx, ZoneState to)
 /* The implicitly opened zone opened longest ago, or UINT64_MAX. */
 static uint64_t lru_implicit(const ZoneSet *zs)
 {
-    uint64_t best = UINT64_MAX;
+    uint32_t head = zs->lists[ZONE_LIST_IMPLICIT][0];
 
-    if (zs->nr_open == 0) {
-        return best;
-    }
-    for (uint64_t i = 0; i < zs->cfg.nr_zones; i++) {
-        const Zone *z = &zs->zones[i];
-        if (z->state == ZONE_IMPLICIT_OPEN &&
-            (best == UINT64_MAX || z->open_seq < zs->zones[best].open_seq)) {
-            best = i;
-        }
-    }
-    return best;
+    return head == ZONE_NONE ? UINT64_MAX : head;
 }
 
 static bool open_full(const ZoneSet *zs)
@@ -197,7 +349,9 @@ static ZoneStatus check_open(const ZoneSet *zs, ZoneState s)
 static void make_open_room(ZoneSet *zs)
 {
     if (open_full(zs)) {
-        set_state(zs, lru_implicit(zs), ZONE_CLOSED);
+        uint64_t victim = lru_implicit(zs);
+        set_state(zs, victim, ZONE_CLOSED);
+        save(zs, victim, false);
     }
 }
 
@@ -210,11 +364,11 @@ static void open_zone(ZoneSet *zs, uint64_t idx, ZoneState to)
 
 /* ---- I/O ---- */
 
-ZoneStatus zone_write(ZoneSet *zs, uint64_t slba, uint64_t nlb, bool append, uint64_t *lba)
+ZoneStatus zone_write_check(const ZoneSet *zs, uint64_t slba, uint64_t nlb, bool append,
+                            uint64_t *lba)
 {
-    uint64_t idx, start;
-    ZoneStatus st;
-    Zone *z;
+    uint64_t start;
+    const Zone *z;
 
     if (nlb == 0) {
         return ZONE_INVALID_FIELD;
@@ -222,8 +376,7 @@ ZoneStatus zone_write(ZoneSet *zs, uint64_t slba, uint64_t nlb, bool append, uin
     if (slba >= nsze(zs) || nlb > nsze(zs) - slba) {
         return ZONE_LBA_RANGE;
     }
-    idx = zone_index(zs, slba);
-    z = &zs->zones[idx];
+    z = &zs->zones[zone_index(zs, slba)];
     if (append && slba != z->zslba) {
         return ZONE_INVALID_FIELD;
     }
@@ -245,10 +398,24 @@ ZoneStatus zone_write(ZoneSet *zs, uint64_t slba, uint64_t nlb, bool append, uin
         return ZONE_BOUNDARY_ERROR;
     }
     if (z->state == ZONE_EMPTY || z->state == ZONE_CLOSED) {
-        st = check_open(zs, z->state);
+        ZoneStatus st = check_open(zs, z->state);
         if (st != ZONE_OK) {
             return st;
         }
+    }
+    if (lba) {
+        *lba = start;
+    }
+    return ZONE_OK;
+}
+
+void zone_write_commit(ZoneSet *zs, uint64_t lba, uint64_t nlb)
+{
+    uint64_t idx = zone_index(zs, lba);
+    Zone *z = &zs->zones[idx];
+
+    g_assert(lba == z->wp && nlb <= zone_end_cap(zs, z) - lba);
+    if (z->state == ZONE_EMPTY || z->state == ZONE_CLOSED) {
         open_zone(zs, idx, ZONE_IMPLICIT_OPEN);
     }
     z->wp += nlb;
@@ -256,10 +423,21 @@ ZoneStatus zone_write(ZoneSet *zs, uint64_t slba, uint64_t nlb, bool append, uin
     if (z->wp == zone_end_cap(zs, z)) {
         set_state(zs, idx, ZONE_FULL);
     }
-    if (lba) {
-        *lba = start;
+    save(zs, idx, false);
+}
+
+ZoneStatus zone_write(ZoneSet *zs, uint64_t slba, uint64_t nlb, bool append, uint64_t *lba)
+{
+    uint64_t start;
+    ZoneStatus st = zone_write_check(zs, slba, nlb, append, &start);
+
+    if (st == ZONE_OK) {
+        zone_write_commit(zs, start, nlb);
+        if (lba) {
+            *lba = start;
+        }
     }
-    return ZONE_OK;
+    return st;
 }
 
 ZoneStatus zone_read_check(const ZoneSet *zs, uint64_t slba, uint64_t nlb)
@@ -297,19 +475,17 @@ static void finish_zone(ZoneSet *zs, uint64_t idx)
     set_state(zs, idx, ZONE_FULL);
 }
 
+/* The extension's bytes stay: without ZDEV they read as zeroes (zone_zde). */
 static void reset_zone(ZoneSet *zs, uint64_t idx)
 {
     Zone *z = &zs->zones[idx];
 
     z->wp = z->zslba;
     z->attrs = 0;
-    if (zs->zde) {
-        memset(zs->zde + idx * zs->cfg.zde_bytes, 0, zs->cfg.zde_bytes);
-    }
     set_state(zs, idx, ZONE_EMPTY);
 }
 
-static ZoneStatus manage_one(ZoneSet *zs, ZoneAction action, uint64_t idx, const uint8_t *zde)
+static ZoneStatus manage_zone(ZoneSet *zs, ZoneAction action, uint64_t idx, const uint8_t *zde)
 {
     Zone *z = &zs->zones[idx];
     ZoneState s = z->state;
@@ -374,6 +550,19 @@ static ZoneStatus manage_one(ZoneSet *zs, ZoneAction action, uint64_t idx, const
     return ZONE_INVALID_FIELD;
 }
 
+/* One zone's action, and its record saved when the zone changed. */
+static ZoneStatus manage_one(ZoneSet *zs, ZoneAction action, uint64_t idx, const uint8_t *zde)
+{
+    Zone *z = &zs->zones[idx];
+    Zone before = *z;
+    ZoneStatus st = manage_zone(zs, action, idx, zde);
+
+    if (z->state != before.state || z->wp != before.wp || z->attrs != before.attrs) {
+        save(zs, idx, action == ZONE_ACTION_SET_ZDE);
+    }
+    return st;
+}
+
 /*
  * Select All Open: every zone Closed when the command starts, or none (3.4.3.1.3). Room
  * comes from implicitly opened zones, which become Closed but are not opened in turn.
@@ -399,6 +588,7 @@ static ZoneStatus open_all(ZoneSet *zs)
     }
     for (k = 0; k < nr_closed; k++) {
         open_zone(zs, closed[k], ZONE_EXPLICIT_OPEN);
+        save(zs, closed[k], false);
     }
     g_free(closed);
     return ZONE_OK;
@@ -467,9 +657,42 @@ void zone_fail(ZoneSet *zs, uint64_t zone, ZoneState state)
     g_return_if_fail(state == ZONE_READ_ONLY || state == ZONE_OFFLINE);
 
     /* nothing leaves Offline (2.1.1.3.7) */
-    if (zs->zones[zone].state != ZONE_OFFLINE) {
+    if (zs->zones[zone].state != ZONE_OFFLINE && zs->zones[zone].state != state) {
         set_state(zs, zone, state);
+        save(zs, zone, false);
     }
+}
+
+/* By 2.1.1.3, an active zone at its start with no extension is Empty, others Closed. */
+static ZoneState power_cycled(const Zone *z)
+{
+    if (!holds_active(z->state)) {
+        return z->state;
+    }
+    return z->wp == z->zslba && !z->attrs ? ZONE_EMPTY : ZONE_CLOSED;
+}
+
+void zone_power_cycle(ZoneSet *zs)
+{
+    static const uint8_t lists[] = { ZONE_LIST_EXPLICIT, ZONE_LIST_IMPLICIT,
+                                     ZONE_LIST_BLANK_CLOSED };
+
+    for (size_t l = 0; l < G_N_ELEMENTS(lists); l++) {
+        uint32_t idx;
+
+        while ((idx = zs->lists[lists[l]][0]) != ZONE_NONE) {
+            set_state(zs, idx, power_cycled(&zs->zones[idx]));
+            save(zs, idx, false);
+        }
+    }
+}
+
+const uint8_t *zone_zde(const ZoneSet *zs, uint64_t zone)
+{
+    if (!zs->zde || !(zs->zones[zone].attrs & ZONE_ATTR_ZDEV)) {
+        return NULL;
+    }
+    return zs->zde + zone * zs->cfg.zde_bytes;
 }
 
 /* ---- Zone Management Receive ---- */
@@ -507,139 +730,239 @@ uint64_t zone_report_count(const ZoneSet *zs, uint64_t slba, ZoneReportFilter fi
     return n;
 }
 
-uint64_t zone_report_nth(const ZoneSet *zs, uint64_t slba, ZoneReportFilter filter,
-                         uint64_t k)
+uint64_t zone_report_next(const ZoneSet *zs, uint64_t from, ZoneReportFilter filter)
 {
-    for (uint64_t i = zone_index(zs, slba); i < zs->cfg.nr_zones; i++) {
-        if (matches(zs->zones[i].state, filter) && k-- == 0) {
+    for (uint64_t i = from; i < zs->cfg.nr_zones; i++) {
+        if (matches(zs->zones[i].state, filter)) {
             return i;
         }
     }
     return UINT64_MAX;
 }
 
-/* ---- persistence ---- */
+/* ---- the saved state ---- */
 
-static void put_le(uint8_t *p, uint64_t v, int bytes)
+uint64_t zone_store_size(const ZoneConfig *c)
 {
-    for (int i = 0; i < bytes; i++) {
-        p[i] = (uint8_t)(v >> (8 * i));
-    }
+    return ZONE_STORE_HEADER + c->nr_zones * (ZONE_SLOTS * ZONE_RECORD + c->zde_bytes);
 }
 
-static uint64_t get_le(const uint8_t *p, int bytes)
+static void header_fill(const ZoneSet *zs, uint8_t *h)
 {
-    uint64_t v = 0;
-
-    for (int i = 0; i < bytes; i++) {
-        v |= (uint64_t)p[i] << (8 * i);
-    }
-    return v;
+    memset(h, 0, ZONE_STORE_HEADER);
+    put_le(h, ZONE_STORE_MAGIC, 4);
+    put_le(h + 4, ZONE_STORE_VERSION, 4);
+    put_le(h + 8, zs->cfg.nr_zones, 8);
+    put_le(h + 16, zs->cfg.zone_size, 8);
+    put_le(h + 24, zs->cfg.zone_cap, 8);
+    put_le(h + 32, zs->cfg.zde_bytes, 4);
+    put_le(h + 36, zs->cfg.lba_bytes, 4);
+    put_le(h + 60, checksum(zs, ZONE_HEADER_SALT, h, 60), 4);
 }
 
-size_t zone_state_size(const ZoneSet *zs)
+static bool all_zero(const uint8_t *p, size_t len)
 {
-    return ZONE_STATE_HEADER + zs->cfg.nr_zones * (ZONE_STATE_ENTRY + zs->cfg.zde_bytes);
+    return len == 0 || (p[0] == 0 && memcmp(p, p + 1, len - 1) == 0);
 }
 
-void zone_state_save(const ZoneSet *zs, uint8_t *buf)
+/* "N MiB" of a count of LBAs when the LBA size is known, else "N LBAs". */
+static char *lbas_str(uint64_t lbas, uint32_t lba_bytes)
 {
-    uint8_t *p = buf + ZONE_STATE_HEADER;
+    if (lba_bytes && (lbas * lba_bytes) % (1u << 20) == 0) {
+        return g_strdup_printf("%" G_GUINT64_FORMAT " MiB", lbas * lba_bytes >> 20);
+    }
+    if (lba_bytes) {
+        return g_strdup_printf("%" G_GUINT64_FORMAT " bytes", lbas * lba_bytes);
+    }
+    return g_strdup_printf("%" G_GUINT64_FORMAT " LBAs", lbas);
+}
 
-    memset(buf, 0, ZONE_STATE_HEADER);
-    put_le(buf, ZONE_STATE_MAGIC, 4);
-    put_le(buf + 4, ZONE_STATE_VERSION, 4);
-    put_le(buf + 8, zs->cfg.nr_zones, 8);
-    put_le(buf + 16, zs->cfg.zone_size, 8);
-    put_le(buf + 24, zs->cfg.zone_cap, 8);
-    put_le(buf + 32, zs->cfg.zde_bytes, 4);
-    for (uint64_t i = 0; i < zs->cfg.nr_zones; i++, p += ZONE_STATE_ENTRY) {
-        memset(p, 0, ZONE_STATE_ENTRY);
-        p[0] = (uint8_t)zs->zones[i].state;
-        p[1] = zs->zones[i].attrs;
-        put_le(p + 8, zs->zones[i].wp, 8);
+/* Does the header describe this configuration? Else *err names what differs. */
+static bool header_matches(const ZoneSet *zs, const uint8_t *h, char **err)
+{
+    const ZoneConfig *c = &zs->cfg;
+    uint64_t nr = get_le(h + 8, 8), size = get_le(h + 16, 8), cap = get_le(h + 24, 8);
+    uint32_t zde = (uint32_t)get_le(h + 32, 4), lba = (uint32_t)get_le(h + 36, 4);
+    uint32_t version = (uint32_t)get_le(h + 4, 4);
+
+    if (get_le(h, 4) != ZONE_STORE_MAGIC) {
+        return fail(err, "the area after the data holds something else than zone state "
+                    "(its first bytes are %02x %02x %02x %02x, not \"FZNS\")",
+                    h[0], h[1], h[2], h[3]);
     }
-    if (zs->cfg.zde_bytes) {
-        memcpy(p, zs->zde, zs->cfg.nr_zones * zs->cfg.zde_bytes);
+    if (version != ZONE_STORE_VERSION) {
+        return fail(err, "the zone state is of format version %u, this FEMU reads version "
+                    "%u only", version, ZONE_STORE_VERSION);
     }
+    if (get_le(h + 60, 4) != checksum(zs, ZONE_HEADER_SALT, h, 60)) {
+        return fail(err, "the zone state header is damaged (its checksum does not match)");
+    }
+    if (lba != c->lba_bytes) {
+        return fail(err, "the zone state was saved with %u-byte LBAs, the namespace now "
+                    "has %u-byte LBAs (lba_index)", lba, c->lba_bytes);
+    }
+    if (size != c->zone_size) {
+        g_autofree char *was = lbas_str(size, lba), *now = lbas_str(c->zone_size, lba);
+        return fail(err, "the zone state was saved with zones of %s, now %s "
+                    "(zns_zone_size_mb)", was, now);
+    }
+    if (cap != c->zone_cap) {
+        g_autofree char *was = lbas_str(cap, lba), *now = lbas_str(c->zone_cap, lba);
+        return fail(err, "the zone state was saved with a zone capacity of %s, now %s "
+                    "(zns_zone_cap)", was, now);
+    }
+    if (zde != c->zde_bytes) {
+        return fail(err, "the zone state was saved with zns_zd_ext_size=%u, now %u", zde,
+                    c->zde_bytes);
+    }
+    if (nr != c->nr_zones) {
+        g_autofree char *was = lbas_str(nr * size, lba);
+        g_autofree char *now = lbas_str(c->nr_zones * size, lba);
+        return fail(err, "the zone state was saved for %" G_GUINT64_FORMAT " zones (%s), "
+                    "the namespace now has %" G_GUINT64_FORMAT " zones (%s; devsz_mb, "
+                    "ns_sizes_mb)", nr, was, c->nr_zones, now);
+    }
+    return true;
 }
 
 /*
- * The state a saved zone comes back in, or 0 if the entry is inconsistent. A power cycle
- * closes what was open, and by 2.1.1.3 a zone whose write pointer is still at ZSLBA with
- * no descriptor extension starts Empty rather than Closed.
+ * The record in a slot, if it is whole and makes sense for zone idx: its checksum, its
+ * slot, a state with a write pointer and attributes that fit, and its extension.
  */
-static ZoneState loaded_state(const ZoneSet *zs, const Zone *z, ZoneState s, uint8_t attrs,
-                              uint64_t wp)
+static bool record_decode(const ZoneSet *zs, uint64_t idx, unsigned slot, const uint8_t *r,
+                          const uint8_t *zde, Zone *out)
 {
-    const ZoneState bad = (ZoneState)0;
+    uint64_t seq = get_le(r, 8), wp = get_le(r + 8, 8);
+    uint8_t state = r[16], attrs = r[17];
+    Zone *z = out;
+    bool wp_ok;
 
-    if (attrs & ~ZONE_ATTR_ZDEV) {
-        return bad;
+    if (get_le(r + 28, 4) != checksum(zs, idx, r, 28) || seq == 0 || seq % ZONE_SLOTS != slot) {
+        return false;
     }
-    switch (s) {
+    if (attrs & ~ZONE_ATTR_ZDEV || (attrs && !zs->cfg.zde_bytes)) {
+        return false;
+    }
+    if (attrs && get_le(r + 20, 4) != checksum(zs, idx, zde, zs->cfg.zde_bytes)) {
+        return false;
+    }
+    z->seq = seq;
+    z->wp = wp;
+    z->attrs = attrs;
+    z->state = state;
+    wp_ok = wp >= z->zslba && wp <= zone_end_cap(zs, z);
+    switch (state) {
     case ZONE_EMPTY:
-        return wp == z->zslba && !attrs ? ZONE_EMPTY : bad;
+        return wp == z->zslba && !attrs;
     case ZONE_IMPLICIT_OPEN:
     case ZONE_EXPLICIT_OPEN:
     case ZONE_CLOSED:
-        if (wp < z->zslba || wp >= zone_end_cap(zs, z)) {
-            return bad;
-        }
-        return wp == z->zslba && !attrs ? ZONE_EMPTY : ZONE_CLOSED;
+        return wp_ok && wp < zone_end_cap(zs, z);
     case ZONE_FULL:
     case ZONE_READ_ONLY:
     case ZONE_OFFLINE:
-        return wp < z->zslba || wp > zone_end_cap(zs, z) ? bad : s;
+        return wp_ok;
     }
-    return bad;
+    return false;
 }
 
-bool zone_state_load(ZoneSet *zs, const uint8_t *buf, size_t len)
+/*
+ * Zone idx from its slots: the newest valid record; none at all (both slots zero) is the
+ * zone as created. False when records exist and none is valid.
+ */
+static bool zone_load(ZoneSet *zs, uint64_t idx, Zone *z, bool *recovered)
 {
-    uint64_t n = zs->cfg.nr_zones, nr_closed = 0;
-    const uint8_t *p = buf + ZONE_STATE_HEADER;
-    ZoneState *states;
+    const uint8_t *zde = zs->cfg.zde_bytes ? store_zde(zs) + idx * zs->cfg.zde_bytes : NULL;
+    Zone best = *z, cand;
+    bool found = false, any = false;
 
-    if (len != zone_state_size(zs) ||
-        get_le(buf, 4) != ZONE_STATE_MAGIC ||
-        get_le(buf + 4, 4) != ZONE_STATE_VERSION ||
-        get_le(buf + 8, 8) != n ||
-        get_le(buf + 16, 8) != zs->cfg.zone_size ||
-        get_le(buf + 24, 8) != zs->cfg.zone_cap ||
-        get_le(buf + 32, 4) != zs->cfg.zde_bytes) {
-        return false;
-    }
+    *recovered = false;
+    for (unsigned s = 0; s < ZONE_SLOTS; s++) {
+        const uint8_t *r = record_slot(zs, idx, s);
 
-    /* validate everything before touching zs */
-    states = g_new(ZoneState, n);
-    for (uint64_t i = 0; i < n; i++, p += ZONE_STATE_ENTRY) {
-        states[i] = loaded_state(zs, &zs->zones[i], p[0], p[1], get_le(p + 8, 8));
-        if (!states[i]) {
-            g_free(states);
-            return false;
+        if (all_zero(r, ZONE_RECORD)) {
+            continue;
         }
-        nr_closed += states[i] == ZONE_CLOSED;
+        any = true;
+        cand = *z;
+        if (!record_decode(zs, idx, s, r, zde, &cand)) {
+            *recovered = true;
+            continue;
+        }
+        if (!found || cand.seq > best.seq) {
+            best = cand;
+            found = true;
+        }
     }
-    /* a smaller zns_max_active than when saved cannot hold these zones */
-    if (zs->cfg.max_active && nr_closed > zs->cfg.max_active) {
-        g_free(states);
+    if (any && !found && !all_zero(record_slot(zs, idx, 0), ZONE_RECORD) &&
+        !all_zero(record_slot(zs, idx, 1), ZONE_RECORD)) {
         return false;
     }
+    /* a torn first record leaves the zone as created */
+    *z = best;
+    z->state = power_cycled(z);
+    return true;
+}
 
-    p = buf + ZONE_STATE_HEADER;
-    for (uint64_t i = 0; i < n; i++, p += ZONE_STATE_ENTRY) {
-        Zone *z = &zs->zones[i];
-        z->state = states[i];
-        z->attrs = p[1];
-        z->wp = get_le(p + 8, 8);
-        z->open_seq = 0;
+ZoneStoreResult zone_store_open(ZoneSet *zs, uint8_t *store, char **err)
+{
+    uint64_t n = zs->cfg.nr_zones, nr_closed = 0, recovered = 0;
+    ZoneStoreResult result = ZONE_STORE_LOADED;
+    Zone *zones = NULL;
+
+    g_return_val_if_fail(zs->nr_active == 0 && !zs->store, ZONE_STORE_ERROR);
+    zs->store = store;
+    if (all_zero(store, ZONE_STORE_HEADER)) {
+        /* fresh: every slot must be zero as well */
+        if (!all_zero(store, zone_store_size(&zs->cfg) - n * zs->cfg.zde_bytes)) {
+            fail(err, "the zone state header is missing but zone records are present "
+                 "(the area after the data is damaged)");
+            goto refuse;
+        }
+        result = ZONE_STORE_FRESH;
+    } else if (!header_matches(zs, store, err)) {
+        goto refuse;
+    } else {
+        /* everything is checked before zs changes */
+        zones = g_memdup2(zs->zones, n * sizeof(Zone));
+        for (uint64_t i = 0; i < n; i++) {
+            bool rec;
+
+            if (!zone_load(zs, i, &zones[i], &rec)) {
+                fail(err, "zone %" G_GUINT64_FORMAT " (ZSLBA 0x%" G_GINT64_MODIFIER "x): "
+                     "neither of its two saved records is valid (damaged)", i,
+                     zones[i].zslba);
+                goto refuse;
+            }
+            recovered += rec;
+            nr_closed += zones[i].state == ZONE_CLOSED;
+        }
+        /* a smaller zns_max_active than when saved cannot hold these zones */
+        if (zs->cfg.max_active && nr_closed > zs->cfg.max_active) {
+            fail(err, "the zone state has %" G_GUINT64_FORMAT " Closed zones, more than "
+                 "zns_max_active=%u allows (set it to 0 or at least %" G_GUINT64_FORMAT ")",
+                 nr_closed, zs->cfg.max_active, nr_closed);
+            goto refuse;
+        }
+        g_free(zs->zones);
+        zs->zones = zones;
+        zs->nr_active = (uint32_t)nr_closed;
+        zs->records_recovered = recovered;
     }
     if (zs->cfg.zde_bytes) {
-        memcpy(zs->zde, p, n * zs->cfg.zde_bytes);
+        g_free(zs->zde);
+        zs->zde = store + zone_store_size(&zs->cfg) - n * zs->cfg.zde_bytes;
     }
-    zs->nr_open = 0;
-    zs->nr_active = nr_closed;
-    g_free(states);
-    return true;
+    return result;
+
+refuse:
+    g_free(zones);
+    zs->store = NULL;
+    return ZONE_STORE_ERROR;
+}
+
+void zone_store_format(ZoneSet *zs)
+{
+    g_return_if_fail(zs->store);
+    header_fill(zs, zs->store);
 }
