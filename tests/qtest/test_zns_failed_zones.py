@@ -1,9 +1,11 @@
 """Read Only and Offline zones. A host cannot make a zone fail, but the device brings back
-zone states from the zone state saved in a memory-backend-file (after the data: "FZNS",
-then 16 bytes per zone: state, attributes, reserved, write pointer), and that state may
-say Read Only or Offline. So: write some zones, stop QEMU, mark zone 1 Read Only and zone
-2 Offline in the file, start QEMU again, and check what each command does to them."""
+zone states from the zone state saved in a memory-backend-file (after the data: a 64-byte
+header "FZNS", then two 32-byte record slots per zone, each record checksummed: see
+hw/femu/zns/zone.c), and that state may say Read Only or Offline. So: write some zones,
+stop QEMU, append a record saying Read Only (zone 1) or Offline (zone 2) to the file, start
+QEMU again, and check what each command does to them."""
 
+import hashlib
 import os
 import struct
 
@@ -21,7 +23,7 @@ BS = 512
 ZSZE = (1 << 20) // BS
 NZONES = 16
 META = SIZE_MB << 20            # the zone state follows the data
-HEADER, ENTRY = 40, 16
+HEADER, RECORD = 64, 32
 READ_ONLY, OFFLINE = 1, 2       # the zones the test fails
 IS_READ_ONLY = (SCT_CMD_SPECIFIC, nvme.SC_ZONE_READ_ONLY)
 IS_OFFLINE = (SCT_CMD_SPECIFIC, nvme.SC_ZONE_OFFLINE)
@@ -48,17 +50,30 @@ class Drive:
         self.m.close()
 
 
+def record_check(zone, first28):
+    """The device's record check: the first 4 bytes of MD5(zone index, record)."""
+    return hashlib.md5(struct.pack("<Q", zone) + first28).digest()[:4]
+
+
 def set_state(path, zone, state, wp):
-    """Rewrite one zone's saved state, after checking the entry is where we think."""
+    """Append a record to one zone's saved state, after checking the newest one is where
+    and what we think: the next sequence number, in the other slot."""
     with open(path, "r+b") as f:
         f.seek(META)
         assert f.read(4) == b"FZNS", "no zone state at %d MiB of the file" % SIZE_MB
-        f.seek(META + HEADER + ENTRY * zone)
-        entry = bytearray(f.read(ENTRY))
-        assert struct.unpack_from("<Q", entry, 8)[0] == wp, (zone, entry.hex())
-        entry[0] = state
-        f.seek(META + HEADER + ENTRY * zone)
-        f.write(entry)
+        base = META + HEADER + 2 * RECORD * zone
+        f.seek(base)
+        slots = [f.read(RECORD), f.read(RECORD)]
+        newest = max((s for s in slots if any(s)), key=lambda s: struct.unpack_from("<Q", s)[0])
+        assert record_check(zone, newest[:28]) == newest[28:], (zone, newest.hex())
+        seq, old_wp = struct.unpack_from("<QQ", newest)
+        assert old_wp == wp, (zone, newest.hex())
+        rec = bytearray(newest)
+        struct.pack_into("<Q", rec, 0, seq + 1)
+        rec[16] = state
+        rec[28:] = record_check(zone, bytes(rec[:28]))
+        f.seek(base + RECORD * ((seq + 1) % 2))
+        f.write(rec)
 
 
 @pytest.fixture
