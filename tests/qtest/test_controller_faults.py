@@ -71,14 +71,19 @@ def test_out_of_range_shadow_tail_is_no_work(ctrl, machine, io_ok):
     io_ok(ctrl, sq)
 
 
-def test_full_cq_with_shadow_doorbells_is_no_work(ctrl, machine):
-    """Finding 7b: a CQ of 2 entries, 3 commands, the host never moves the CQ head: the
-    completions that do not fit used to count as work at every look."""
+def sq_on_tiny_cq(ctrl):
+    """I/O SQ 1 on a CQ of 2 entries, which holds one completion: (sq, CQ address)."""
     cq_addr = ctrl.alloc.alloc(4096)
     ctrl.qt.memset(cq_addr, 4096, 0)
     assert ctrl.create_cq(1, 2, addr=cq_addr).ok
     assert ctrl.create_sq(1, 8, 1).ok
-    sq = ctrl.sqs[1]
+    return ctrl.sqs[1], cq_addr
+
+
+def test_full_cq_with_shadow_doorbells_is_no_work(ctrl, machine):
+    """Finding 7b: a CQ of 2 entries, 3 commands, the host never moves the CQ head: the
+    completions that do not fit used to count as work at every look."""
+    sq, cq_addr = sq_on_tiny_cq(ctrl)
     assert ctrl.dbbuf_config().ok
     for i in range(3):
         ctrl.queue_cmd(sq, cmd(nvme.IO_FLUSH, nsid=1))
@@ -200,11 +205,7 @@ def test_eight_byte_doorbell_write_is_two_doorbells(ctrl):
     """Finding 17: one 8-byte write over SQ 1's tail and CQ 1's head sets both; the upper
     half used to be dropped. A CQ of 2 holds one completion: the second command's
     completion comes only once the head written in the upper half makes room."""
-    cq_addr = ctrl.alloc.alloc(4096)
-    ctrl.qt.memset(cq_addr, 4096, 0)
-    assert ctrl.create_cq(1, 2, addr=cq_addr).ok
-    assert ctrl.create_sq(1, 8, 1).ok
-    sq = ctrl.sqs[1]
+    sq, cq_addr = sq_on_tiny_cq(ctrl)
     ctrl.queue_cmd(sq, cmd(nvme.IO_FLUSH, nsid=1))
     ctrl.queue_cmd(sq, cmd(nvme.IO_FLUSH, nsid=1))
     ctrl.qt.writeq(ctrl.bar + ctrl.sq_doorbell(1), 0 << 32 | sq.tail)     # one access

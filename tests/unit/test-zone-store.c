@@ -14,13 +14,7 @@
 #define REC 32          /* record slot bytes, two per zone */
 #define ZDE 128
 
-#define E ZONE_EMPTY
-#define IO ZONE_IMPLICIT_OPEN
-#define EO ZONE_EXPLICIT_OPEN
-#define C ZONE_CLOSED
-#define F ZONE_FULL
-#define RO ZONE_READ_ONLY
-#define OFF ZONE_OFFLINE
+#include "zone-states.h"
 
 static ZoneConfig base(void)
 {

@@ -9,13 +9,7 @@
 #include <string.h>
 #include "zns/zone.h"
 
-#define E ZONE_EMPTY
-#define IO ZONE_IMPLICIT_OPEN
-#define EO ZONE_EXPLICIT_OPEN
-#define C ZONE_CLOSED
-#define F ZONE_FULL
-#define RO ZONE_READ_ONLY
-#define OFF ZONE_OFFLINE
+#include "zone-states.h"
 
 #define A_CLOSE ZONE_ACTION_CLOSE
 #define A_FINISH ZONE_ACTION_FINISH
