@@ -71,8 +71,10 @@ config_args=(--python="$venv/bin/python3" --target-list=x86_64-softmmu
 config_args+=("${extra_args[@]}")
 targets=(qemu-system-x86_64)
 [ "$fuzzing" = no ] || targets+=(qemu-fuzz-x86_64)
-# Any change of the source or of the arguments configures QEMU afresh.
-config_id=$( { echo "$source_id"; printf '%s\n' "${config_args[@]}"; } | sha1sum | cut -c1-12)
+# Any change of the arguments or of a local tree configures QEMU afresh (a new Debian source
+# does so above); for Debian's source the id is what it was before ./configure existed.
+config_id=$( { [ "$source_choice" = debian ] || echo "$source_id"; printf '%s\n' "${config_args[@]}"; } |
+            sha1sum | cut -c1-12)
 if [ ! -f "$obj/build.ninja" ] || [ "$(cat "$obj/.femu-config" 2>/dev/null)" != "$config_id" ]; then
     step "configuring QEMU (${source_id% *})"
     printf '    %s\n' "configure ${config_args[*]}"

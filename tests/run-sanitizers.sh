@@ -2,7 +2,7 @@
 # `make check-sanitizers`: the unit tests and the qtest suite with AddressSanitizer and
 # UndefinedBehaviorSanitizer, QEMU built with QEMU's own --enable-asan --enable-ubsan and the
 # unit tests with meson's b_sanitize=address,undefined. Any sanitizer report fails the test
-# that caused it (tests/sanitizer_reports.py) and so the run.
+# that caused it (tests/sanitizer_reports.py for QEMU) and so the run.
 #
 #   tests/run-sanitizers.sh SAN_BUILD_DIR [VENV]
 #
@@ -30,11 +30,15 @@ done_step
 logs=$build/sanitizer-logs
 rm -rf "$logs"; mkdir -p "$logs"
 # halt_on_error: the first error stops the process (UBSan would go on otherwise), so the test
-# that caused it fails. Reports go to files, one per process. Leaks are checked at each exit;
-# the plugin counts only those allocated from FEMU's code (see sanitizer_reports.py).
-export ASAN_OPTIONS="halt_on_error=1:abort_on_error=0:detect_leaks=1:fast_unwind_on_malloc=0:print_summary=1:log_path=$logs/asan"
-export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:print_summary=1:log_path=$logs/ubsan"
-export FEMU_SANITIZER_LOGS=$logs FEMU_BUILD=$build FEMU_QEMU=$build/qemu-system-x86_64
+# that caused it fails. LeakSanitizer checks every process at exit; QEMU's own leaks are listed
+# in lsan-suppressions.txt. The slow unwinder gives allocation stacks through GLib (built
+# without frame pointers) down to the caller in QEMU or FEMU.
+export ASAN_OPTIONS="halt_on_error=1:abort_on_error=0:detect_leaks=1:fast_unwind_on_malloc=0:print_summary=1"
+export LSAN_OPTIONS="suppressions=$root/tests/lsan-suppressions.txt:print_suppressions=0"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:print_summary=1"
+# QEMU through a wrapper that keeps its stderr in $logs (see sanitizer_reports.py).
+export FEMU_SANITIZER_LOGS=$logs FEMU_SANITIZER_QEMU=$build/qemu-system-x86_64
+export FEMU_BUILD=$build FEMU_QEMU=$root/tests/sanitizer-qemu.sh
 export PYTHONPATH=$root/tests${PYTHONPATH:+:$PYTHONPATH}
 step "unit and qtest tests under ASan+UBSan (reports: $logs)"
 status=0

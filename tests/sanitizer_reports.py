@@ -1,75 +1,60 @@
-"""pytest plugin of `make check-sanitizers` (tests/run-sanitizers.sh): a sanitizer report
-written by a process that a test started (QEMU, a GTest binary) fails that test, and the
-report is shown with it.
+"""pytest plugin of `make check-sanitizers` (tests/run-sanitizers.sh): a sanitizer report in
+the output of a QEMU that a test started fails that test, and the report is shown with it.
 
-The processes write their reports to files (log_path in ASAN_OPTIONS and UBSAN_OPTIONS point
-into FEMU_SANITIZER_LOGS): a QEMU that a module's fixture closes takes its stderr with it,
-and leaks are only reported when QEMU exits. After each test phase the new files are read and
-given to that test; a QEMU closed by a module fixture is closed in the teardown of the
-module's last test.
-
-Leaks: QEMU keeps many allocations without a pointer to them until it exits, so LeakSanitizer
-reports dozens of leaks in QEMU's own code at every exit. Only leaks allocated from FEMU's code
-(a stack frame in hw/femu/ or tests/unit/) count; the others are kept in ignored-leaks.txt.
+QEMU runs through tests/sanitizer-qemu.sh, which keeps a copy of its stderr in
+FEMU_SANITIZER_LOGS/qemu.PID: the tests delete their own copy when they close QEMU, leaks are
+only reported when QEMU exits, and with gcc UBSan ignores log_path when ASan is linked in.
+After each test phase the files of QEMUs that have ended are read and their reports given to
+that test; a QEMU that a module fixture closes ends in the teardown of the module's last test.
+(The unit tests' binaries fail their test themselves, with the report in its output.)
 """
 
 import os
 import pathlib
 import re
+import time
 
 import pytest
 
 LOG_DIR = pathlib.Path(os.environ.get("FEMU_SANITIZER_LOGS", "sanitizer-logs"))
-OURS = re.compile(r"hw/femu/|tests/unit/")
-# the first frame in FEMU's code: "#3 0x55d... in ftl_write ../qemu-src/hw/femu/bbssd/ftl.c:120"
-FRAME = re.compile(r"#\d+ 0x[0-9a-f]+ in (\S+) (\S*(?:hw/femu/|tests/unit/)\S*)")
-UB_LINE = re.compile(r"^(\S+:\d+:\d+): runtime error: (.*)$", re.M)
-# Printed by every QEMU: its coroutines switch stacks, which QEMU announces to ASan itself.
-# (and the rule line before each report)
-NOISE = re.compile(r"^(==\d+==WARNING: ASan doesn't fully support makecontext/swapcontext.*|=+)$\n?", re.M)
+# ASan and LSan: from "==PID==ERROR: ..." to "SUMMARY: ..."
+ASAN = re.compile(r"^==\d+==ERROR: (\w+Sanitizer: [\w-]+).*?^SUMMARY: .*?$", re.M | re.S)
+# UBSan: "file:line:col: runtime error: what" and the stack frames after it
+UBSAN = re.compile(r"^(\S+:\d+:\d+): runtime error: ([^\n]*)\n(?:[ \t]+#\d+ [^\n]*\n?)*", re.M)
+LEAK = re.compile(r"^(?:Direct|Indirect) leak of .*?(?=^(?:Direct|Indirect) leak of |^SUMMARY: )",
+                  re.M | re.S)
+# "#3 0x55d... in ftl_write ../qemu-src/hw/femu/bbssd/ftl.c:120": a frame with a source line,
+# outside the sanitizer runtime and the C library
+SOURCE_FRAME = re.compile(r"#\d+ 0x[0-9a-f]+ in (\S+) ((?![^\s]*(?:libsanitizer|sysdeps|csu/))\S+:\d+)")
+FEMU_FRAME = re.compile(r"#\d+ 0x[0-9a-f]+ in (\S+) (\S*hw/femu/\S+:\d+)")
 
 _seen = set()
-_findings = []       # (test id, kind, where, report text)
-_ignored_leaks = 0
-
-
-def _split_leaks(text):
-    """LeakSanitizer's report as (entries from FEMU's code, number of other entries)."""
-    entries = re.split(r"\n(?=(?:Direct|Indirect) leak of )", text)
-    ours = [e.strip() for e in entries[1:] if OURS.search(e)]
-    return ours, len(entries) - 1 - len(ours)
-
-
-def _reports(text):
-    """Yield (kind, where, text) for each report in one log file."""
-    global _ignored_leaks
-    blocks = re.split(r"\n(?===\d+==ERROR: )", "\n" + NOISE.sub("", text))
-    for block in blocks:
-        block = block.strip()
-        if not block:
-            continue
-        if "LeakSanitizer: detected memory leaks" in block:
-            ours, others = _split_leaks(block)
-            _ignored_leaks += others
-            if others:
-                with open(LOG_DIR / "ignored-leaks.txt", "a") as f:
-                    f.write(block + "\n\n")
-            for entry in ours:
-                yield "leak", _where(entry), entry
-            continue
-        m = re.search(r"ERROR: (\w+Sanitizer: [\w-]+)", block)
-        if m:
-            yield m.group(1), _where(block), block
-            continue
-        for m in UB_LINE.finditer(block):
-            yield "UBSan: " + m.group(2).split(":")[0], m.group(1), block
-        if not UB_LINE.search(block):
-            yield "sanitizer output", "?", block
+_findings = []       # (test id, kind, where)
 
 
 def _where(text):
-    m = FRAME.search(text)
-    return "%s (%s)" % (m.group(2), m.group(1)) if m else "not in FEMU's code"
+    """The first frame in QEMU's or FEMU's source, and the first in hw/femu if that is another."""
+    m = SOURCE_FRAME.search(text)
+    if not m:
+        return "?"
+    where = "%s (%s)" % (m.group(2), m.group(1))
+    f = FEMU_FRAME.search(text)
+    if f and f.start() != m.start():
+        where += ", from %s (%s)" % (f.group(2), f.group(1))
+    return where
+
+
+def _reports(text):
+    """Yield (kind, where, report) for each sanitizer report in a QEMU's stderr."""
+    for m in ASAN.finditer(text):
+        block, kind = m.group(0), m.group(1)
+        if kind == "LeakSanitizer: detected":
+            for leak in LEAK.finditer(block):
+                yield "leak", _where(leak.group(0)), leak.group(0).strip()
+        else:
+            yield kind, _where(block), block
+    for m in UBSAN.finditer(text):
+        yield "UBSan: " + m.group(2).split(":")[0], m.group(1), m.group(0).strip()
 
 
 def _running(pid):
@@ -85,13 +70,12 @@ def _new_reports(final=False):
     found = []
     if not LOG_DIR.is_dir():
         return found
-    for path in sorted(LOG_DIR.iterdir()):
-        if path.name in _seen or not path.name.startswith(("asan.", "ubsan.")):
-            continue
-        if not final and _running(path.name.split(".")[-1]):
+    for path in sorted(LOG_DIR.glob("qemu.*")):
+        pid = path.name.split(".")[-1]
+        if path.name in _seen or (not final and _running(pid)):
             continue
         _seen.add(path.name)
-        found += [(k, w, t, path.name) for k, w, t in _reports(path.read_text(errors="replace"))]
+        found += [(k, w, r, path.name) for k, w, r in _reports(path.read_text(errors="replace"))]
     return found
 
 
@@ -104,8 +88,7 @@ def pytest_runtest_makereport(item, call):
         return
     text = "\n\n".join("[%s] %s at %s\n%s" % (name, kind, where, body)
                        for kind, where, body, name in found)
-    for kind, where, body, _ in found:
-        _findings.append((item.nodeid, kind, where, body))
+    _findings.extend((item.nodeid, kind, where) for kind, where, _, _ in found)
     if rep.failed:
         rep.sections.append(("sanitizer reports (%s)" % call.when, text))
     else:
@@ -114,9 +97,10 @@ def pytest_runtest_makereport(item, call):
 
 
 def pytest_sessionfinish(session):
-    # reports written after the last test phase (a session-wide fixture's QEMU)
-    for kind, where, body, name in _new_reports(final=True):
-        _findings.append(("(after the last test)", kind, where, body))
+    # a QEMU that ended after the last test phase (its output pipe may still be draining)
+    time.sleep(0.5)
+    for kind, where, _, _ in _new_reports(final=True):
+        _findings.append(("(after the last test)", kind, where))
     if _findings and session.exitstatus == 0:
         session.exitstatus = 1
 
@@ -124,7 +108,7 @@ def pytest_sessionfinish(session):
 def pytest_terminal_summary(terminalreporter):
     tr = terminalreporter
     tr.section("sanitizer reports")
-    tr.write_line("%d report(s); %d leak entries in QEMU's own code ignored (%s)"
-                  % (len(_findings), _ignored_leaks, LOG_DIR / "ignored-leaks.txt"))
-    for test, kind, where, _ in _findings:
+    tr.write_line("%d report(s) from %d QEMU run(s) (their stderr: %s)"
+                  % (len(_findings), len(_seen), LOG_DIR))
+    for test, kind, where in _findings:
         tr.write_line("  %s: %s at %s" % (test, kind, where))
