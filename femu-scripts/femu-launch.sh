@@ -44,10 +44,11 @@ Exit status with --cmd: COMMAND's status; 124 if the timeout expired; 125 if
 the guest stopped without reporting a status; QEMU's own status if QEMU
 refused to start (its message is on stderr).
 
-Environment: FEMU_QEMU (QEMU binary, default build/qemu-system-x86_64),
-FEMU_IMAGE_DIR (guest image, default build/image), FEMU_BIOS_DIR (firmware
-directory for -L, default Debian's seabios + qemu-system-data files),
-FEMU_ACCEL (kvm or tcg: skip detection).
+Environment: FEMU_QEMU (QEMU binary, default build/qemu-system-x86_64, where
+build/ is the directory ./configure --build-dir chose), FEMU_IMAGE_DIR (guest
+image, default build/image), FEMU_BIOS_DIR (firmware directory for -L,
+default Debian's seabios + qemu-system-data files), FEMU_ACCEL (kvm or tcg:
+skip detection).
 EOF
 }
 
@@ -124,13 +125,16 @@ size=${size:-$def_size}
 [[ -n $cmd_set ]] && timeout=${timeout:-$def_timeout}
 
 # --- QEMU, guest image, firmware: build or install what is missing ---
-qemu=${FEMU_QEMU:-$repo/build/qemu-system-x86_64}
+# The build directory ./configure recorded in config.mk, else build/.
+build=$repo/build
+[[ ! -f $repo/config.mk ]] || build=$(sed -n 's/^BUILD := //p' "$repo/config.mk" | tail -1)
+qemu=${FEMU_QEMU:-$build/qemu-system-x86_64}
 if [[ ! -x $qemu ]]; then
 	[[ -z ${FEMU_QEMU:-} ]] || die "FEMU_QEMU=$qemu is not an executable"
 	echo "$prog: $qemu missing, building it: make -C $repo qemu" >&2
 	make -C "$repo" qemu >&2 || die "'make qemu' failed"
 fi
-image=${FEMU_IMAGE_DIR:-$repo/build/image}
+image=${FEMU_IMAGE_DIR:-$build/image}
 if [[ -z ${FEMU_IMAGE_DIR:-} ]]; then
 	# No-op (a hash check) when the image matches the recipe.
 	FEMU_IMAGE_QUIET=1 "$repo/images/build-image.sh" "$image" || die "guest image build failed"

@@ -20,3 +20,27 @@ need_debs() {
     fi
     done_step
 }
+
+# The choices ./configure records (config.mk, passed on by make as FEMU_* variables).
+# Unset means the default; anything else is refused naming the variable and what it allows.
+femu_yes_no() {
+    local name=$1 value=${!1:-no}
+    case $value in yes|no) printf '%s\n' "$value" ;;
+        *) die "$name=$value: allowed are yes and no (set by ./configure)" ;; esac
+}
+
+# clang with libFuzzer, for QEMU's --enable-fuzzing. Debian's clang recommends the runtime
+# package that holds libFuzzer; it is installed explicitly in case recommends are off.
+need_clang_fuzzer() {
+    need_debs clang
+    local major probe
+    major=$(clang -dumpversion | cut -d. -f1)
+    probe=$(mktemp -d)
+    printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { return 0; }\n' > "$probe/f.c"
+    if ! clang -fsanitize=fuzzer "$probe/f.c" -o "$probe/f" 2>/dev/null; then
+        need_debs "libclang-rt-$major-dev"
+        clang -fsanitize=fuzzer "$probe/f.c" -o "$probe/f" 2>"$probe/err" || \
+            { cat "$probe/err" >&2; rm -rf "$probe"; die "clang $major cannot link -fsanitize=fuzzer (libFuzzer missing)"; }
+    fi
+    rm -rf "$probe"
+}
