@@ -4,9 +4,10 @@
 One guest holds a nossd drive and several blackbox drives. On written data (a sequential
 prefill), fio measures 4 KiB random reads at QD1 on each drive in turn, for a few
 interleaved rounds (medians over rounds, and their range: the host is shared and drifts).
-The guest-observed mean latency on a blackbox drive minus that on nossd is what the model added; the model says one page read
-plus its transfer: (pg_rd_lat + page / (ch_mts x ch_width)) x time_scale. Uniform latencies
-(SLC) make that a single number; a TLC drive shows the mean over its page types.
+The guest-observed mean latency on a blackbox drive minus that on nossd is what the model
+added; the model says one page read plus its transfer: (pg_rd_lat + page / (ch_mts x
+ch_width)) x time_scale. Uniform latencies (SLC) make that a single number; a TLC drive
+shows the mean over its page types.
 
 Prints the difference, the model's time, their ratio, and each device's completion
 lateness (QMP). A benchmark: figures, not assertions.
