@@ -32,7 +32,7 @@ def model_us(flash_type, scale):
     if flash_type == 1:
         return (SLC_RD_US + XFER_US) * scale
     # pages interleave lower/upper/extra: a random page's expected read time
-    return (sum(TLC_RD_US) / 3 + XFER_US) * scale
+    return (statistics.fmean(TLC_RD_US) + XFER_US) * scale
 
 
 def main():
