@@ -276,7 +276,7 @@ def main():
         print(f"plot: {path}")
     print("results: " + str(bblib.save_json("bb-gc-waf", dict(
         args=vars(a), ref_mbps=ref_mbps, results=results, published=PUBLISHED,
-        citation=CITATION))))
+        citation=CITATION), guest=g)))
 
 
 if __name__ == "__main__":

@@ -142,7 +142,7 @@ echo @@end@@
           "included.")
     out = bblib.save_json("bb-latency", dict(args=vars(a), ref_mean_us=ref_mean,
                                              ref_p50_us=ref_p50, rows=rows, fits=fits,
-                                             ref_visits=visits["REF"]))
+                                             ref_visits=visits["REF"]), guest=g)
     print(f"results: {out}")
 
 

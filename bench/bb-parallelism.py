@@ -218,7 +218,7 @@ echo @@end@@
         print(f"plot: {path}")
     print("results: " + str(bblib.save_json("bb-parallelism", dict(
         args=vars(a), rows=rows, ref_write_mbps=bblib.spread(wref),
-        ref_read_iops=bblib.spread(rref)))))
+        ref_read_iops=bblib.spread(rref)), guest=g)))
 
 
 if __name__ == "__main__":

@@ -97,7 +97,7 @@ class Guest:
         self.script, self.devices = GUEST_PRELUDE + script, devices
         self.kernel_args, self.with_stock = kernel_args, with_stock
         self.mem, self.smp, self.timeout, self.sample_s = mem, smp, timeout, sample_s
-        self.lines, self.marks = [], {}
+        self.lines, self.marks, self.host_load = [], {}, []
         self.samples = {d.serial: [] for d in devices}
         self._qmp, self._lock, self._t0 = None, threading.Lock(), None
 
@@ -142,6 +142,20 @@ class Guest:
             except Exception:   # QEMU going away at the end, or a slow answer: try again
                 continue
 
+    def _load_sampler(self, stop):
+        while True:
+            self.host_load.append(os.getloadavg()[0])
+            if stop.wait(5):
+                return
+
+    def host_note(self):
+        """The host's 1-minute load average during the run: other work on the same cores
+        is the main source of noise."""
+        if not self.host_load:
+            return "host load: not sampled"
+        return (f"host: {os.cpu_count()} CPUs, 1-min load average during the run median "
+                f"{statistics.median(self.host_load):.1f}, max {max(self.host_load):.1f}")
+
     def series(self, serial):
         """[(t, stats)] of one device: the periodic samples and the marks, in time order."""
         marks = [(t, st[serial]) for t, st in self.marks.values() if serial in st]
@@ -164,6 +178,8 @@ class Guest:
             err_thread.start()
             stop = threading.Event()
             sampler = None
+            loads = threading.Thread(target=self._load_sampler, args=(stop,), daemon=True)
+            loads.start()
             try:
                 # QEMU opens the socket before the guest prints anything
                 self._qmp = _qmp_client(sock, proc)
@@ -182,6 +198,7 @@ class Guest:
                 rc = proc.wait()
             finally:
                 stop.set()
+                loads.join()
                 if sampler:
                     sampler.join()
                 if proc.poll() is None:
@@ -291,7 +308,11 @@ def stamp():
     return time.strftime("%Y%m%d-%H%M%S")
 
 
-def save_json(name, data):
+def save_json(name, data, guest=None):
+    """bench/results/NAME-STAMP.json; with guest, its host note is printed and saved too."""
+    if guest is not None:
+        print(guest.host_note())
+        data = dict(data, host_load_1min=guest.host_load)
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"{name}-{stamp()}.json"
     path.write_text(json.dumps(data, indent=2))

@@ -130,7 +130,7 @@ def main():
           "the same host, and shrinks where the guest, not the device, limits.")
     print("results: " + str(bblib.save_json("nossd-vs-stock", dict(
         args=vars(a), rows=rows, lateness_qmp=qmp, vendor_log=vlog,
-        published=PUBLISHED, published_source=PUBLISHED_SOURCE))))
+        published=PUBLISHED, published_source=PUBLISHED_SOURCE), guest=g)))
 
 
 if __name__ == "__main__":

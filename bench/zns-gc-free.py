@@ -235,7 +235,7 @@ def main():
         zoned_fio=dict(runtime_ms=zj["runtime"], io_bytes=zj["io_bytes"]),
         bb_seq_fio=dict(runtime_ms=sj["runtime"], io_bytes=sj["io_bytes"]),
         bb_over_fio=dict(runtime_ms=oj["runtime"], io_bytes=oj["io_bytes"]),
-        final_stats={d: final[d] for d in ("ZNS", "BB", "BBSEQ")}))))
+        final_stats={d: final[d] for d in ("ZNS", "BB", "BBSEQ")}), guest=g)))
 
 
 if __name__ == "__main__":

@@ -116,7 +116,8 @@ echo @@end@@
           f" MB/s x {a.time_scale} ('unscaled'). Stripes share channels above {a.nchs} chips "
           "(channel first).\nreset ms: blkzone reset of the whole drive before each run "
           "(erases the zones the run before wrote; not in MB/s).")
-    print(f"results: {bblib.save_json('zns-stripe', dict(args=vars(a), rows=rows, ref_mbps=ref))}")
+    out = bblib.save_json("zns-stripe", dict(args=vars(a), rows=rows, ref_mbps=ref), guest=g)
+    print(f"results: {out}")
 
 
 if __name__ == "__main__":

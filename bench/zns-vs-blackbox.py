@@ -157,7 +157,7 @@ def main():
         args=vars(a), rows=rows, ref_rr16_mbps=ref_rr, ref_sw_mbps=ref_sw, counters=counters,
         citation=CITATION, lateness_ns={s: {k: final[s][f"lateness-{k}-ns"]
                                             for k in ("p50", "p99", "max")}
-                                        for s in ("ZNS", "BB")}))))
+                                        for s in ("ZNS", "BB")}), guest=g)))
 
 
 if __name__ == "__main__":
