@@ -30,7 +30,9 @@ SIDES = {"femu": "NOSSD", "stock": "femu-stock"}   # side -> serial
 # Not a paper figure: FEMU's own busy-polling NoSSD mode (one polling thread per queue)
 # against QEMU's stock nvme, 4 KiB random read IOPS, measured under TCG on this project's
 # 2-core hosts and quoted in its design guide (DESIGN.md, "Threads and time"; the guide
-# is kept outside this repository).
+# is kept outside this repository). FEMU itself: H. Li, M. Hao, M. H. Tong,
+# S. Sundararaman, M. Bjørling, H. S. Gunawi, "The CASE of FEMU: Cheap, Accurate, Scalable
+# and Extensible Flash Emulator", USENIX FAST 2018.
 PUBLISHED = {"rand4k-qd1": 2.7, "rand4k-qd32": 1.65}
 PUBLISHED_SOURCE = ("FEMU upstream NoSSD (busy polling) vs stock nvme under TCG, "
                     "as quoted by the project's design guide (not a paper figure)")
