@@ -3,10 +3,11 @@
 
 One guest holds a nossd drive and several blackbox drives. On written data (a sequential
 prefill), fio measures 4 KiB random reads at QD1 on each drive in turn, for a few
-interleaved rounds (medians over rounds: the host is shared and drifts). The guest-observed mean latency on a
-blackbox drive minus that on nossd is what the model added; the model says one page read
-plus its transfer: (pg_rd_lat + page / (ch_mts x ch_width)) x time_scale. Uniform latencies
-(SLC) make that a single number; a TLC drive shows the mean over its page types.
+interleaved rounds (medians over rounds, and their range: the host is shared and drifts).
+The guest-observed mean latency on a blackbox drive minus that on nossd is what the model
+added; the model says one page read plus its transfer: (pg_rd_lat + page / (ch_mts x
+ch_width)) x time_scale. Uniform latencies (SLC) make that a single number; a TLC drive
+shows the mean over its page types.
 
 Prints the difference, the model's time, their ratio, and each device's completion
 lateness (QMP). A benchmark: figures, not assertions.
@@ -15,6 +16,7 @@ Usage: bench/bb-latency.py [--short] [--rounds N] [--runtime SEC] [--scales 1,3,
 """
 
 import argparse
+import statistics
 import sys
 from pathlib import Path
 
@@ -30,30 +32,14 @@ def model_us(flash_type, scale):
     if flash_type == 1:
         return (SLC_RD_US + XFER_US) * scale
     # pages interleave lower/upper/extra: a random page's expected read time
-    return (sum(TLC_RD_US) / 3 + XFER_US) * scale
-
-
-def median(xs):
-    xs = sorted(xs)
-    n = len(xs)
-    return (xs[n // 2] + xs[(n - 1) // 2]) / 2
-
-
-def fit(points):
-    """Least-squares line y = offset + slope * x."""
-    n = len(points)
-    mx = sum(x for x, _ in points) / n
-    my = sum(y for _, y in points) / n
-    sxx = sum((x - mx) ** 2 for x, _ in points)
-    slope = sum((x - mx) * (y - my) for x, y in points) / sxx if sxx else float("nan")
-    return my - slope * mx, slope
+    return (statistics.fmean(TLC_RD_US) + XFER_US) * scale
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runtime", type=int, default=4, help="seconds of fio per visit")
     ap.add_argument("--rounds", type=int, default=3, help="visits of every drive, interleaved")
-    ap.add_argument("--short", action="store_true", help="2 rounds of 3 s")
+    ap.add_argument("--short", action="store_true", help="3 rounds of 3 s")
     ap.add_argument("--scales", default="1,3,10,30", help="time_scale values of the SLC drives")
     ap.add_argument("--region", type=int, default=64, help="MiB written, then read")
     ap.add_argument("--size", type=int, default=1024, help="drive MiB")
@@ -62,7 +48,7 @@ def main():
                          "a halted vCPU, which grows with the wait on a nested host")
     a = ap.parse_args()
     if a.short:
-        a.rounds, a.runtime = 2, 3
+        a.rounds, a.runtime = 3, 3
 
     devs = [bblib.Device("REF", 2, a.size)]
     cases = []      # (serial, label, flash_type, scale)
@@ -105,7 +91,7 @@ echo @@end@@
         visits.setdefault(s, []).append((lat["mean"] / 1000,
                                          lat["percentile"]["50.000000"] / 1000))
     _, final = g.marks["end"]
-    stat = {s: (median([m for m, _ in v]), median([p for _, p in v]))
+    stat = {s: (statistics.median([m for m, _ in v]), statistics.median([p for _, p in v]))
             for s, v in visits.items()}
     ref_mean, ref_p50 = stat["REF"]
 
@@ -115,16 +101,18 @@ echo @@end@@
           "(8 ch x 8 chips); one guest" + (", 1 vCPU, idle=poll" if a.idle_poll else ""))
     print(f"nossd reference latency: mean {ref_mean:.1f} us, p50 {ref_p50:.1f} us "
           f"(per round means: {', '.join(f'{m:.0f}' for m, _ in visits['REF'])})")
-    print(f"{'drive':30} {'model':>7} {'mean':>7} {'-nossd':>7} {'ratio':>6} {'p50':>7} "
-          f"{'-nossd':>7} {'ratio':>6}  {'lateness p50/p99/max us':>23}")
+    print(f"{'drive':30} {'model':>7} {'mean':>7} {'rounds':>13} {'-nossd':>7} {'ratio':>6} "
+          f"{'p50':>7} {'-nossd':>7} {'ratio':>6}  {'lateness p50/p99/max us':>23}")
     rows, pts_mean, pts_p50 = [], [], []
     for serial, label, ft, sc in cases:
         m = model_us(ft, sc)
         mean, p50 = stat[serial]
         dm, dp = mean - ref_mean, p50 - ref_p50
         late = bblib.lateness(final[serial])
-        print(f"{label:30} {m:7.1f} {mean:7.1f} {dm:7.1f} {dm / m:6.2f} {p50:7.1f} {dp:7.1f} "
-              f"{dp / m:6.2f}  {late:>23}")
+        means = [x for x, _ in visits[serial]]
+        span = f"{min(means):.0f}-{max(means):.0f}"
+        print(f"{label:30} {m:7.1f} {mean:7.1f} {span:>13} {dm:7.1f} {dm / m:6.2f} {p50:7.1f} "
+              f"{dp:7.1f} {dp / m:6.2f}  {late:>23}")
         if ft == 1:
             pts_mean.append((m, dm))
             pts_p50.append((m, dp))
@@ -134,12 +122,15 @@ echo @@end@@
                          visits=visits[serial],
                          lateness_ns={k: final[serial][f"lateness-{k}-ns"]
                                       for k in ("p50", "p99", "max")}))
-    print(f"{'nossd':30} {'':>7} {ref_mean:7.1f} {'':>7} {'':>6} {ref_p50:7.1f} {'':>7} "
-          f"{'':>6}  {bblib.lateness(final['REF']):>23}")
+    ref_means = [x for x, _ in visits["REF"]]
+    print(f"{'nossd':30} {'':>7} {ref_mean:7.1f} "
+          f"{f'{min(ref_means):.0f}-{max(ref_means):.0f}':>13} {'':>7} {'':>6} {ref_p50:7.1f} "
+          f"{'':>7} {'':>6}  {bblib.lateness(final['REF']):>23}")
     fits = {}
     if len(pts_p50) >= 2:
         for name, pts in (("mean", pts_mean), ("p50", pts_p50)):
-            off, slope = fit(pts)
+            slope, off = statistics.linear_regression([x for x, _ in pts],
+                                                      [y for _, y in pts])
             fits[name] = dict(offset_us=off, slope=slope)
             print(f"fit over the SLC drives ({name}): guest-seen extra = {off:.1f} us + "
                   f"{slope:.3f} x model")
@@ -151,7 +142,7 @@ echo @@end@@
           "included.")
     out = bblib.save_json("bb-latency", dict(args=vars(a), ref_mean_us=ref_mean,
                                              ref_p50_us=ref_p50, rows=rows, fits=fits,
-                                             ref_visits=visits["REF"]))
+                                             ref_visits=visits["REF"]), guest=g)
     print(f"results: {out}")
 
 

@@ -1,6 +1,7 @@
-"""Shared by the blackbox benchmarks (bench/bb-*.py): boot one guest with one or more femu
-devices, stream its output with host timestamps, read the devices' statistics over QMP
-(at marker lines and, optionally, every few seconds), and parse fio's output.
+"""Shared by the benchmarks: boot one guest with one or more femu devices (and, if asked,
+QEMU's stock nvme), stream its output with host timestamps, read the devices' statistics
+over QMP (at marker lines and, optionally, every few seconds), parse fio's output and the
+vendor log page, and summarize repeated measurements (median and range).
 
 Devices are found in the guest by serial number (`dev_of SERIAL` in the guest script),
 because the kernel's nvmeN numbering follows probe order, not the command line.
@@ -11,6 +12,7 @@ import os
 import re
 import shlex
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -30,6 +32,8 @@ dev_of() { local d; for d in /sys/class/nvme/nvme*; do
 # text padded to 4 KiB; the echo keeps a marker that follows on a line of its own
 vendor_log() { nvme get-log "${1%n1}" --log-id=0xca --log-len=4096 --raw-binary |
   tr -d '\0'; echo; }
+# one value of that page: vendor_value DEV NAME (the page is "name value" lines)
+vendor_value() { vendor_log "$1" | awk -v k="$2" '$1 == k { print $2 }'; }
 """
 
 
@@ -79,7 +83,8 @@ def _qmp_client(sock, proc):
 
 class Guest:
     """Boots the guest with `devices` (the first through the run script, the others as
-    extra -device femu lines) and runs `script` in it.
+    extra -device femu lines; with_stock adds QEMU's stock nvme, serial femu-stock, of the
+    first device's size) and runs `script` in it.
 
     run() calls on_line(t, line) for every output line (t: seconds since start, host
     clock). A line `@@stats NAME@@` makes the host read every device's statistics at once
@@ -88,11 +93,11 @@ class Guest:
     """
 
     def __init__(self, script, devices, mem=1024, smp=2, timeout=3600, sample_s=None,
-                 kernel_args=""):
+                 kernel_args="", with_stock=False):
         self.script, self.devices = GUEST_PRELUDE + script, devices
-        self.kernel_args = kernel_args
+        self.kernel_args, self.with_stock = kernel_args, with_stock
         self.mem, self.smp, self.timeout, self.sample_s = mem, smp, timeout, sample_s
-        self.lines, self.marks = [], {}
+        self.lines, self.marks, self.host_load = [], {}, []
         self.samples = {d.serial: [] for d in devices}
         self._qmp, self._lock, self._t0 = None, threading.Lock(), None
 
@@ -105,7 +110,7 @@ class Guest:
                 "--cmd", self.script, "--size", str(first.size_mib),
                 "--dev", ",".join(f"{k}={v}" for k, v in props.items()),
                 "--mem", str(self.mem), "--smp", str(self.smp), "--timeout", str(self.timeout),
-                "--qmp", str(qmp_sock), "--"]
+                "--qmp", str(qmp_sock)] + (["--with-stock"] if self.with_stock else []) + ["--"]
         for i, d in enumerate(rest, 1):
             d.id = f"femu{i}"
             props = dict(id=d.id, femu_mode=d.mode, devsz_mb=d.size_mib, serial=d.serial,
@@ -134,8 +139,27 @@ class Guest:
                 now = time.monotonic() - self._t0
                 for serial, s in self.stats().items():
                     self.samples[serial].append((now, s))
-            except Exception:   # QEMU going away at the end
+            except Exception:   # QEMU going away at the end, or a slow answer: try again
+                continue
+
+    def _load_sampler(self, stop):
+        while True:
+            self.host_load.append(os.getloadavg()[0])
+            if stop.wait(5):
                 return
+
+    def host_note(self):
+        """The host's 1-minute load average during the run: other work on the same cores
+        is the main source of noise."""
+        if not self.host_load:
+            return "host load: not sampled"
+        return (f"host: {os.cpu_count()} CPUs, 1-min load average during the run median "
+                f"{statistics.median(self.host_load):.1f}, max {max(self.host_load):.1f}")
+
+    def series(self, serial):
+        """[(t, stats)] of one device: the periodic samples and the marks, in time order."""
+        marks = [(t, st[serial]) for t, st in self.marks.values() if serial in st]
+        return sorted(self.samples[serial] + marks, key=lambda p: p[0])
 
     def run(self, on_line=None):
         with tempfile.TemporaryDirectory() as tmp:
@@ -154,6 +178,8 @@ class Guest:
             err_thread.start()
             stop = threading.Event()
             sampler = None
+            loads = threading.Thread(target=self._load_sampler, args=(stop,), daemon=True)
+            loads.start()
             try:
                 # QEMU opens the socket before the guest prints anything
                 self._qmp = _qmp_client(sock, proc)
@@ -172,6 +198,7 @@ class Guest:
                 rc = proc.wait()
             finally:
                 stop.set()
+                loads.join()
                 if sampler:
                     sampler.join()
                 if proc.poll() is None:
@@ -204,7 +231,8 @@ class Guest:
             elif inside:
                 out.append(line)
         if not inside and not out:
-            raise KeyError(f"no section @@{name}@@ in the guest output")
+            tail = "\n".join(l for _, l in self.lines[-20:])
+            raise KeyError(f"no section @@{name}@@ in the guest output, which ends:\n{tail}")
         return "\n".join(out)
 
     def time_of(self, line_text):
@@ -215,8 +243,8 @@ class Guest:
 
 
 def fio_json(text):
-    """fio's JSON output (fio may print warnings before it)."""
-    return json.loads(text[text.index("{"):])
+    """fio's JSON output (fio may print warnings before it, the script lines after it)."""
+    return json.JSONDecoder().raw_decode(text[text.index("{"):])[0]
 
 
 def fio_bw_log(text):
@@ -229,22 +257,62 @@ def fio_bw_log(text):
     return out
 
 
+def fio_progress(bw_log, io_bytes):
+    """A fio bandwidth log -> [(seconds since the job started, bytes written so far)],
+    scaled so that the last point is fio's own io_bytes (the log's KiB/s are rounded)."""
+    pts, done, prev = [(0.0, 0.0)], 0.0, 0.0
+    for t, mbps in bw_log:
+        done += mbps * 1e6 * (t - prev)
+        pts.append((t, done))
+        prev = t
+    scale = io_bytes / done if done else 1.0
+    return [(t, b * scale) for t, b in pts]
+
+
+def interp(points, x, last=False):
+    """y at x on the polyline through points [(x, y)] with x not decreasing; None outside.
+    Where x stays put over several points (a counter that did not move), the first of them,
+    or with last=True the last."""
+    segs = list(zip(points, points[1:]))
+    for (x0, y0), (x1, y1) in (reversed(segs) if last else segs):
+        if x0 <= x <= x1:
+            return (y1 if last else y0) if x1 == x0 else y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+    return None
+
+
 def lateness(stats):
     """'p50/p99/max' of a stats dict, in microseconds."""
     return "/".join(f"{stats[f'lateness-{k}-ns'] / 1000:.0f}" for k in ("p50", "p99", "max"))
 
 
 def vendor_log(text):
-    """The 0xCA vendor log page text -> {name: int}."""
+    """The 0xCA vendor log page text ("name value" lines) -> {name: int}. The guest's
+    vendor_value (GUEST_PRELUDE) reads one value of the same page."""
     return {m.group(1): int(m.group(2))
             for m in re.finditer(r"^([a-z][a-z0-9_]*) (\d+)$", text, re.M)}
+
+
+def spread(xs):
+    """Repeated measurements -> dict(median, min, max, n, values)."""
+    xs = list(xs)
+    return dict(median=statistics.median(xs), min=min(xs), max=max(xs), n=len(xs), values=xs)
+
+
+def fmt_spread(xs, digits=1):
+    """'median [min-max]' of repeated measurements."""
+    s = spread(xs)
+    return f"{s['median']:.{digits}f} [{s['min']:.{digits}f}-{s['max']:.{digits}f}]"
 
 
 def stamp():
     return time.strftime("%Y%m%d-%H%M%S")
 
 
-def save_json(name, data):
+def save_json(name, data, guest=None):
+    """bench/results/NAME-STAMP.json; with guest, its host note is printed and saved too."""
+    if guest is not None:
+        print(guest.host_note())
+        data = dict(data, host_load_1min=guest.host_load)
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"{name}-{stamp()}.json"
     path.write_text(json.dumps(data, indent=2))

@@ -1,7 +1,7 @@
 #!/bin/bash
 # The one FEMU launcher: boots the guest image (build/image) in QEMU with a
-# femu NVMe device (or QEMU's stock nvme with --stock-nvme). The run-*.sh
-# scripts are thin wrappers that only choose --mode.
+# femu NVMe device (or QEMU's stock nvme with --stock-nvme, or both with
+# --with-stock). The run-*.sh scripts are thin wrappers that only choose --mode.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -29,7 +29,11 @@ shell on the serial console (Ctrl-A x quits QEMU, 'exit' powers off).
                     shared file backend, so data survives restarts)
   --stock-nvme      use QEMU's own 'nvme' device on an equivalent raw file
                     (the reference for benchmarks); --dev then adds nvme props
-  --stock-ns "k=v,..."  with --stock-nvme: extra properties for its namespace
+  --with-stock      keep the femu device and add QEMU's stock 'nvme' next to it
+                    (serial femu-stock, its own RAM-backed file of --size MiB):
+                    both in one guest, for benchmarks that compare them
+  --stock-ns "k=v,..."  with --stock-nvme or --with-stock: extra properties for
+                    the stock controller's namespace
                     (-device nvme-ns,drive=...,bus=stock0,nsid=1,shared=false),
                     e.g. zoned=true,zoned.zone_size=4M for QEMU's own ZNS
   --qmp PATH        QMP server on unix socket PATH
@@ -67,7 +71,7 @@ check_int() {
 
 # MiB after the data in a femu --backing file for the device's metadata (zone state)
 meta_mb=16
-mode=2 cmd= cmd_set= dev= mem=$def_mem smp=$def_smp size= backing= stock= stock_ns= qmp= timeout=
+mode=2 cmd= cmd_set= dev= mem=$def_mem smp=$def_smp size= backing= stock= with_stock= stock_ns= qmp= timeout=
 extra=()
 need_arg() { (($2 >= 2)) || die "$1 needs a value (see --help)"; }
 while (($#)); do
@@ -80,6 +84,7 @@ while (($#)); do
 	--size) need_arg "$1" $#; size=$2; shift 2 ;;
 	--backing) need_arg "$1" $#; backing=$2; shift 2 ;;
 	--stock-nvme) stock=1; shift ;;
+	--with-stock) with_stock=1; shift ;;
 	--stock-ns) need_arg "$1" $#; stock_ns=$2; shift 2 ;;
 	--qmp) need_arg "$1" $#; qmp=$2; shift 2 ;;
 	--timeout) need_arg "$1" $#; timeout=$2; shift 2 ;;
@@ -100,7 +105,8 @@ prop='[A-Za-z_][A-Za-z0-9_.-]*=[^,]*'
 	die "--dev must be a comma-separated list of key=value (got '$dev')"
 [[ -z $stock_ns || $stock_ns =~ ^$prop(,$prop)*$ ]] ||
 	die "--stock-ns must be a comma-separated list of key=value (got '$stock_ns')"
-[[ -z $stock_ns || -n $stock ]] || die "--stock-ns needs --stock-nvme"
+[[ -z $stock_ns || -n $stock || -n $with_stock ]] || die "--stock-ns needs --stock-nvme or --with-stock"
+[[ -z $stock || -z $with_stock ]] || die "--with-stock adds the stock nvme to femu; --stock-nvme replaces femu: give one"
 if [[ -n $qmp ]]; then
 	[[ -d $(dirname "$qmp") ]] || die "--qmp: directory $(dirname "$qmp") does not exist"
 fi
@@ -203,24 +209,14 @@ tmpfiles=()
 cleanup() { ((${#tmpfiles[@]} == 0)) || rm -f "${tmpfiles[@]}"; }
 trap cleanup EXIT
 dev_args=()
-if [[ -n $stock ]]; then
-	if [[ -n $backing ]]; then
-		[[ -e $backing ]] || truncate -s "${size}M" "$backing"
-		drive=$backing
-	else
-		# RAM-backed like femu's default: a sparse /dev/shm file, unlinked at
-		# once and handed over as an open fd so nothing is left behind.
-		f=$(mktemp /dev/shm/femu-stock.XXXXXX)
-		truncate -s "${size}M" "$f"
-		exec 9<>"$f"
-		rm -f "$f"
-		drive=/dev/fd/9
-	fi
+# QEMU's stock nvme (id stock0, serial femu-stock) on drive file $1, with extra
+# controller properties $2, appended to dev_args.
+add_stock() {
 	# An explicit namespace, so that --stock-ns can give it properties.
 	# shared=false: private to the controller like the one its drive= makes
 	# (identify then differs only in endgid and the Copy limits).
-	declare -A nsval=([drive]=femu-drive [bus]=stock0 [nsid]=1 [shared]=false)
-	nskeys=(drive bus nsid shared)
+	local -A nsval=([drive]=femu-drive [bus]=stock0 [nsid]=1 [shared]=false)
+	local nskeys=(drive bus nsid shared) kvs kv k nsline=nvme-ns
 	if [[ -n $stock_ns ]]; then
 		IFS=, read -ra kvs <<<"$stock_ns"
 		for kv in "${kvs[@]}"; do
@@ -229,11 +225,29 @@ if [[ -n $stock ]]; then
 			nsval[$k]=${kv#*=}
 		done
 	fi
-	nsline=nvme-ns
 	for k in "${nskeys[@]}"; do nsline+=",$k=${nsval[$k]}"; done
-	dev_args=(-drive "file=$drive,if=none,id=femu-drive,format=raw,discard=unmap"
-		-device "nvme,id=stock0,serial=femu-stock${dev:+,$dev}"
+	dev_args+=(-drive "file=$1,if=none,id=femu-drive,format=raw,discard=unmap"
+		-device "nvme,id=stock0,serial=femu-stock${2:+,$2}"
 		-device "$nsline")
+}
+# A sparse RAM-backed /dev/shm file of --size MiB for the stock drive, like
+# femu's default: unlinked at once and handed over as an open fd, so nothing
+# is left behind.
+stock_ram_file() {
+	local f
+	f=$(mktemp /dev/shm/femu-stock.XXXXXX)
+	truncate -s "${size}M" "$f"
+	exec 9<>"$f"
+	rm -f "$f"
+}
+if [[ -n $stock ]]; then
+	if [[ -n $backing ]]; then
+		[[ -e $backing ]] || truncate -s "${size}M" "$backing"
+		add_stock "$backing" "$dev"
+	else
+		stock_ram_file
+		add_stock /dev/fd/9 "$dev"
+	fi
 else
 	# Launcher defaults first; a key repeated in --dev replaces its value.
 	keys=(id femu_mode devsz_mb)
@@ -255,6 +269,10 @@ else
 	line=femu
 	for k in "${keys[@]}"; do line+=",$k=${val[$k]}"; done
 	dev_args+=(-device "$line")
+	if [[ -n $with_stock ]]; then
+		stock_ram_file
+		add_stock /dev/fd/9 ""
+	fi
 fi
 
 append="console=ttyS0 quiet panic=-1"
