@@ -8,6 +8,7 @@ because the kernel's nvmeN numbering follows probe order, not the command line.
 """
 
 import json
+import math
 import os
 import re
 import shlex
@@ -290,6 +291,27 @@ def vendor_log(text):
     vendor_value (GUEST_PRELUDE) reads one value of the same page."""
     return {m.group(1): int(m.group(2))
             for m in re.finditer(r"^([a-z][a-z0-9_]*) (\d+)$", text, re.M)}
+
+
+WAF_MODEL = ("L. Xiang, B. M. Kurkoski: An Improved Analytic Expression for Write "
+             "Amplification in NAND Flash, ICNC 2012")
+
+
+def greedy_waf(alpha):
+    """Write amplification of greedy GC under uniform random writes, by the analytic model
+    of WAF_MODEL: alpha = physical / logical capacity, WA = 1 / (1 - u) where the victim's
+    valid fraction u in (0, 1) solves ln(u) = alpha (u - 1) (their Lambert-W form,
+    solved here by bisection)."""
+    if alpha <= 1:
+        return float("inf")
+    lo, hi = 1e-12, 1 - 1e-12
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        if math.log(mid) - alpha * (mid - 1) < 0:
+            lo = mid
+        else:
+            hi = mid
+    return 1 / (1 - lo)
 
 
 def spread(xs):

@@ -10,9 +10,8 @@ divided by time_scale.
 The blackbox FTL has free blocks and runs no GC here (each round overwrites the same
 region, at most 3/4 of the drive in all), so its writes cost one page program each, like
 the zoned drive's, which is reset before every round (not timed). Every test runs on both
-drives back to back in --rounds rounds, the first drive alternating. The ~4x write
-bandwidth published for ZNS is measured against a conventional SSD that is doing GC: see
-bench/zns-gc-free.py.
+drives back to back in --rounds rounds, the first drive alternating. Zoned drives win on
+writes against a conventional SSD that is doing GC: see bench/zns-gc-free.py.
 
 Usage: bench/zns-vs-blackbox.py [--short] [--rounds 3] [--time-scale 20] [--nchs 2 --luns 2]
 """
@@ -24,9 +23,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bblib  # noqa: E402
 
-# Kept from this script's first version ("thesis: ZNS write bandwidth ~4x a conventional
-# SSD's"), where no source was named; the comparison is that of CITATION's Figure 1.
-PUBLISHED_WRITE_RATIO = 4.0
 CITATION = ("M. Bjørling, A. Aghayev, H. Holmberg, A. Ramesh, D. Le Moal, G. R. Ganger, "
             "G. Amvrosiadis: ZNS: Avoiding the Block Interface Tax for Flash-based SSDs, "
             "USENIX ATC 2021, Figure 1")
@@ -141,10 +137,9 @@ def main():
           f"blackbox {bblib.lateness(final['BB'])}")
     print(f"\nhere zoned/blackbox write = {rows[0]['ratio']['median']:.2f}: a blackbox drive with "
           "free blocks runs no GC, so both program each page once\nand write alike. "
-          f"published: ZNS write throughput ~{PUBLISHED_WRITE_RATIO:.0f}x a conventional SSD's "
-          "under GC, kept from this script's first\nversion ('thesis', no source named; not "
-          f"re-checked); the comparison is that of\n{CITATION};\nthe gap appears once the "
-          "conventional drive collects garbage: bench/zns-gc-free.py.\n'model' is the flash "
+          f"published: none for this case: {CITATION} compares against a\nblock SSD "
+          "under GC; the gap appears once the conventional drive collects garbage: "
+          "bench/zns-gc-free.py.\n'model' is the flash "
           "ceiling (chips x page / latency, scaled); QD16 random reads on random chips keep at "
           "most\nchips x 16/(16+chips-1) busy.")
     print(f"transfers to an unscaled drive: the ratios and the fraction of 'model' reached; "
