@@ -180,9 +180,9 @@ static uint64_t zns_clear_above_wp(FemuCtrl *n, FemuNamespace *ns)
 static bool zns_state_open(FemuCtrl *n, FemuNamespace *ns, uint8_t *meta, Error **errp)
 {
     ZoneSet *zs = ns_zones(ns);
-    g_autofree char *where = n->memdev ? g_strdup_printf("memdev '%s'",
-                                             host_memory_backend_get_name(n->memdev))
-                                       : g_strdup("the backend");
+    g_autofree char *name = n->memdev ? host_memory_backend_get_name(n->memdev) : NULL;
+    g_autofree char *where = name ? g_strdup_printf("memdev '%s'", name)
+                                  : g_strdup("the backend");
     g_autofree char *err = NULL;
     uint64_t cleared;
 
