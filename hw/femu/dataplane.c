@@ -227,6 +227,12 @@ static void publish_eventidx(FemuCtrl *n, bool want_doorbells)
     smp_mb();
 }
 
+/* Shadow doorbells in use, and the thread may touch guest memory. Caller holds n->lock. */
+static bool shadow_active(FemuCtrl *n)
+{
+    return n->enabled && !n->vm_stopped && n->dbbuf_dbs;
+}
+
 /*
  * A shadow doorbell the guest changed since the thread last read it. A value refused as
  * out of range, or a CQ head that left its CQ full, is not work until it changes.
@@ -281,7 +287,8 @@ static void *femu_dataplane_thread(void *opaque)
         if (n->enabled && !n->vm_stopped && !deadline_heap_empty(&n->timed)) {
             next = deadline_heap_min(&n->timed);
         }
-        shadow = n->enabled && !n->vm_stopped && n->dbbuf_dbs;
+        shadow = shadow_active(n);
+        polling_shadow &= shadow;
         if (shadow && done && !polling_shadow) {
             publish_eventidx(n, false);
             polling_shadow = true;
@@ -324,7 +331,8 @@ static void *femu_dataplane_thread(void *opaque)
             continue;   /* a doorbell came after the pass read it */
         }
         qemu_mutex_lock(&n->lock);
-        if (shadow) {
+        /* again: a reset or a VM stop may have come since the pass */
+        if (shadow_active(n)) {
             publish_eventidx(n, true);
             polling_shadow = false;
             if (shadow_has_work(n)) {
