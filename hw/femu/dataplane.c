@@ -361,6 +361,9 @@ static void femu_vm_state_change(void *opaque, bool running, RunState state)
 
     qemu_mutex_lock(&n->lock);
     n->vm_stopped = !running;
+    if (running) {
+        n->resumed_ns = femu_now_ns();
+    }
     qemu_mutex_unlock(&n->lock);
     femu_dataplane_kick(n);
 }

@@ -177,6 +177,7 @@ struct FemuCtrl {
     bool thread_sleeping;
     bool thread_stop;
     bool vm_stopped;            /* guarded by lock; read under the BQL by raise_irqs */
+    uint64_t resumed_ns;        /* when the VM last started running */
     VMChangeStateEntry *vmstate_entry;
 
     /* controller state, guarded by lock */

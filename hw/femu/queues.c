@@ -136,7 +136,9 @@ static void cq_post(FemuCtrl *n, FemuCQ *cq, FemuRequest *req, uint64_t now)
     }
     cq->irq_due = true;
     if (sq->sqid && req->deadline_ns) {
-        lateness_record(&n->lateness, now > req->deadline_ns ? now - req->deadline_ns : 0);
+        /* time the VM spent stopped is not the device's lateness */
+        uint64_t due = MAX(req->deadline_ns, n->resumed_ns);
+        lateness_record(&n->lateness, now > due ? now - due : 0);
     }
     trace_femu_complete(sq->sqid, le16_to_cpu(cqe.cid), status, cq->cqid);
     req_release(req);

@@ -13,6 +13,7 @@ from qtest_machine import DevConfig
 pytestmark = pytest.mark.skipif(qtest_machine.DEVICE == "stock", reason="femu's own device")
 
 WRITE_S = 0.050
+STOP_S = 0.5
 SLOW = ("nchs=2,luns_per_ch=2,pgs_per_blk=16,op_pcent=50,flash_type=1,"
         "pg_rd_lat=100000,pg_wr_lat=50000000,blk_er_lat=100000,ch_xfer_lat=0")
 DEV = DevConfig(mode=1, size_mb=16, extra=SLOW)
@@ -42,7 +43,7 @@ def test_stopped_vm_sees_no_dma_and_no_interrupt(ctrl, machine):
     machine.msix.clear(vector)
     ctrl.queue_cmd(sq, ctrl.rw_cmd(nvme.IO_WRITE, 1, 8, 8, prp1=ctrl.buffer(4096, data)))
     ctrl.wr32(ctrl.sq_doorbell(1), sq.tail)
-    time.sleep(4 * WRITE_S)
+    time.sleep(STOP_S)
     try:
         assert cq_entries_posted(ctrl, sq.cq) == 0, "completion posted while stopped"
         assert not machine.msix.fired(vector), "interrupt while stopped"
@@ -54,7 +55,10 @@ def test_stopped_vm_sees_no_dma_and_no_interrupt(ctrl, machine):
     assert machine.msix.wait(vector)
     c, back = ctrl.read(sq, 1, 8, 8)
     assert c.ok and back == data
-    assert ctrl.vendor_log()["host_write_commands"] == 2
+    st = ctrl.vendor_log()
+    assert st["host_write_commands"] == 2
+    # the waiting write's time passed while the VM was stopped: that is not lateness
+    assert st["lateness_max_ns"] < STOP_S / 2 * 1e9, st
 
 
 def busy(ctrl, sq, n=12):
