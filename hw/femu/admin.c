@@ -21,17 +21,6 @@ static const char *model_name(FemuCtrl *n)
     return k && !n->ns_types ? k->model_name : "FEMU Multi-Mode SSD Controller";
 }
 
-/* The kind of the first namespace of command set csi, or NULL. */
-static const FemuNsKind *kind_of_csi(FemuCtrl *n, uint8_t csi)
-{
-    for (uint32_t i = 0; i < n->num_namespaces; i++) {
-        if (n->ns[i].csi == csi) {
-            return n->ns[i].kind;
-        }
-    }
-    return NULL;
-}
-
 void femu_init_id_ctrl(FemuCtrl *n)
 {
     NvmeIdCtrl *id = &n->id_ctrl;
@@ -218,7 +207,7 @@ static uint16_t identify(FemuCtrl *n, const NvmeCmd *cmd)
         if (!nsid_valid) {
             return NVME_INVALID_NSID;
         }
-        if (c->csi != NVME_CSI_NVM && !kind_of_csi(n, c->csi)) {
+        if (c->csi != NVME_CSI_NVM && !femu_csi_kind(n, c->csi)) {
             return NVME_INVALID_FIELD;
         }
         if (ns && ns->csi != c->csi) {
@@ -229,7 +218,7 @@ static uint16_t identify(FemuCtrl *n, const NvmeCmd *cmd)
         }
         break;      /* NVM: no protection information, all zero */
     case NVME_ID_CNS_CS_CTRL: {
-        const FemuNsKind *k = kind_of_csi(n, c->csi);
+        const FemuNsKind *k = femu_csi_kind(n, c->csi);
         if (k && k->identify_ctrl) {
             k->identify_ctrl(n, buf);
         } else if (c->csi != NVME_CSI_NVM) {
@@ -241,7 +230,7 @@ static uint16_t identify(FemuCtrl *n, const NvmeCmd *cmd)
     case NVME_ID_CNS_NS_ACTIVE_LIST: {
         uint32_t *list = (uint32_t *)buf, k = 0;
         bool by_csi = c->cns == NVME_ID_CNS_CS_NS_ACTIVE_LIST;
-        if (by_csi && c->csi != NVME_CSI_NVM && !kind_of_csi(n, c->csi)) {
+        if (by_csi && c->csi != NVME_CSI_NVM && !femu_csi_kind(n, c->csi)) {
             return NVME_INVALID_FIELD;
         }
         if (nsid >= NVME_NSID_BROADCAST - 1) {
@@ -333,7 +322,7 @@ static void fill_effects(FemuCtrl *n, uint8_t csi, NvmeEffectsLog *log)
         NVME_ADM_CMD_ABORT, NVME_ADM_CMD_SET_FEATURES, NVME_ADM_CMD_GET_FEATURES,
         NVME_ADM_CMD_ASYNC_EV_REQ, NVME_ADM_CMD_DBBUF_CONFIG,
     };
-    const FemuNsKind *k = kind_of_csi(n, csi);
+    const FemuNsKind *k = femu_csi_kind(n, csi);
 
     for (size_t i = 0; i < ARRAY_SIZE(admin); i++) {
         log->acs[admin[i]] = cpu_to_le32(NVME_CMD_EFF_CSUPP);
@@ -414,7 +403,7 @@ static uint16_t get_log_page(FemuCtrl *n, const NvmeCmd *cmd)
         break;
     }
     case NVME_LOG_CMD_EFFECTS:
-        if (csi != NVME_CSI_NVM && !kind_of_csi(n, csi)) {
+        if (csi != NVME_CSI_NVM && !femu_csi_kind(n, csi)) {
             return NVME_INVALID_FIELD;
         }
         size = sizeof(NvmeEffectsLog);

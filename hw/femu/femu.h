@@ -223,7 +223,7 @@ bool femu_ns_create(FemuCtrl *n, Error **errp);
 void femu_ns_destroy(FemuCtrl *n);
 void femu_ns_ctrl_reset(FemuCtrl *n);
 FemuNamespace *femu_ns(FemuCtrl *n, uint32_t nsid);
-bool femu_has_csi(FemuCtrl *n, uint8_t csi);
+const FemuNsKind *femu_csi_kind(FemuCtrl *n, uint8_t csi);
 const FemuNsKind *femu_ctrl_kind(FemuCtrl *n);
 uint64_t femu_ns_media_submit(FemuNamespace *ns, FemuMediaReq *r);
 bool femu_media_wants_idle(FemuCtrl *n);

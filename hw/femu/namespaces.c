@@ -325,14 +325,15 @@ FemuNamespace *femu_ns(FemuCtrl *n, uint32_t nsid)
     return ns;
 }
 
-bool femu_has_csi(FemuCtrl *n, uint8_t csi)
+/* The kind of the first namespace of command set csi, or NULL. */
+const FemuNsKind *femu_csi_kind(FemuCtrl *n, uint8_t csi)
 {
     for (uint32_t i = 0; i < n->num_namespaces; i++) {
         if (n->ns[i].csi == csi) {
-            return true;
+            return n->ns[i].kind;
         }
     }
-    return false;
+    return NULL;
 }
 
 /* The kind of every namespace, or NULL when kinds mix. */
