@@ -241,7 +241,6 @@ void femu_cq_free(FemuCtrl *n, uint16_t cqid);
 bool femu_sq_update_tail(FemuCtrl *n, FemuSQ *sq);
 void femu_cq_update_head(FemuCtrl *n, FemuCQ *cq);
 uint32_t femu_shadow_read(FemuCtrl *n, uint16_t qid, bool cq);
-bool femu_uses_shadow(FemuCtrl *n, uint16_t qid);
 void femu_complete(FemuCtrl *n, FemuRequest *req, uint64_t deadline_ns);
 void femu_post_due(FemuCtrl *n, FemuRequest *req, uint64_t now);
 int femu_drain_cq_waiting(FemuCtrl *n, uint64_t now);

@@ -28,11 +28,6 @@ void femu_ns_kind_register(const FemuNsKind *kind)
     nr_kinds++;
 }
 
-const FemuNsKind *femu_ns_kind_nth(uint32_t i)
-{
-    return i < nr_kinds ? kinds[i].kind : NULL;
-}
-
 const FemuNsKind *femu_ns_kind_by_mode(uint32_t femu_mode)
 {
     for (uint32_t i = 0; i < nr_kinds; i++) {

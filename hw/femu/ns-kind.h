@@ -68,8 +68,7 @@ void femu_ns_kind_register(const FemuNsKind *kind);
         femu_ns_kind_register(&(kind));                                             \
     }
 
-/* Registered kinds, in femu_mode order; NULL past the last. */
-const FemuNsKind *femu_ns_kind_nth(uint32_t i);
+/* Registered kinds, by femu_mode number or by name; NULL if there is none. */
 const FemuNsKind *femu_ns_kind_by_mode(uint32_t femu_mode);
 const FemuNsKind *femu_ns_kind_by_name(const char *name);
 /* "1 (blackbox), 2 (nossd), 3 (zns)" or "blackbox, nossd, zns", for error messages. */

@@ -75,7 +75,7 @@ uint32_t femu_shadow_read(FemuCtrl *n, uint16_t qid, bool cq)
     return le32_to_cpu(v);
 }
 
-bool femu_uses_shadow(FemuCtrl *n, uint16_t qid)
+static bool femu_uses_shadow(FemuCtrl *n, uint16_t qid)
 {
     /* Linux keeps the admin queue on MMIO doorbells */
     return n->dbbuf_dbs && qid != 0;
