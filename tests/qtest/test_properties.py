@@ -102,8 +102,8 @@ def machine_binary():
 # -- the largest accepted values ----------------------------------------------------
 
 
-class TestMostQueues:
-    DEV = DevConfig(queues=128, entries=65536, size_mb=16)
+class OwnMachine:
+    """One QEMU per test class, with the class's DEV."""
 
     @pytest.fixture(scope="class")
     @classmethod
@@ -111,6 +111,10 @@ class TestMostQueues:
         m = qtest_machine.start_machine(cls.DEV, str(tmp_path_factory.mktemp("qtest")))
         yield m
         m.close()
+
+
+class TestMostQueues(OwnMachine):
+    DEV = DevConfig(queues=128, entries=65536, size_mb=16)
 
     def test_every_queue_pair(self, ctrl, machine, io_ok):
         assert ctrl.cap["mqes"] == 65535
@@ -154,15 +158,8 @@ class TestMostQueues:
         assert sq.tail == 1 and cq.head == 1 and cq.phase == 0
 
 
-class TestMostNamespaces:
+class TestMostNamespaces(OwnMachine):
     DEV = DevConfig(namespaces=64, size_mb=64)
-
-    @pytest.fixture(scope="class")
-    @classmethod
-    def machine(cls, tmp_path_factory):
-        m = qtest_machine.start_machine(cls.DEV, str(tmp_path_factory.mktemp("qtest")))
-        yield m
-        m.close()
 
     def test_every_namespace(self, ctrl, io_ok):
         assert ctrl.id_ctrl()["nn"] == 64
