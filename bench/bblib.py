@@ -35,6 +35,23 @@ vendor_log() { nvme get-log "${1%n1}" --log-id=0xca --log-len=4096 --raw-binary 
   tr -d '\0'; echo; }
 # one value of that page: vendor_value DEV NAME (the page is "name value" lines)
 vendor_value() { vendor_log "$1" | awk -v k="$2" '$1 == k { print $2 }'; }
+# Identify Geometry (OCSSD 2.0, admin E2h) of namespace 1 behind block device $1: sets
+# GEO_NUM_GRP GEO_NUM_PU GEO_NUM_CHK GEO_CLBA GEO_WS_MIN GEO_WS_OPT GEO_MW_CUNITS GEO_TRDT
+# GEO_TWRT GEO_TCRST (times in ns) GEO_SECSZ and prints them as one line "GEO TAG k=v ..."
+# (TAG: $2, e.g. the serial; default the device)
+oc_geometry() { local b
+  b=($(nvme admin-passthru "${1%n1}" --opcode=0xe2 --namespace-id=1 --data-len=4096 \
+       --read --raw-binary | od -An -v -tu1)) || return 1
+  ((${#b[@]} == 4096 && b[0] == 2)) || { echo "$1: no OCSSD 2.0 geometry" >&2; return 1; }
+  u16() { echo $((b[$1] | b[$1 + 1] << 8)); }
+  u32() { echo $((b[$1] | b[$1 + 1] << 8 | b[$1 + 2] << 16 | b[$1 + 3] << 24)); }
+  GEO_NUM_GRP=$(u16 64) GEO_NUM_PU=$(u16 66) GEO_NUM_CHK=$(u32 68) GEO_CLBA=$(u32 72)
+  GEO_WS_MIN=$(u32 128) GEO_WS_OPT=$(u32 132) GEO_MW_CUNITS=$(u32 136)
+  GEO_TRDT=$(u32 192) GEO_TWRT=$(u32 200) GEO_TCRST=$(u32 208)
+  GEO_SECSZ=$(blockdev --getss "$1")
+  echo "GEO ${2:-$1} num_grp=$GEO_NUM_GRP num_pu=$GEO_NUM_PU num_chk=$GEO_NUM_CHK clba=$GEO_CLBA" \
+       "ws_min=$GEO_WS_MIN ws_opt=$GEO_WS_OPT mw_cunits=$GEO_MW_CUNITS trdt=$GEO_TRDT" \
+       "twrt=$GEO_TWRT tcrst=$GEO_TCRST secsz=$GEO_SECSZ"; }
 """
 
 
@@ -60,7 +77,7 @@ class Device:
         self.id = None      # QOM id, set by Guest
 
     def describe(self):
-        kind = {1: "blackbox", 2: "nossd"}[self.mode]
+        kind = {0: "whitebox", 1: "blackbox", 2: "nossd", 3: "zoned"}[self.mode]
         extra = ",".join(f"{k}={v}" for k, v in self.props.items())
         return f"{kind} {self.size_mib} MiB" + (f" ({extra})" if extra else "")
 
@@ -279,6 +296,15 @@ def interp(points, x, last=False):
         if x0 <= x <= x1:
             return (y1 if last else y0) if x1 == x0 else y0 + (y1 - y0) * (x - x0) / (x1 - x0)
     return None
+
+
+def geometry(guest, tag):
+    """{name: int} of the guest's `oc_geometry DEV TAG` line (GUEST_PRELUDE)."""
+    for _, line in guest.lines:
+        f = line.split()
+        if len(f) > 2 and f[0] == "GEO" and f[1] == tag:
+            return {k: int(v) for k, v in (x.split("=") for x in f[2:])}
+    raise KeyError(f"no geometry line for {tag} in the guest output")
 
 
 def lateness(stats):
