@@ -20,7 +20,7 @@ at each drive's physical/logical ratio.
 
 If the guest image has no `hostftl`, the whitebox cases are skipped with a message.
 
-Usage: bench/wb-gc.py [--short] [--ops 7,28] [--raw-mb 32] [--time-scale 2] [--tol 0.03]
+Usage: bench/wb-gc.py [--short] [--ops 7,28] [--raw-mb 16] [--time-scale 2] [--tol 0.03]
 """
 
 import argparse
@@ -109,6 +109,14 @@ if command -v hostftl >/dev/null; then HAVE_FTL=1; else echo "@@no-hostftl@@"; f
 N=$(dev_of REF) || exit 1
 fio --name=ref --filename=$N {common} --rw=randwrite --size=64m --time_based \\
     --runtime={a.ref_runtime} > /tmp/ref.json || exit 1
+if [[ -n $HAVE_FTL ]]; then
+  # the host FTL's own path (NBD and its CPU work) on its in-memory OCSSD: no flash, no GC
+  hostftl start --dev mem:64 --nbd /dev/nbd1 --format --op 20 || exit 1
+  fio --name=mem --filename=/dev/nbd1 {common} --rw=randwrite --size=32m --time_based \\
+      --runtime={a.ref_runtime} > /tmp/mem.json || exit 1
+  hostftl stop --nbd /dev/nbd1 >/dev/null || exit 1
+  echo @@mem@@; cat /tmp/mem.json
+fi
 {"".join(steps)}
 echo "@@stats end@@"
 echo @@ref@@; cat /tmp/ref.json
@@ -153,10 +161,9 @@ def run_case(a, g, kind, op, s):
     if kind == "wb":
         st0, st1 = kv(g.section(f"{s}-ftl-start")), kv(g.section(f"{s}-ftl-end"))
         geo = bblib.geometry(g, s)
-        lines = int(st0["FREE_LINES"]) + int(st0["DATA_LINES"])
-        phys = lines * int(st0["LINE_PUS"]) * geo["clba"]
-        r.update(ftl_start=st0, ftl_end=st1, alpha=phys / int(st0["LOGICAL_SECTORS"]),
-                 lines=lines, gc_lines=int(st1.get("GC_LINES", 0)))
+        # hostftl exposes its usable line sectors / (1 + OP): alpha is 1 + OP by construction
+        r.update(ftl_start=st0, ftl_end=st1, alpha=1 + op / 100, geometry=geo,
+                 lines=int(st0["DATA_LINES"]), gc_lines=int(st1.get("GC_LINES", 0)))
     else:
         _, end = g.marks["end"]
         line_pages = a.nchs * a.luns * a.pgs_per_blk
@@ -195,9 +202,9 @@ def plot(results, a, path):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ops", default="7,28", help="over-provisioning cases in %% (default 7,28)")
-    ap.add_argument("--raw-mb", type=int, default=32,
+    ap.add_argument("--raw-mb", type=int, default=16,
                     help="raw flash of each drive, MiB (the whitebox size; the blackbox "
-                         "exposes raw / (1 + OP)); default 32")
+                         "exposes raw / (1 + OP)); default 16")
     ap.add_argument("--nchs", type=int, default=2)
     ap.add_argument("--luns", type=int, default=1, help="chips per channel (default 1)")
     ap.add_argument("--pgs-per-blk", type=int, default=32)
@@ -210,13 +217,15 @@ def main():
                     help="steady: WAF moved by at most this fraction, twice (default 0.03)")
     ap.add_argument("--max-caps", type=float, default=6,
                     help="give up after this many capacities of overwrite (default 6)")
-    ap.add_argument("--short", action="store_true", help="16 MiB of raw flash, 4 caps at most")
+    ap.add_argument("--short", action="store_true",
+                    help="8 MiB of raw flash in 64 KiB blocks (the same number of lines), 4 "
+                         "capacities at most")
     ap.add_argument("--log-ms", type=int, default=1000, help="fio bandwidth log interval")
     ap.add_argument("--ref-runtime", type=int, default=5)
     ap.add_argument("--timeout", type=int, default=7200)
     a = ap.parse_args()
     if a.short:
-        a.raw_mb, a.max_caps = 16, 4
+        a.raw_mb, a.pgs_per_blk, a.max_caps = 8, 16, 4
     try:
         ops = [int(x) for x in a.ops.split(",")]
     except ValueError:
@@ -261,6 +270,8 @@ def main():
     done = [c for c in cases if has_wb or c[0] != "wb"]
     results = [run_case(a, g, *c) for c in done]
     ref_mbps = bblib.fio_json(g.section("ref"))["jobs"][0]["write"]["bw_bytes"] / 1e6
+    mem_mbps = (bblib.fio_json(g.section("mem"))["jobs"][0]["write"]["bw_bytes"] / 1e6
+                if has_wb else None)
 
     print(f"\nhost FTL (whitebox + hostftl) vs device FTL (blackbox) GC: {a.raw_mb} MiB of flash "
           f"each, {a.nchs} ch x {a.luns} chips, pgs_per_blk={a.pgs_per_blk}, 4 KiB pages, "
@@ -290,6 +301,11 @@ def main():
                   f"{w['before_mbps'] / b['before_mbps']:.2f}")
     print(f"guest ceiling (nossd 4K randwrite QD{a.qd}): {ref_mbps:.1f} MB/s = "
           f"{ref_mbps / max(r['before_mbps'] for r in results):.1f}x the fastest fresh drive here")
+    if mem_mbps is not None:
+        fresh = max(r["before_mbps"] for r in results if r["kind"] == "wb")
+        print(f"host-FTL path ceiling (hostftl on its in-memory OCSSD, 4K randwrite QD{a.qd}): "
+              f"{mem_mbps:.1f} MB/s = {mem_mbps / fresh:.1f}x the host FTL's fresh-drive rate "
+              "(near 1: the host FTL's fresh figure is TCG's)")
     for r in results:
         if r["kind"] == "wb":
             e = r["ftl_end"]
@@ -305,7 +321,7 @@ def main():
           "WAF = the FTL's own device writes / host writes in that window; 'WAF dev' = what the "
           "drive programmed\n(whitebox: units_programmed x WS_MIN, checkpoints and padding "
           "included) / host writes. model = greedy GC under uniform random\nwrites at alpha = "
-          f"physical / logical sectors ({bblib.WAF_MODEL}).\nTransfers to an unscaled drive: "
+          f"physical / logical sectors ({bblib.WAF_MODEL}; host FTL: 1 + OP, as it sizes itself).\nTransfers to an unscaled drive: "
           f"drop %, WAF and the host/device ratios, as long as the guest ceiling stays far "
           f"above\n(the host FTL's CPU work runs in the TCG guest: a fresh-drive rate close to "
           f"the guest's own is a TCG figure). MB/s x time_scale ({a.time_scale})\nfor this "
@@ -316,7 +332,8 @@ def main():
     if results and plot(results, a, path):
         print(f"plot: {path}")
     print("results: " + str(bblib.save_json("wb-gc", dict(
-        args=vars(a), has_host_ftl=has_wb, ref_mbps=ref_mbps, results=results,
+        args=vars(a), has_host_ftl=has_wb, ref_mbps=ref_mbps, hostftl_mem_mbps=mem_mbps,
+        results=results,
         waf_model=bblib.WAF_MODEL), guest=g)))
 
 

@@ -7,8 +7,10 @@ PU writing its own chunks one after another from their first sector (a chunk tak
 only at its write pointer, and each chunk is written once: every run gets fresh chunks, so
 no reset is needed). The chunks are found by the OCSSD LBA format read from Identify
 Geometry in the guest: chunk (g, p, c) is the LBA range ((g * NUM_PU + p) * NUM_CHK + c) *
-CLBA, + CLBA. PUs are taken channel (group) first, as a host FTL stripes. Writes are standard
-NVMe writes of WS_OPT sectors (the optimal write size), QD --qd per PU.
+CLBA, + CLBA. PUs are taken channel (group) first, as a host FTL stripes; with several
+groups, 2..PUs-per-group PUs are also measured packed into one group (one channel), which
+shows what sharing a channel costs. Writes are standard NVMe writes of WS_OPT sectors (the
+optimal write size), QD --qd per PU.
 
 TLC at --time-scale (default 30) makes one PU's programs, not TCG, the limit: a PU programs
 one WS_MIN unit at a time, so its model rate is WS_MIN x sector / TWRT. Every PU count is
