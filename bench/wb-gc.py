@@ -243,8 +243,9 @@ def main():
             sys.exit(f"{name} must be a power of two (whitebox chunks and PUs; got {v})")
     chunk_mb = a.pgs_per_blk * PAGE / (1 << 20)
     if a.raw_mb < 16 * a.nchs * a.luns * chunk_mb:
-        sys.exit(f"--raw-mb must give every PU 16 chunks at least: {16 * a.nchs * a.luns * chunk_mb:g}"
-                 f" MiB or more (got {a.raw_mb})")
+        least = 16 * a.nchs * a.luns * chunk_mb
+        sys.exit(f"--raw-mb must give every PU 16 chunks at least: {least:g} MiB or more "
+                 f"(got {a.raw_mb})")
 
     flash = dict(pgs_per_blk=a.pgs_per_blk, flash_type=a.flash_type, time_scale=a.time_scale)
     cases, devs = [], []
@@ -289,7 +290,8 @@ def main():
         print("HOST FTL SKIPPED: the guest image has no `hostftl` (guest/hostftl not built into "
               "it yet); build an image from a tree that has it: images/build-image.sh DIR, "
               "FEMU_IMAGE_DIR=DIR")
-    print(f"{'case':22} {'fresh':>6} {'steady':>6} {'drop':>5} {'drop*':>5} {'WAF':>5} {'WAF dev':>7} "
+    print(f"{'case':22} {'fresh':>6} {'steady':>6} {'drop':>5} {'drop*':>5} {'WAF':>5} "
+          f"{'WAF dev':>7} "
           f"{'model':>5} {'alpha':>5} {'lines':>5} {'caps':>5} {'fio 1 s points, last window':>28}")
     print(f"{'':22} {'MB/s':>6} {'MB/s':>6} {'%':>5} {'%':>5}")
     for r in results:
@@ -303,7 +305,8 @@ def main():
         pair = {r["kind"]: r for r in results if r["op"] == op}
         if len(pair) == 2:
             w, b = pair["wb"], pair["bb"]
-            print(f"OP {op}%: host FTL / device FTL: steady MB/s {w['steady_mbps'] / b['steady_mbps']:.2f}"
+            print(f"OP {op}%: host FTL / device FTL: steady MB/s "
+                  f"{w['steady_mbps'] / b['steady_mbps']:.2f}"
                   f", WAF {w['steady_waf'] / b['steady_waf']:.2f}, fresh MB/s "
                   f"{w['before_mbps'] / b['before_mbps']:.2f}")
     print(f"guest ceiling (nossd 4K randwrite QD{a.qd}): {ref_mbps:.1f} MB/s = "
@@ -331,7 +334,8 @@ def main():
           "WAF = the FTL's own device writes / host writes in that window; 'WAF dev' = what the "
           "drive programmed\n(whitebox: units_programmed x WS_MIN, checkpoints and padding "
           "included) / host writes. model = greedy GC under uniform random\nwrites at alpha = "
-          f"physical / logical sectors ({bblib.WAF_MODEL}; host FTL: 1 + OP, as it sizes itself).\nTransfers to an unscaled drive: "
+          f"physical / logical sectors ({bblib.WAF_MODEL};\nhost FTL: 1 + OP, as it sizes "
+          "itself). Transfers to an unscaled drive: "
           f"WAF, drop* and the host/device ratios of steady MB/s and WAF; the host FTL's fresh "
           f"rate and drop do\nnot when it is close to its path ceiling (its CPU work and "
           f"synchronous device commands run in the TCG guest), nor its steady MB/s\nwhere its "

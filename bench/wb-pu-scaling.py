@@ -218,8 +218,9 @@ def main():
           f"(expected {written * geo['clba'] // geo['ws_min']}); lateness p50/p99/max us "
           f"{bblib.lateness(final['WB'])}")
     print("'x 1 PU' is the MB/s relative to 1 PU in the same round (ideal = PUs); 'of ideal' = "
-          "that / PUs; 'model' = PUs x WS_MIN / TWRT\n(channel transfers ignored); 'k 1 group': k PUs of one group (one channel) instead of one per group. Transfers to "
-          "an unscaled drive of this geometry: the scaling and 'of ideal', as long as the\n"
+          "that / PUs; 'model' = PUs x WS_MIN / TWRT\n(channel transfers ignored); 'k 1 group': "
+          "k PUs of one group (one channel) instead of one per group.\nTransfers to "
+          "an unscaled drive of this geometry: the scaling and 'of ideal', as long as\nthe "
           f"host keeps every PU busy; MB/s x time_scale ({a.time_scale}) = 'x unscaled'. Below "
           "ideal at many PUs: the jobs' start skew, the guest's own\nissue rate (TCG), or "
           "PUs of one group waiting on their shared channel (compare the '1 group' rows).")
