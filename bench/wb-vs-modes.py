@@ -183,13 +183,16 @@ def main():
         ftl = {k: v for k, v in (l.split("=", 1) for l in g.section("wb-ftl-stats").split()
                                  if "=" in l)}
         print(f"host FTL: WAF {ftl.get('WAF')}, GC lines {ftl.get('GC_LINES')}, pad sectors "
-              f"{ftl.get('PAD_SECTORS')}, metadata sectors {ftl.get('META_WRITE_SECTORS')}")
+              f"{ftl.get('PAD_SECTORS')}, metadata sectors {ftl.get('META_WRITE_SECTORS')}; "
+              f"sectors read by the host {ftl.get('HOST_READ_SECTORS')}, by the FTL from the "
+              f"device {ftl.get('DEV_READ_SECTORS')}")
     vlog = bblib.vendor_log(g.section("wb-vendor-log"))
     geo = bblib.geometry(g, "WB")
     print(f"whitebox geometry: {geo['num_grp']}x{geo['num_pu']} PUs, {geo['num_chk']} chunks of "
           f"{geo['clba']} sectors, WS_MIN {geo['ws_min']}, WS_OPT {geo['ws_opt']}; device "
           f"units programmed {vlog.get('units_programmed')}, chunk erases "
-          f"{vlog.get('chunk_erases')}")
+          f"{vlog.get('chunk_erases')}, pages read {vlog.get('pages_read')} (cache hits "
+          f"{vlog.get('cache_read_hits')})")
     print(f"\n'model' is the flash ceiling (chips x page / latency, scaled); QD16 random reads on "
           f"random chips keep at most chips x 16/(16+chips-1) busy.\nThe host FTL serves one "
           "request at a time (a single-threaded NBD server) and reads one device command at a "
