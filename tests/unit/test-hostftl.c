@@ -12,143 +12,25 @@
 #include <string.h>
 
 #include "ftl.h"
+#include "dev-mem.h"
 
 #define SS 4096
 
-/* ---- the fake device ---- */
+/* ---- the fake device: guest/hostftl/dev-mem.c ---- */
 
-typedef struct Fake {
-    struct ftl_geo g;
-    uint64_t nchunks;
-    uint8_t *data;
-    uint8_t *state;
-    uint32_t *wp;
-    uint32_t *open_per_pu;
-    uint32_t open;
-    uint64_t writes, reads, resets;
-    uint64_t violations;
-    char last_violation[200];
-} Fake;
-
-static void violation(Fake *d, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-static void violation(Fake *d, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    g_vsnprintf(d->last_violation, sizeof(d->last_violation), fmt, ap);
-    va_end(ap);
-    d->violations++;
-    g_test_message("device rule broken: %s", d->last_violation);
-}
-
-static int fake_write(void *opaque, uint64_t lba, uint32_t n, const void *buf)
-{
-    Fake *d = opaque;
-    uint64_t c = lba / d->g.clba;
-    uint32_t off = lba % d->g.clba, pu = c / d->g.num_chk;
-
-    if (c >= d->nchunks || n == 0 || off + n > d->g.clba) {
-        violation(d, "write of %u at %" G_GUINT64_FORMAT " leaves its chunk", n, lba);
-        return 0x2f2;
-    }
-    if (d->state[c] & (FTL_CHUNK_CLOSED | FTL_CHUNK_OFFLINE) || off != d->wp[c]) {
-        violation(d, "out of order write at %" G_GUINT64_FORMAT " (chunk %" G_GUINT64_FORMAT
-                  " wp %u state %u)", lba, c, d->wp[c], d->state[c]);
-        return 0x2f2;
-    }
-    if (n % d->g.ws_min) {
-        violation(d, "write of %u sectors, not a multiple of WS_MIN", n);
-        return 0x002;
-    }
-    if (d->state[c] & FTL_CHUNK_FREE) {
-        if ((d->g.maxoc && d->open + 1 > d->g.maxoc) ||
-            (d->g.maxocpu && d->open_per_pu[pu] + 1 > d->g.maxocpu)) {
-            violation(d, "opening chunk %" G_GUINT64_FORMAT " exceeds MAXOC/MAXOCPU (%u open, "
-                      "%u on PU %u)", c, d->open, d->open_per_pu[pu], pu);
-            return 0x00c;
-        }
-        d->state[c] = FTL_CHUNK_OPEN;
-        d->open++;
-        d->open_per_pu[pu]++;
-    }
-    memcpy(d->data + lba * SS, buf, (size_t)n * SS);
-    d->wp[c] += n;
-    d->writes += n;
-    if (d->wp[c] == d->g.clba) {
-        d->state[c] = FTL_CHUNK_CLOSED;
-        d->open--;
-        d->open_per_pu[pu]--;
-    }
-    return 0;
-}
-
-static int fake_read(void *opaque, uint64_t lba, uint32_t n, void *buf)
-{
-    Fake *d = opaque;
-    for (uint32_t i = 0; i < n; i++) {
-        uint64_t c = (lba + i) / d->g.clba;
-        if (c >= d->nchunks || (lba + i) % d->g.clba >= d->wp[c]) {
-            violation(d, "read of LBA %" G_GUINT64_FORMAT " at or above the write pointer",
-                      lba + i);
-            return 0x287;
-        }
-    }
-    memcpy(buf, d->data + lba * SS, (size_t)n * SS);
-    d->reads += n;
-    return 0;
-}
-
-static int fake_reset(void *opaque, uint64_t c)
-{
-    Fake *d = opaque;
-    if (c >= d->nchunks || !(d->state[c] & FTL_CHUNK_CLOSED)) {
-        violation(d, "reset of chunk %" G_GUINT64_FORMAT " in state %u", c,
-                  c < d->nchunks ? d->state[c] : 0);
-        return 0x2c1;
-    }
-    d->state[c] = FTL_CHUNK_FREE;
-    d->wp[c] = 0;
-    memset(d->data + c * d->g.clba * SS, 0x5a, (size_t)d->g.clba * SS);
-    d->resets++;
-    return 0;
-}
-
-static int fake_info(void *opaque, uint64_t first, uint32_t n, struct ftl_chunk_info *out)
-{
-    Fake *d = opaque;
-    g_assert_cmpuint(first + n, <=, d->nchunks);
-    for (uint32_t i = 0; i < n; i++) {
-        out[i].state = d->state[first + i];
-        out[i].written = d->wp[first + i];
-    }
-    return 0;
-}
-
-static const struct ftl_dev_ops fake_ops = { fake_read, fake_write, fake_reset, fake_info };
+typedef struct mem_dev Fake;
+#define fake_ops mem_dev_ops
 
 static Fake *fake_new(uint32_t maxoc, uint32_t maxocpu)
 {
-    Fake *d = g_new0(Fake, 1);
-    d->g = (struct ftl_geo){ .num_grp = 2, .num_pu = 4, .num_chk = 24, .clba = 64,
-                             .ws_min = 4, .ws_opt = 8, .maxoc = maxoc, .maxocpu = maxocpu,
-                             .sector_size = SS };
-    d->nchunks = (uint64_t)d->g.num_grp * d->g.num_pu * d->g.num_chk;
-    d->data = g_malloc(d->nchunks * d->g.clba * SS);
-    d->state = g_malloc(d->nchunks);
-    memset(d->state, FTL_CHUNK_FREE, d->nchunks);
-    d->wp = g_new0(uint32_t, d->nchunks);
-    d->open_per_pu = g_new0(uint32_t, d->g.num_grp * d->g.num_pu);
+    struct ftl_geo g = { .num_grp = 2, .num_pu = 4, .num_chk = 24, .clba = 64, .ws_min = 4,
+                         .ws_opt = 8, .maxoc = maxoc, .maxocpu = maxocpu, .sector_size = SS };
+    Fake *d = mem_dev_new(&g);
+    g_assert_nonnull(d);
     return d;
 }
 
-static void fake_free(Fake *d)
-{
-    g_free(d->data);
-    g_free(d->state);
-    g_free(d->wp);
-    g_free(d->open_per_pu);
-    g_free(d);
-}
+#define fake_free mem_dev_free
 
 /* ---- data and the reference model ---- */
 
@@ -268,7 +150,8 @@ static void random_workload(double op, uint32_t maxoc, uint32_t maxocpu, int slo
                             " sectors written: not write %" G_GUINT64_FORMAT, lba + i, written,
                             ref[lba + i]);
         }
-        g_assert_cmpuint(d->violations, ==, 0);
+        if (d->violations)
+            g_error("device rule broken: %s", d->last_violation);
         if (++ops % 64 == 0)
             g_assert_cmpstr(ftl_check(f), ==, NULL);
         if (written >= next_reload) {
@@ -418,6 +301,29 @@ static void test_unclean_stop(void)
     fake_free(d);
 }
 
+/* the fake refuses what a real device refuses, so the tests above can fail */
+static void test_fake_enforces_rules(void)
+{
+    Fake *d = fake_new(0, 1);
+    uint8_t *buf = abuf(8);
+    uint64_t clba = d->g.clba;
+
+    d->quiet = 1;
+    memset(buf, 7, 8 * SS);
+    g_assert_cmpint(mem_dev_ops.write(d, 4, 4, buf), !=, 0);        /* not at the WP */
+    g_assert_cmpint(mem_dev_ops.write(d, 0, 2, buf), !=, 0);        /* not WS_MIN */
+    g_assert_cmpint(mem_dev_ops.write(d, 0, 4, buf), ==, 0);
+    g_assert_cmpint(mem_dev_ops.read(d, 0, 4, buf), ==, 0);
+    g_assert_cmpint(mem_dev_ops.read(d, 4, 1, buf), !=, 0);         /* above the WP */
+    g_assert_cmpint(mem_dev_ops.reset(d, 0), !=, 0);                /* open */
+    g_assert_cmpint(mem_dev_ops.reset(d, 1), !=, 0);                /* free */
+    g_assert_cmpint(mem_dev_ops.write(d, clba, 4, buf), !=, 0);     /* 2nd open chunk on PU 0 */
+    g_assert_cmpint(mem_dev_ops.write(d, d->g.num_chk * clba, 4, buf), ==, 0); /* PU 1 */
+    g_assert_cmpuint(d->violations, ==, 6);
+    free(buf);
+    fake_free(d);
+}
+
 /* bounds are refused, not written */
 static void test_bounds(void)
 {
@@ -446,6 +352,7 @@ static void test_bounds(void)
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/hostftl/fake-enforces-rules", test_fake_enforces_rules);
     g_test_add_func("/hostftl/unformatted", test_unformatted);
     g_test_add_func("/hostftl/op-too-small", test_op_too_small);
     g_test_add_func("/hostftl/bounds", test_bounds);
