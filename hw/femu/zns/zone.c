@@ -5,6 +5,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "zone.h"
+#include "../media/record.h"
 
 #include <glib.h>
 #include <stdarg.h>
@@ -137,36 +138,9 @@ void zone_set_free(ZoneSet *zs)
 
 /* ---- the saved records ---- */
 
-static void put_le(uint8_t *p, uint64_t v, int bytes)
-{
-    for (int i = 0; i < bytes; i++) {
-        p[i] = (uint8_t)(v >> (8 * i));
-    }
-}
-
-static uint64_t get_le(const uint8_t *p, int bytes)
-{
-    uint64_t v = 0;
-
-    for (int i = 0; i < bytes; i++) {
-        v |= (uint64_t)p[i] << (8 * i);
-    }
-    return v;
-}
-
-/* The first four bytes of the MD5 of salt (a zone index) and p: a check, not security. */
 static uint32_t checksum(const ZoneSet *zs, uint64_t salt, const uint8_t *p, size_t len)
 {
-    GChecksum *ck = zs->hasher;
-    uint8_t s[8], digest[16];
-    gsize dlen = sizeof(digest);
-
-    g_checksum_reset(ck);
-    put_le(s, salt, 8);
-    g_checksum_update(ck, s, sizeof(s));
-    g_checksum_update(ck, p, len);
-    g_checksum_get_digest(ck, digest, &dlen);
-    return (uint32_t)get_le(digest, 4);
+    return record_checksum(zs->hasher, salt, p, len);
 }
 
 static uint8_t *record_slot(const ZoneSet *zs, uint64_t idx, uint64_t seq)
@@ -196,15 +170,15 @@ static void save(ZoneSet *zs, uint64_t idx, bool new_zde)
     if (z->attrs & ZONE_ATTR_ZDEV) {
         zde_sum = new_zde ? checksum(zs, idx, zs->zde + idx * zs->cfg.zde_bytes,
                                      zs->cfg.zde_bytes)
-                          : (uint32_t)get_le(record_slot(zs, idx, z->seq) + 20, 4);
+                          : (uint32_t)record_get_le(record_slot(zs, idx, z->seq) + 20, 4);
     }
     z->seq++;
-    put_le(r, z->seq, 8);
-    put_le(r + 8, z->wp, 8);
+    record_put_le(r, z->seq, 8);
+    record_put_le(r + 8, z->wp, 8);
     r[16] = z->state;
     r[17] = z->attrs;
-    put_le(r + 20, zde_sum, 4);
-    put_le(r + 28, checksum(zs, idx, r, 28), 4);
+    record_put_le(r + 20, zde_sum, 4);
+    record_put_le(r + 28, checksum(zs, idx, r, 28), 4);
     /* one copy: the other slot keeps the previous record until this one is whole */
     memcpy(record_slot(zs, idx, z->seq), r, ZONE_RECORD);
     zs->records_written++;
@@ -750,19 +724,14 @@ uint64_t zone_store_size(const ZoneConfig *c)
 static void header_fill(const ZoneSet *zs, uint8_t *h)
 {
     memset(h, 0, ZONE_STORE_HEADER);
-    put_le(h, ZONE_STORE_MAGIC, 4);
-    put_le(h + 4, ZONE_STORE_VERSION, 4);
-    put_le(h + 8, zs->cfg.nr_zones, 8);
-    put_le(h + 16, zs->cfg.zone_size, 8);
-    put_le(h + 24, zs->cfg.zone_cap, 8);
-    put_le(h + 32, zs->cfg.zde_bytes, 4);
-    put_le(h + 36, zs->cfg.lba_bytes, 4);
-    put_le(h + 60, checksum(zs, ZONE_HEADER_SALT, h, 60), 4);
-}
-
-static bool all_zero(const uint8_t *p, size_t len)
-{
-    return len == 0 || (p[0] == 0 && memcmp(p, p + 1, len - 1) == 0);
+    record_put_le(h, ZONE_STORE_MAGIC, 4);
+    record_put_le(h + 4, ZONE_STORE_VERSION, 4);
+    record_put_le(h + 8, zs->cfg.nr_zones, 8);
+    record_put_le(h + 16, zs->cfg.zone_size, 8);
+    record_put_le(h + 24, zs->cfg.zone_cap, 8);
+    record_put_le(h + 32, zs->cfg.zde_bytes, 4);
+    record_put_le(h + 36, zs->cfg.lba_bytes, 4);
+    record_put_le(h + 60, checksum(zs, ZONE_HEADER_SALT, h, 60), 4);
 }
 
 /* "N MiB" of a count of LBAs when the LBA size is known, else "N LBAs". */
@@ -781,11 +750,11 @@ static char *lbas_str(uint64_t lbas, uint32_t lba_bytes)
 static bool header_matches(const ZoneSet *zs, const uint8_t *h, char **err)
 {
     const ZoneConfig *c = &zs->cfg;
-    uint64_t nr = get_le(h + 8, 8), size = get_le(h + 16, 8), cap = get_le(h + 24, 8);
-    uint32_t zde = (uint32_t)get_le(h + 32, 4), lba = (uint32_t)get_le(h + 36, 4);
-    uint32_t version = (uint32_t)get_le(h + 4, 4);
+    uint64_t nr = record_get_le(h + 8, 8), size = record_get_le(h + 16, 8), cap = record_get_le(h + 24, 8);
+    uint32_t zde = (uint32_t)record_get_le(h + 32, 4), lba = (uint32_t)record_get_le(h + 36, 4);
+    uint32_t version = (uint32_t)record_get_le(h + 4, 4);
 
-    if (get_le(h, 4) != ZONE_STORE_MAGIC) {
+    if (record_get_le(h, 4) != ZONE_STORE_MAGIC) {
         return fail(err, "the area after the data holds something else than zone state "
                     "(its first bytes are %02x %02x %02x %02x, not \"FZNS\")",
                     h[0], h[1], h[2], h[3]);
@@ -794,7 +763,7 @@ static bool header_matches(const ZoneSet *zs, const uint8_t *h, char **err)
         return fail(err, "the zone state is of format version %u, this FEMU reads version "
                     "%u only", version, ZONE_STORE_VERSION);
     }
-    if (get_le(h + 60, 4) != checksum(zs, ZONE_HEADER_SALT, h, 60)) {
+    if (record_get_le(h + 60, 4) != checksum(zs, ZONE_HEADER_SALT, h, 60)) {
         return fail(err, "the zone state header is damaged (its checksum does not match)");
     }
     if (lba != c->lba_bytes) {
@@ -832,18 +801,18 @@ static bool header_matches(const ZoneSet *zs, const uint8_t *h, char **err)
 static bool record_decode(const ZoneSet *zs, uint64_t idx, unsigned slot, const uint8_t *r,
                           const uint8_t *zde, Zone *out)
 {
-    uint64_t seq = get_le(r, 8), wp = get_le(r + 8, 8);
+    uint64_t seq = record_get_le(r, 8), wp = record_get_le(r + 8, 8);
     uint8_t state = r[16], attrs = r[17];
     Zone *z = out;
     bool wp_ok;
 
-    if (get_le(r + 28, 4) != checksum(zs, idx, r, 28) || seq == 0 || seq % ZONE_SLOTS != slot) {
+    if (record_get_le(r + 28, 4) != checksum(zs, idx, r, 28) || seq == 0 || seq % ZONE_SLOTS != slot) {
         return false;
     }
     if (attrs & ~ZONE_ATTR_ZDEV || (attrs && !zs->cfg.zde_bytes)) {
         return false;
     }
-    if (attrs && get_le(r + 20, 4) != checksum(zs, idx, zde, zs->cfg.zde_bytes)) {
+    if (attrs && record_get_le(r + 20, 4) != checksum(zs, idx, zde, zs->cfg.zde_bytes)) {
         return false;
     }
     z->seq = seq;
@@ -880,7 +849,7 @@ static bool zone_load(ZoneSet *zs, uint64_t idx, Zone *z, bool *recovered)
     for (unsigned s = 0; s < ZONE_SLOTS; s++) {
         const uint8_t *r = record_slot(zs, idx, s);
 
-        if (all_zero(r, ZONE_RECORD)) {
+        if (record_all_zero(r, ZONE_RECORD)) {
             continue;
         }
         any = true;
@@ -894,8 +863,8 @@ static bool zone_load(ZoneSet *zs, uint64_t idx, Zone *z, bool *recovered)
             found = true;
         }
     }
-    if (any && !found && !all_zero(record_slot(zs, idx, 0), ZONE_RECORD) &&
-        !all_zero(record_slot(zs, idx, 1), ZONE_RECORD)) {
+    if (any && !found && !record_all_zero(record_slot(zs, idx, 0), ZONE_RECORD) &&
+        !record_all_zero(record_slot(zs, idx, 1), ZONE_RECORD)) {
         return false;
     }
     /* a torn first record leaves the zone as created */
@@ -912,9 +881,9 @@ ZoneStoreResult zone_store_open(ZoneSet *zs, uint8_t *store, char **err)
 
     g_return_val_if_fail(zs->nr_active == 0 && !zs->store, ZONE_STORE_ERROR);
     zs->store = store;
-    if (all_zero(store, ZONE_STORE_HEADER)) {
+    if (record_all_zero(store, ZONE_STORE_HEADER)) {
         /* fresh: every slot must be zero as well */
-        if (!all_zero(store, zone_store_size(&zs->cfg) - n * zs->cfg.zde_bytes)) {
+        if (!record_all_zero(store, zone_store_size(&zs->cfg) - n * zs->cfg.zde_bytes)) {
             fail(err, "the zone state header is missing but zone records are present "
                  "(the area after the data is damaged)");
             goto refuse;
