@@ -418,7 +418,7 @@ if [[ $(id -u) == 0 ]] && command -v chroot >/dev/null; then
 	for t in "/bin/bash -c true" "/usr/bin/fio --version" "/usr/sbin/nvme version" \
 		"/sbin/blkzone --version" "/bin/lsblk --version" \
 		"/usr/sbin/mkzonefs --help" "/sbin/mkfs.btrfs --version" "/bin/btrfs --version" \
-		"/usr/local/bin/ocssd help" "/usr/local/bin/hostftl help"; do
+		"/sbin/mkfs.ext4 -V" "/usr/local/bin/ocssd help" "/usr/local/bin/hostftl help"; do
 		chroot "$root" $t >/dev/null || die "'$t' does not run in the initramfs tree"
 	done
 fi

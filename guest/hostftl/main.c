@@ -325,14 +325,15 @@ static int cmd_start(const struct opts *o)
     if (rc)
         fprintf(stderr, "hostftl: %s\n", err);
     ftl_get_stats(s.ftl, &st);
-    ftl_format_stats(&st, text, sizeof(text));
     if (ftl_close(s.ftl, err, sizeof(err))) {
         fprintf(stderr, "hostftl: stopping: %s\n", err);
+        ftl_format_stats(&st, text, sizeof(text));
         snprintf(text + strlen(text), sizeof(text) - strlen(text), "CLEAN_STOP=0\n");
         rc = -1;
     } else {
-        snprintf(text + strlen(text), sizeof(text) - strlen(text), "CHECKPOINT_SEQ=%" PRIu64
-                 "\nCLEAN_STOP=1\n", st.ckpt_seq + 1);
+        st.ckpt_seq++; /* the one just written */
+        ftl_format_stats(&st, text, sizeof(text));
+        snprintf(text + strlen(text), sizeof(text) - strlen(text), "CLEAN_STOP=1\n");
     }
     fputs(text, stdout);
     write_stats_file(o->nbd, text);
