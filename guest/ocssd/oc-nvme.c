@@ -74,6 +74,18 @@ static int identify_lba_size(struct oc_dev *d, uint32_t *lba_size)
     return st;
 }
 
+static unsigned read_sysfs_uint(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    unsigned v = 0;
+    if (f) {
+        if (fscanf(f, "%u", &v) != 1)
+            v = 0;
+        fclose(f);
+    }
+    return v;
+}
+
 /* /dev/nvme0n1 or /dev/ng0n1 -> controller number and namespace block name */
 static int parse_ns_path(const char *path, char *ctrl, size_t cn, char *blk, size_t bn)
 {
@@ -93,8 +105,7 @@ static int parse_ns_path(const char *path, char *ctrl, size_t cn, char *blk, siz
 int oc_open(struct oc_dev *d, const char *ns_path, int data_flags, char *err, size_t errlen)
 {
     char ctrl[32], blk[32], sys[96];
-    FILE *f;
-    unsigned kb = 0;
+    unsigned kb, segs;
     int st;
 
     memset(d, 0, sizeof(*d));
@@ -145,13 +156,13 @@ int oc_open(struct oc_dev *d, const char *ns_path, int data_flags, char *err, si
         return -EINVAL;
     }
     snprintf(sys, sizeof(sys), "/sys/block/%s/queue/max_hw_sectors_kb", blk);
-    f = fopen(sys, "r");
-    if (f) {
-        if (fscanf(f, "%u", &kb) != 1)
-            kb = 0;
-        fclose(f);
-    }
+    kb = read_sysfs_uint(sys);
     d->max_sectors = kb ? kb * 1024 / d->lba_size : 0;
+    /* a user buffer maps page by page: more pages than segments is refused (EINVAL) */
+    snprintf(sys, sizeof(sys), "/sys/block/%s/queue/max_segments", blk);
+    segs = read_sysfs_uint(sys);
+    if (segs > 1 && (uint64_t)(segs - 1) * 4096 / d->lba_size < d->max_sectors)
+        d->max_sectors = (uint64_t)(segs - 1) * 4096 / d->lba_size;
     if (d->max_sectors == 0)
         d->max_sectors = 32; /* a safe transfer size when sysfs does not say */
     return 0;
