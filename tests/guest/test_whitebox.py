@@ -251,10 +251,10 @@ echo @@start-bad-op@@; hostftl start --format --op 2; echo RC=$?
 echo @@start@@; hostftl start --format --op 25; echo RC=$?
 echo NBD_BYTES=$(( $(cat /sys/block/nbd0/size) * 512 ))
 # 2 x the capacity of random 4 KiB writes, each pass every block once and verified;
-# two runs with different seeds (the same order twice would invalidate whole lines)
+# two runs with random seeds (the same order twice would invalidate whole lines)
 F="--filename=/dev/nbd0 --direct=1 --rw=randwrite --bs=4k --ioengine=libaio --iodepth=16"
-runfio pass1 $F --randseed=11 --verify=crc32c --verify_fatal=1
-runfio pass2 $F --randseed=22 --verify=crc32c --verify_fatal=1
+runfio pass1 $F --randrepeat=0 --verify=crc32c --verify_fatal=1
+runfio pass2 $F --randrepeat=0 --verify=crc32c --verify_fatal=1
 echo @@stats-fio@@; hostftl stats; echo RC=$?
 mkfs.ext4 -q -F /dev/nbd0; echo MKFS_RC=$?
 mkdir -p /mnt; mount /dev/nbd0 /mnt; echo MOUNT_RC=$?
