@@ -71,6 +71,7 @@ struct ftl {
     uint64_t buf_start;           /* first sector of the open line not on the device */
     uint8_t *wbuf;                /* one write unit */
     uint8_t *iobuf;               /* GC and metadata I/O, one chunk */
+    uint8_t *zbuf;                /* zeroes, one write unit (padding) */
     uint32_t free_lines;
     uint64_t seq;
     int region;                   /* where the loaded checkpoint is */
@@ -205,16 +206,20 @@ static int dev_read(struct ftl *f, uint64_t lba, uint32_t n, void *buf)
     return 0;
 }
 
-/* Write zeroes up to the chunk's end (it closes). */
+/* Write zeroes up to the chunk's end (it closes). counter: the statistic it
+ * goes to (padding of data chunks also counts as device writes). */
 static int pad_chunk(struct ftl *f, uint64_t c, uint64_t *counter)
 {
-    memset(f->iobuf, 0, (size_t)f->g.clba * f->ss);
     while (f->cwp[c] < f->g.clba) {
         uint32_t n = f->g.clba - f->cwp[c];
-        int rc = dev_write(f, chunk_lba(f, c) + f->cwp[c], n, f->iobuf);
+        if (n > f->unit)
+            n = f->unit; /* zbuf is one unit; both are multiples of WS_MIN */
+        int rc = dev_write(f, chunk_lba(f, c) + f->cwp[c], n, f->zbuf);
         if (rc)
             return rc;
         *counter += n;
+        if (counter == &f->st.pad_sectors)
+            f->st.dev_write_sectors += n;
     }
     return 0;
 }
@@ -663,7 +668,8 @@ static struct ftl *ftl_new(const struct ftl_geo *g, const struct ftl_dev_ops *op
     f->p2l = malloc(f->phys * sizeof(uint32_t));
     f->wbuf = alloc_aligned((size_t)f->unit * f->ss, 4096);
     f->iobuf = alloc_aligned((size_t)g->clba * f->ss, 4096);
-    if (!f->meta || !f->cstate || !f->cwp || !f->cline || !f->lines || !f->member_store ||
+    f->zbuf = alloc_aligned((size_t)f->unit * f->ss, 4096);
+    if (!f->zbuf || !f->meta || !f->cstate || !f->cwp || !f->cline || !f->lines || !f->member_store ||
         !f->p2l || !f->wbuf || !f->iobuf) {
         seterr(err, errlen, "out of memory");
         ftl_abandon(f);
@@ -760,6 +766,7 @@ void ftl_abandon(struct ftl *f)
     free(f->p2l);
     free(f->wbuf);
     free(f->iobuf);
+    free(f->zbuf);
     free(f);
 }
 

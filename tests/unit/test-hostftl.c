@@ -111,7 +111,7 @@ static void random_workload(double op, uint32_t maxoc, uint32_t maxocpu, int slo
     struct ftl *f;
     struct ftl_stats st;
     uint64_t n, *ref, tag = 0, written = 0, target, next_reload;
-    uint64_t total_gc = 0, total_host = 0, total_dev = 0, reloads = 0, ops = 0;
+    uint64_t total_gc = 0, total_host = 0, total_dev = 0, total_pad = 0, reloads = 0, ops = 0;
     uint8_t *buf = abuf(16);
 
     must_format(d, op);
@@ -160,6 +160,7 @@ static void random_workload(double op, uint32_t maxoc, uint32_t maxocpu, int slo
             total_gc += st.gc_write_sectors;
             total_host += st.host_write_sectors;
             total_dev += st.dev_write_sectors;
+            total_pad += st.pad_sectors;
             must_close(f);
             g_assert_cmpuint(d->violations, ==, 0);
             f = must_open(d);
@@ -174,9 +175,13 @@ static void random_workload(double op, uint32_t maxoc, uint32_t maxocpu, int slo
     total_gc += st.gc_write_sectors;
     total_host += st.host_write_sectors;
     total_dev += st.dev_write_sectors;
+    total_pad += st.pad_sectors;
     must_close(f);
     g_assert_cmpuint(d->violations, ==, 0);
     g_assert_cmpuint(reloads, >=, 4);
+    /* every device write of data is a host write, a GC copy or padding */
+    g_assert_cmpuint(total_dev, ==, total_host + total_gc + total_pad);
+    g_assert_cmpuint(total_pad, >, 0); /* flushes pad to WS_MIN */
     /* GC ran and moved data; WAF counts it */
     g_assert_cmpuint(total_gc, >, 0);
     g_assert_cmpuint(total_dev, >=, total_host + total_gc);
