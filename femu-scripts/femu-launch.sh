@@ -25,7 +25,7 @@ shell on the serial console (Ctrl-A x quits QEMU, 'exit' powers off).
                     or the size of an existing --backing file)
   --backing FILE    keep the device's data in FILE (created sparse if missing,
                     --size MiB plus 16 MiB for the device's metadata such as
-                    zone state;
+                    zone state, 64 MiB with --mode 0 for chunk state and OOB;
                     shared file backend, so data survives restarts)
   --stock-nvme      use QEMU's own 'nvme' device on an equivalent raw file
                     (the reference for benchmarks); --dev then adds nvme props
@@ -99,6 +99,8 @@ check_int --smp "$smp" 1 32
 [[ -z $size ]] || check_int --size "$size" 1 1048576
 [[ -z $timeout ]] || check_int --timeout "$timeout" 1 86400
 check_int --mode "$mode" 0 3
+# whitebox keeps 16 bytes of OOB per 4 KiB sector after the data too (64 MiB: 12 GiB)
+((mode != 0)) || meta_mb=64
 [[ -z $cmd_set || -n $cmd ]] || die "--cmd needs a non-empty command"
 prop='[A-Za-z_][A-Za-z0-9_.-]*=[^,]*'
 [[ -z $dev || $dev =~ ^$prop(,$prop)*$ ]] ||
@@ -252,6 +254,12 @@ else
 	# Launcher defaults first; a key repeated in --dev replaces its value.
 	keys=(id femu_mode devsz_mb)
 	declare -A val=([id]=femu0 [femu_mode]=$mode [devsz_mb]=$size)
+	if ((mode == 0)); then
+		# whitebox: 4 KiB sectors, 4 groups x 4 PUs, 1 MiB chunks (16 KiB write units),
+		# so a host FTL has lines of 16 MiB and many chunks per PU
+		keys+=(lba_index lnum_ch lnum_lun lnum_pln lpgs_per_blk lsecs_per_pg)
+		val+=([lba_index]=1 [lnum_ch]=4 [lnum_lun]=4 [lnum_pln]=1 [lpgs_per_blk]=64 [lsecs_per_pg]=4)
+	fi
 	if [[ -n $backing ]]; then
 		[[ -e $backing ]] || truncate -s "$((size + meta_mb))M" "$backing"
 		dev_args=(-object "memory-backend-file,id=femu-mem,mem-path=$backing,size=$((size + meta_mb))M,share=on")

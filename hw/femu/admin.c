@@ -27,7 +27,8 @@ void femu_init_id_ctrl(FemuCtrl *n)
     g_autofree char *nqn = g_strdup_printf("nqn.2024-01.io.femu:%s", n->serial);
 
     memset(id, 0, sizeof(*id));
-    id->vid = cpu_to_le16(PCI_VENDOR_ID_REDHAT);
+    /* the PCI vendor; the subsystem stays QEMU's, as in PCI config space */
+    id->vid = cpu_to_le16(pci_get_word(n->parent_obj.config + PCI_VENDOR_ID));
     id->ssvid = cpu_to_le16(PCI_VENDOR_ID_REDHAT);
     strpadcpy((char *)id->sn, sizeof(id->sn), n->serial, ' ');
     strpadcpy((char *)id->mn, sizeof(id->mn), model_name(n), ' ');
@@ -177,6 +178,9 @@ static void fill_id_ns(FemuCtrl *n, FemuNamespace *ns, NvmeIdNs *id)
     id->lbaf[1] = (NvmeLBAF){ .ds = 12, .rp = 0 };
     /* deallocated blocks read as zeroes; Write Zeroes may deallocate */
     id->dlfeat = NVME_ID_NS_DLFEAT_READ_BEHAVIOR_ZEROES | 0x08;
+    if (ns->kind->dulbe) {
+        id->nsfeat |= 1 << 2;     /* DAE: DULBE supported */
+    }
     stq_le_p(id->nvmcap, bytes);
     memcpy(id->nguid, ns->nguid, sizeof(id->nguid));
     id->eui64 = ns->eui64;
@@ -322,15 +326,20 @@ static void fill_effects(FemuCtrl *n, uint8_t csi, NvmeEffectsLog *log)
         NVME_ADM_CMD_ABORT, NVME_ADM_CMD_SET_FEATURES, NVME_ADM_CMD_GET_FEATURES,
         NVME_ADM_CMD_ASYNC_EV_REQ, NVME_ADM_CMD_DBBUF_CONFIG,
     };
-    const FemuNsKind *k = femu_csi_kind(n, csi);
-
     for (size_t i = 0; i < ARRAY_SIZE(admin); i++) {
         log->acs[admin[i]] = cpu_to_le32(NVME_CMD_EFF_CSUPP);
     }
-    /* every command set builds on the NVM commands */
+    /* every command set builds on the NVM commands; kinds add their own */
     femu_nvm_effects(log);
-    if (csi != NVME_CSI_NVM && k && k->effects) {
-        k->effects(n, log);
+    for (uint32_t i = 0; i < n->num_namespaces; i++) {
+        const FemuNsKind *k = n->ns[i].kind;
+        bool seen = false;
+        for (uint32_t j = 0; j < i; j++) {
+            seen |= n->ns[j].kind == k;
+        }
+        if (!seen && n->ns[i].csi == csi && k->effects) {
+            k->effects(n, log);
+        }
     }
 }
 
@@ -366,11 +375,19 @@ static uint16_t get_log_page(FemuCtrl *n, const NvmeCmd *cmd)
     uint8_t csi = le32_to_cpu(cmd->cdw14) >> 24;
     uint32_t nsid = le32_to_cpu(cmd->nsid);
     g_autofree uint8_t *log = NULL;
+    FemuNamespace *ns;
     size_t size;
 
     trace_femu_get_log(lid, len, off);
     if (off & 3) {
         return NVME_INVALID_FIELD;
+    }
+    ns = femu_ns(n, nsid);
+    if (ns && ns->kind->get_log) {
+        uint16_t status = ns->kind->get_log(n, ns, cmd, lid, off, len);
+        if (status != NVME_INVALID_LOG_ID) {
+            return status;
+        }
     }
     switch (lid) {
     case NVME_LOG_ERROR_INFO:
@@ -381,7 +398,7 @@ static uint16_t get_log_page(FemuCtrl *n, const NvmeCmd *cmd)
         }
         break;
     case NVME_LOG_SMART_INFO: {
-        FemuNamespace *ns = NULL;
+        ns = NULL;
         if (nsid && nsid != NVME_NSID_BROADCAST && !(ns = femu_ns(n, nsid))) {
             return NVME_INVALID_NSID;
         }
@@ -496,9 +513,11 @@ static uint16_t get_features(FemuCtrl *n, FemuRequest *req, const NvmeCmd *cmd)
         }
         result = NVME_TEMP_THSEL(dw11) == NVME_TEMP_THSEL_OVER ? f->temp_over : f->temp_under;
         break;
-    case NVME_ERROR_RECOVERY:
-        result = f->err_rec;
+    case NVME_ERROR_RECOVERY: {
+        FemuNamespace *ns = femu_ns(n, le32_to_cpu(cmd->nsid));
+        result = f->err_rec | (ns && ns->dulbe && f != &def ? FEMU_ERR_REC_DULBE : 0);
         break;
+    }
     case NVME_VOLATILE_WRITE_CACHE:
         result = f->vwc;
         break;
@@ -527,6 +546,32 @@ static uint16_t get_features(FemuCtrl *n, FemuRequest *req, const NvmeCmd *cmd)
         break;
     }
     req->cqe.result = cpu_to_le32(result);
+    return NVME_SUCCESS;
+}
+
+/*
+ * DULBE of namespace nsid (or of all, broadcast): only kinds whose unwritten blocks can
+ * fail take it; elsewhere unwritten blocks read as zeroes.
+ */
+static uint16_t set_dulbe(FemuCtrl *n, uint32_t nsid, bool on)
+{
+    bool all = nsid == NVME_NSID_BROADCAST;
+    FemuNamespace *ns = all ? NULL : femu_ns(n, nsid);
+
+    if (!all && !ns) {
+        return on ? NVME_INVALID_FIELD : NVME_SUCCESS;
+    }
+    for (uint32_t i = 0; i < n->num_namespaces; i++) {
+        FemuNamespace *x = &n->ns[i];
+        if ((all || x == ns) && on && !x->kind->dulbe) {
+            return NVME_INVALID_FIELD;
+        }
+    }
+    for (uint32_t i = 0; i < n->num_namespaces; i++) {
+        if (all || &n->ns[i] == ns) {
+            n->ns[i].dulbe = on;
+        }
+    }
     return NVME_SUCCESS;
 }
 
@@ -565,12 +610,14 @@ static uint16_t set_features(FemuCtrl *n, FemuRequest *req, const NvmeCmd *cmd)
         }
         check_temperature(n);
         break;
-    case NVME_ERROR_RECOVERY:
-        if (NVME_ERR_REC_DULBE(dw11)) {
-            return NVME_INVALID_FIELD;      /* no deallocated-block errors: reads give zeroes */
+    case NVME_ERROR_RECOVERY: {
+        uint16_t status = set_dulbe(n, le32_to_cpu(cmd->nsid), NVME_ERR_REC_DULBE(dw11));
+        if (status) {
+            return status;
         }
-        f->err_rec = dw11;
+        f->err_rec = dw11 & ~FEMU_ERR_REC_DULBE;
         break;
+    }
     case NVME_VOLATILE_WRITE_CACHE:
         f->vwc = dw11 & 1;
         break;
@@ -686,8 +733,13 @@ uint16_t femu_admin_cmd(FemuCtrl *n, FemuRequest *req, const NvmeCmd *cmd)
         return NVME_NO_COMPLETE;
     case NVME_ADM_CMD_DBBUF_CONFIG:
         return dbbuf_config(n, cmd);
-    default:
+    default: {
+        FemuNamespace *ns = femu_ns(n, le32_to_cpu(cmd->nsid));
+        if (ns && ns->kind->admin) {
+            return ns->kind->admin(n, req, ns, cmd);
+        }
         trace_femu_invalid_opcode(0, cmd->opcode);
         return NVME_INVALID_OPCODE;
+    }
     }
 }

@@ -420,8 +420,15 @@ static void femu_realize(PCIDevice *pci_dev, Error **errp)
     nvec = n->nr_io_queues + 1;
     pci_config_set_prog_interface(conf, 0x2);
     pci_config_set_class(conf, PCI_CLASS_STORAGE_EXPRESS);
-    pci_config_set_vendor_id(conf, PCI_VENDOR_ID_REDHAT);
-    pci_config_set_device_id(conf, PCI_DEVICE_ID_REDHAT_NVME);
+    kind = femu_ctrl_kind(n);
+    if (kind && kind->pci_vendor_id) {
+        /* e.g. the IDs old drivers of that kind of drive looked for */
+        pci_config_set_vendor_id(conf, kind->pci_vendor_id);
+        pci_config_set_device_id(conf, kind->pci_device_id);
+    } else {
+        pci_config_set_vendor_id(conf, PCI_VENDOR_ID_REDHAT);
+        pci_config_set_device_id(conf, PCI_DEVICE_ID_REDHAT_NVME);
+    }
     pci_set_word(conf + PCI_SUBSYSTEM_VENDOR_ID, PCI_VENDOR_ID_REDHAT);
     pci_set_word(conf + PCI_SUBSYSTEM_ID, 0x1100);
     conf[PCI_INTERRUPT_PIN] = 1;

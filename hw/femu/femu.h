@@ -43,6 +43,7 @@ OBJECT_DECLARE_SIMPLE_TYPE(FemuCtrl, FEMU)
 #define FEMU_MAX_AERL 15            /* aerl: at most 16 outstanding AERs */
 #define FEMU_SGL_MAX_SEGMENTS 1024  /* bound on segment chains a guest can make us walk */
 #define FEMU_LOG_MEDIA_STATS 0xca   /* vendor log page: model statistics as text */
+#define FEMU_ERR_REC_DULBE (1u << 16)   /* Error Recovery feature: DULBE */
 #define FEMU_IDLE_NS 1000000        /* quiet this long, the media model may work in the background */
 #define FEMU_IDLE_REPEAT_NS 100000000   /* and again this often while quiet */
 
@@ -109,6 +110,7 @@ struct FemuNamespace {
     uint64_t media_base;        /* subtracted from backend offsets to address the model */
     void *priv;                 /* the kind's per-namespace state */
     IoCounters io;
+    bool dulbe;                 /* reads of unwritten blocks fail (Error Recovery feature) */
     uint8_t uuid[16];
     uint8_t nguid[16];
     uint64_t eui64;

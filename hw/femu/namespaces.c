@@ -308,6 +308,7 @@ void femu_ns_ctrl_reset(FemuCtrl *n)
 {
     for (uint32_t i = 0; n->ns && i < n->num_namespaces; i++) {
         FemuNamespace *ns = &n->ns[i];
+        ns->dulbe = false;      /* features return to their defaults */
         if (ns->kind->ctrl_reset) {
             ns->kind->ctrl_reset(n, ns);
         }

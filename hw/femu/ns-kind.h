@@ -57,6 +57,22 @@ typedef struct FemuNsKind {
     void (*ctrl_reset)(FemuCtrl *n, FemuNamespace *ns);
     /* Optional: per-namespace statistics, beside the media model's. */
     void (*stats)(FemuNamespace *ns, FemuMediaStatFn *emit, void *opaque);
+    /*
+     * Optional: an admin command the core does not know (a vendor-specific opcode) whose
+     * NSID is one of its namespaces; NVME_NO_COMPLETE is not allowed.
+     */
+    uint16_t (*admin)(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const NvmeCmd *cmd);
+    /*
+     * Optional: a log page of its own, read with the NSID of one of its namespaces:
+     * `len` bytes from `off`. NVME_INVALID_LOG_ID leaves the page to the core.
+     */
+    uint16_t (*get_log)(FemuCtrl *n, FemuNamespace *ns, const NvmeCmd *cmd, uint8_t lid,
+                        uint64_t off, uint64_t len);
+    /* Its reads of unwritten blocks fail when the host sets DULBE (Error Recovery). */
+    bool dulbe;
+    /* PCI IDs when every namespace is of this kind; 0: QEMU's NVMe IDs. */
+    uint16_t pci_vendor_id;
+    uint16_t pci_device_id;
 } FemuNsKind;
 
 void femu_ns_kind_register(const FemuNsKind *kind);

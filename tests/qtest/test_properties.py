@@ -21,10 +21,11 @@ pytestmark = pytest.mark.skipif(qtest_machine.DEVICE == "stock", reason="femu's 
 # The property name is in every message; the rest is the allowed range or the reason.
 BB = "femu_mode=1,devsz_mb=64,nchs=2,luns_per_ch=1"
 ZNS = "femu_mode=3,devsz_mb=1024"
+WB = "femu_mode=0,devsz_mb=64,lba_index=1,lpgs_per_blk=16"
 REFUSED = [
     # controller
-    ("femu_mode=7", ["femu_mode=7 is not available", "allowed 1 (blackbox), 2 (nossd), 3 (zns)"]),
-    ("femu_mode=0", ["femu_mode=0 is not available", "allowed 1 (blackbox), 2 (nossd), 3 (zns)"]),
+    ("femu_mode=7", ["femu_mode=7 is not available",
+                     "allowed 0 (ocssd), 1 (blackbox), 2 (nossd), 3 (zns)"]),
     ("queues=0", ["queues=0", "1..128"]),
     ("queues=129", ["queues=129", "1..128"]),
     ("namespaces=0", ["namespaces=0", "1..64"]),
@@ -40,7 +41,8 @@ REFUSED = [
     ("serial=s23456789012345678901", ["serial=", "at most 20 characters"]),
     ("devsz_mb=67108865", ["devsz_mb=67108865", "1..67108864"]),
     # namespaces
-    ("namespaces=2,ns_types=zns:foo", ["ns_types=", "'foo'", "allowed blackbox, nossd, zns"]),
+    ("namespaces=2,ns_types=zns:foo", ["ns_types=", "'foo'",
+                                       "allowed ocssd, blackbox, nossd, zns"]),
     ("namespaces=2,ns_types=nossd:zns:blackbox", ["ns_types=", "one mode per namespace",
                                                   "namespaces=2"]),
     ("namespaces=2,ns_sizes_mb=8", ["ns_sizes_mb=", "one size in MiB per namespace"]),
@@ -70,6 +72,22 @@ REFUSED = [
     (ZNS + ",zns_stripe=3", ["zns_stripe=3", "a divisor of 32"]),
     (ZNS + ",zns_num_ch=2,zns_num_lun=2,zns_stripe=8", ["zns_stripe=8", "a divisor of 4"]),
     (ZNS + ",zns_zd_ext_size=100", ["zns_zd_ext_size=100"]),
+    # whitebox
+    (WB + ",lver=1", ["lver=1", "allowed 2"]),
+    (WB + ",lsec_size=512", ["lsec_size=512", "lba_index=1", "4096"]),
+    (WB + ",lmax_sec_per_rq=65", ["lmax_sec_per_rq=65", "1..64"]),
+    (WB + ",lmax_sec_per_rq=0", ["lmax_sec_per_rq=0", "1..64"]),
+    (WB + ",lmetasize=12", ["lmetasize=12", "multiple of 8 up to 256"]),
+    (WB + ",lnum_lun=3", ["lnum_lun=3", "power of two"]),
+    (WB + ",lnum_ch=0", ["lnum_ch"]),
+    (WB + ",lpgs_per_blk=3", ["sectors per chunk", "power of two"]),
+    (WB + ",devsz_mb=48", ["48 MiB", "use 32 MiB"]),
+    (WB + ",devsz_mb=4", ["4 MiB cannot give every PU", "lpgs_per_blk"]),
+    (WB + ",oc_mccap=4", ["oc_mccap=0x4", "0x1", "0x2"]),
+    (WB + ",oc_maxocpu=9", ["oc_maxocpu=9", "0 (no limit) .. 8"]),
+    (WB + ",oc_maxoc=1000", ["oc_maxoc=1000", "0 (no limit) .. 128"]),
+    ("devsz_mb=64,lba_index=1,namespaces=2,ns_types=ocssd:ocssd",
+     ["ns_types=", "one whitebox (ocssd) namespace"]),
 ]
 
 

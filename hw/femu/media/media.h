@@ -16,7 +16,7 @@ typedef enum FemuMediaOp {
     FEMU_MEDIA_FLUSH,
     FEMU_MEDIA_DEALLOCATE,
     FEMU_MEDIA_WRITE_ZEROES,
-    FEMU_MEDIA_ZONE_RESET,      /* offset/len: the zone; its flash is erased */
+    FEMU_MEDIA_ZONE_RESET,      /* offset/len: the zone (or chunk); its flash is erased */
     FEMU_MEDIA_ZONE_DRAIN,      /* the zone's buffered data goes to flash (finish, close) */
 } FemuMediaOp;
 
@@ -89,5 +89,9 @@ FemuMedia *femu_media_bbssd_new(const struct FtlConfig *cfg, char **err);
 /* zns: zones striped over the NAND model with per-zone write buffers. */
 struct ZnsFlashConfig;
 FemuMedia *femu_media_zns_new(const struct ZnsFlashConfig *cfg, char **err);
+
+/* whitebox: Open-Channel chunks on the NAND model with per-PU write caches. */
+struct OcFlashConfig;
+FemuMedia *femu_media_ocssd_new(const struct OcFlashConfig *cfg, uint64_t clba, char **err);
 
 #endif

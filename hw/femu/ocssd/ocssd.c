@@ -1,0 +1,1112 @@
+/*
+ * whitebox (femu_mode=0): an Open-Channel SSD 2.0 namespace on the chunk model (chunk.c)
+ * and chunks on flash (ocssd-flash.c, through ocssd-media.c). The host sees groups, PUs,
+ * chunks and sectors and does its own mapping and garbage collection.
+ *
+ * Commands: Identify Geometry (admin E2h), the Chunk Information log (CAh, with the
+ * namespace's NSID), vector reset/write/read/copy (90h-93h), and standard Read/Write on the
+ * same LBA space under the same chunk rules. A FEMU vendor admin command (CFh) injects media
+ * failures so hosts can test their error paths. Chunk state lives in the backend after the
+ * device's data (with the per-sector OOB metadata), checksummed; a mismatch is refused.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "qemu/units.h"
+#include "qemu/error-report.h"
+#include "qapi/error.h"
+#include "../femu.h"
+#include "chunk.h"
+#include "ocssd-flash.h"
+#include "../trace.h"
+
+#define OC_ADM_GEOMETRY 0xe2
+#define OC_ADM_INJECT 0xcf          /* FEMU vendor specific: inject a media failure */
+#define OC_LOG_CHUNK_INFO 0xca
+#define OC_CMD_VECTOR_RESET 0x90
+#define OC_CMD_VECTOR_WRITE 0x91
+#define OC_CMD_VECTOR_READ 0x92
+#define OC_CMD_VECTOR_COPY 0x93
+#define OC_GEOMETRY_BYTES 4096
+#define OC_META_ALIGN MiB
+#define OC_LOG_PIECE (64 * KiB)     /* the chunk log is built and copied this much at a time */
+#define OC_MAX_INJECT 16
+#define OC_PCI_VENDOR 0x1d1d        /* the IDs LightNVM-era drivers knew FEMU's drive by */
+#define OC_PCI_DEVICE 0x1f1f
+
+/* What OC_ADM_INJECT arms (CDW12), for the chunk of the LBA in CDW10-11. */
+enum {
+    OC_INJECT_WRITE_NEXT_UNIT = 1,  /* the next write to the chunk fails, the chunk goes on */
+    OC_INJECT_EARLY_CLOSE = 2,      /* the next write to the chunk fails and closes it */
+    OC_INJECT_RESET_OFFLINE = 3,    /* the next reset of the chunk fails, it goes offline */
+    OC_INJECT_OFFLINE_NOW = 4,      /* the chunk goes offline at once */
+};
+
+/* FEMU's names (l*) where they exist */
+typedef struct OcParams {
+    uint32_t lver;
+    uint32_t lsec_size;         /* 0: the LBA size */
+    uint32_t lsecs_per_pg;
+    uint32_t lpgs_per_blk;
+    uint32_t lmax_sec_per_rq;
+    uint32_t lnum_ch;
+    uint32_t lnum_lun;
+    uint32_t lnum_pln;
+    uint32_t lmetasize;
+    uint32_t maxoc;
+    uint32_t maxocpu;
+    uint32_t mccap;
+} OcParams;
+
+typedef struct OcInject {
+    uint64_t chunk;
+    uint32_t what;
+} OcInject;
+
+/* A whitebox namespace's state (FemuNamespace.priv). */
+typedef struct OcNs {
+    OcChunkSet *cs;
+    uint8_t *oob;               /* lmetasize bytes per sector, in the backend; NULL: none */
+    uint32_t metasize;
+    uint32_t max_vector;
+    OcInject inject[OC_MAX_INJECT];
+    uint32_t nr_inject;
+    NandTiming timing;          /* the flash's, for Identify Geometry */
+    uint64_t vector_cmds;
+    uint64_t failed_lbas;       /* list entries that failed */
+} OcNs;
+
+static const FemuNsKind ocssd_kind;
+
+static OcParams *oc_params(FemuCtrl *n)
+{
+    return femu_ns_kind_params(n, &ocssd_kind);
+}
+
+static OcNs *oc_ns(FemuNamespace *ns)
+{
+    return ns->priv;
+}
+
+static bool oc_alone(FemuCtrl *n)
+{
+    return femu_ctrl_kind(n) == &ocssd_kind;
+}
+
+/* ---- geometry ---- */
+
+/* The flash the namespace sits on: the l* properties alone, the shared flash when mixed. */
+static NandGeometry oc_nand_geometry(FemuCtrl *n, uint32_t lba_bytes)
+{
+    OcParams *p = oc_params(n);
+
+    if (!oc_alone(n)) {
+        return femu_flash_geometry(&n->flash, 0);
+    }
+    return (NandGeometry){ .nchs = p->lnum_ch, .luns_per_ch = p->lnum_lun,
+                           .pls_per_lun = p->lnum_pln, .pgs_per_blk = p->lpgs_per_blk,
+                           .secs_per_pg = p->lsecs_per_pg, .secsz = lba_bytes };
+}
+
+/* The chunk geometry of `bytes` (chunks per PU rounded down to a power of two). */
+static bool oc_geometry(FemuCtrl *n, uint64_t bytes, uint32_t lba_bytes, OcGeometry *g,
+                        Error **errp)
+{
+    OcParams *p = oc_params(n);
+    NandGeometry ng = oc_nand_geometry(n, lba_bytes);
+    uint32_t cell_bits = n->flash.flash_type >= 1 && n->flash.flash_type <= 4 ?
+                         n->flash.flash_type : 1;
+    uint64_t page = nand_page_bytes(&ng), unit, chunk_bytes, per_pu;
+    g_autofree char *err = NULL;
+
+    if (!ng.nchs || !ng.luns_per_ch || !ng.pls_per_lun || !ng.pgs_per_blk || !page ||
+        page % lba_bytes) {
+        error_setg(errp, "whitebox: a flash page (%s) of %" PRIu64 " bytes must hold whole "
+                   "%u-byte sectors, and lnum_ch, lnum_lun, lnum_pln, lpgs_per_blk, "
+                   "lsecs_per_pg must be at least 1", oc_alone(n) ? "lsecs_per_pg * lsec_size"
+                   : "secs_per_pg * secsz", page, lba_bytes);
+        return false;
+    }
+    unit = oc_flash_unit_sectors(&ng, lba_bytes);
+    chunk_bytes = unit * ng.pgs_per_blk * lba_bytes;
+    per_pu = bytes / ((uint64_t)ng.nchs * ng.luns_per_ch * chunk_bytes);
+    if (!per_pu) {
+        error_setg(errp, "whitebox: %" PRIu64 " MiB cannot give every PU (%u groups x %u) a "
+                   "chunk of %" PRIu64 " KiB: make the namespace larger (devsz_mb, "
+                   "ns_sizes_mb) or the chunks smaller (lpgs_per_blk)", bytes / MiB, ng.nchs,
+                   ng.luns_per_ch, chunk_bytes / KiB);
+        return false;
+    }
+    *g = (OcGeometry){
+        .num_grp = ng.nchs, .num_pu = ng.luns_per_ch,
+        .num_chk = (uint32_t)MIN(pow2floor(per_pu), 1u << 31),
+        .clba = (uint32_t)MIN(unit * ng.pgs_per_blk, UINT32_MAX),
+        .ws_min = (uint32_t)unit,
+        /* a word line: one unit per bit of a cell, when blocks hold whole word lines */
+        .ws_opt = (uint32_t)unit * (ng.pgs_per_blk % cell_bits ? 1 : cell_bits),
+        .maxoc = p->maxoc, .maxocpu = p->maxocpu, .mccap = p->mccap,
+        .sector_bytes = lba_bytes,
+    };
+    g->mw_cunits = g->ws_opt;
+    if (!oc_geometry_check(g, &err)) {
+        error_setg(errp, "whitebox: %s", err);
+        return false;
+    }
+    return true;
+}
+
+static uint32_t lba_bytes_of(FemuCtrl *n)
+{
+    return n->lba_index ? 4096 : 512;
+}
+
+static uint64_t oc_meta_bytes(const OcGeometry *g, uint32_t metasize)
+{
+    return ROUND_UP(oc_store_size(g) + g->nr_sectors * metasize, OC_META_ALIGN);
+}
+
+static bool oc_check_props(FemuCtrl *n, Error **errp)
+{
+    OcParams *p = oc_params(n);
+    uint32_t count = 0;
+
+    if (p->lver != 2) {
+        error_setg(errp, "lver=%u is not supported: allowed 2 (OCSSD 2.0; 1.2 is not in this "
+                   "build)", p->lver);
+        return false;
+    }
+    if (p->lsec_size && p->lsec_size != lba_bytes_of(n)) {
+        error_setg(errp, "lsec_size=%u must equal the LBA size (%u bytes with lba_index=%u): "
+                   "set lba_index=%u, or leave lsec_size out", p->lsec_size, lba_bytes_of(n),
+                   n->lba_index, p->lsec_size == 4096 ? 1 : 0);
+        return false;
+    }
+    if (p->lmax_sec_per_rq < 1 || p->lmax_sec_per_rq > OC_MAX_VECTOR) {
+        error_setg(errp, "lmax_sec_per_rq=%u is out of range: allowed 1..%d",
+                   p->lmax_sec_per_rq, OC_MAX_VECTOR);
+        return false;
+    }
+    if (p->lmetasize > 256 || p->lmetasize % 8) {
+        error_setg(errp, "lmetasize=%u is invalid: allowed a multiple of 8 up to 256 bytes "
+                   "of OOB metadata per sector", p->lmetasize);
+        return false;
+    }
+    for (uint32_t i = 0; i < n->num_namespaces; i++) {
+        count += n->ns_kind[i] == &ocssd_kind;
+    }
+    if (count > 1) {
+        error_setg(errp, "ns_types='%s': one whitebox (ocssd) namespace per device at most "
+                   "(it owns every PU of the flash)", n->ns_types ? n->ns_types : "");
+        return false;
+    }
+    return true;
+}
+
+/* Whole chunks on every PU; the chunk state and OOB follow the device's data. */
+static bool oc_size_ns(FemuCtrl *n, uint32_t nsid, uint64_t *bytes, bool derived,
+                       uint64_t *meta_bytes, Error **errp)
+{
+    OcGeometry g;
+
+    if (!oc_geometry(n, *bytes, lba_bytes_of(n), &g, errp)) {
+        return false;
+    }
+    if (g.nr_sectors * lba_bytes_of(n) != *bytes) {
+        uint64_t fit = g.nr_sectors * lba_bytes_of(n);
+        if (!derived) {
+            error_setg(errp, "whitebox namespace %u of %" PRIu64 " MiB is not %u groups x %u "
+                       "PUs x a power-of-two number of chunks of %" PRIu64 " KiB: use %" PRIu64
+                       " MiB (devsz_mb / ns_sizes_mb)", nsid, *bytes / MiB, g.num_grp,
+                       g.num_pu, (uint64_t)g.clba * lba_bytes_of(n) / KiB, fit / MiB);
+            return false;
+        }
+        *bytes = fit;
+    }
+    *meta_bytes = oc_meta_bytes(&g, oc_params(n)->lmetasize);
+    return true;
+}
+
+static bool oc_flash_config(FemuCtrl *n, uint64_t bytes, NandModel *shared,
+                            uint32_t first_block, OcFlashConfig *c, Error **errp)
+{
+    OcGeometry g;
+
+    if (!oc_geometry(n, bytes, lba_bytes_of(n), &g, errp)) {
+        return false;
+    }
+    *c = (OcFlashConfig){
+        .geo = oc_nand_geometry(n, lba_bytes_of(n)),
+        .sector_bytes = lba_bytes_of(n),
+        .chunks_per_pu = g.num_chk,
+        .cache_units = g.mw_cunits / g.ws_min,
+        .shared_nand = shared,
+        .first_block = first_block,
+    };
+    c->geo.blks_per_pl = g.num_chk;
+    if (shared) {
+        c->geo = shared->geo;
+        c->tm = shared->tm;
+        return true;
+    }
+    return femu_fill_timing("", n->flash.flash_type, n->flash.pg_rd_lat, n->flash.pg_wr_lat,
+                            n->flash.blk_er_lat, &n->flash, &c->tm, errp);
+}
+
+static uint32_t oc_flash_blocks(FemuCtrl *n, uint64_t bytes, Error **errp)
+{
+    OcGeometry g;
+
+    return oc_geometry(n, bytes, lba_bytes_of(n), &g, errp) ? g.num_chk : 0;
+}
+
+static FemuMedia *oc_media_new(FemuCtrl *n, uint64_t bytes, NandModel *shared,
+                               uint32_t first_block, Error **errp)
+{
+    g_autofree char *err = NULL;
+    OcFlashConfig c;
+    FemuMedia *m;
+    OcGeometry g;
+
+    if (!oc_geometry(n, bytes, lba_bytes_of(n), &g, errp) ||
+        !oc_flash_config(n, bytes, shared, first_block, &c, errp)) {
+        return NULL;
+    }
+    m = femu_media_ocssd_new(&c, g.clba, &err);
+    if (!m) {
+        error_setg(errp, "whitebox: %s", err);
+    }
+    return m;
+}
+
+/* ---- state ---- */
+
+static uint64_t chunk_offset(FemuNamespace *ns, uint64_t chunk)
+{
+    return ns->backend_offset + ((chunk << oc_ns(ns)->cs->geo.sec_bits) << ns->lba_shift);
+}
+
+/*
+ * Data above a write pointer can only come from a write that had not completed when QEMU
+ * stopped; unwritten sectors read as zeroes, so it is cleared. Returns the chunks cleared.
+ */
+static uint64_t oc_clear_above_wp(FemuCtrl *n, FemuNamespace *ns)
+{
+    OcChunkSet *cs = oc_ns(ns)->cs;
+    uint64_t chunk_bytes = (uint64_t)cs->geo.clba << ns->lba_shift;
+    uint64_t start = ns->backend_offset, end = start + ns->bytes, pos = start, cleared = 0;
+
+    while ((pos = femu_backend_next_data(n, pos, end)) < end) {
+        uint64_t idx = (pos - start) / chunk_bytes;
+        const OcChunk *c = &cs->chunks[idx];
+        uint64_t cend = start + (idx + 1) * chunk_bytes;
+        uint64_t lo = MAX(pos, chunk_offset(ns, idx) + (c->wp << ns->lba_shift));
+
+        if (c->state != OC_CHUNK_OFFLINE && lo < cend && !femu_backend_is_zero(n, lo, cend - lo)) {
+            femu_backend_zero(n, lo, cend - lo);
+            cleared++;
+        }
+        pos = cend;
+    }
+    return cleared;
+}
+
+static bool oc_state_open(FemuCtrl *n, FemuNamespace *ns, uint8_t *meta, Error **errp)
+{
+    OcChunkSet *cs = oc_ns(ns)->cs;
+    g_autofree char *name = n->memdev ? host_memory_backend_get_name(n->memdev) : NULL;
+    g_autofree char *where = name ? g_strdup_printf("memdev '%s'", name)
+                                  : g_strdup("the backend");
+    g_autofree char *err = NULL;
+    uint64_t cleared;
+
+    switch (oc_store_open(cs, meta, &err)) {
+    case OC_STORE_ERROR:
+        error_setg(errp, "whitebox namespace %u in %s: %s. Start with the properties it was "
+                   "saved with, or start over with a new or zeroed backing file (this erases "
+                   "the drive)", ns->nsid, where, err);
+        return false;
+    case OC_STORE_FRESH:
+        if (!femu_backend_is_zero(n, ns->backend_offset, ns->bytes)) {
+            error_setg(errp, "whitebox namespace %u in %s: the data area holds data but there "
+                       "is no chunk state after it (a drive of another femu_mode or size?); "
+                       "its chunks would start Free, which must read as zeroes. Start with "
+                       "the properties it was saved with, or start over with a new or zeroed "
+                       "backing file (this erases the drive)", ns->nsid, where);
+            return false;
+        }
+        oc_store_format(cs);
+        return true;
+    case OC_STORE_LOADED:
+        if (cs->records_recovered) {
+            warn_report("whitebox namespace %u in %s: %" PRIu64 " chunks had a damaged state "
+                        "record (an update interrupted when QEMU stopped); their previous "
+                        "state is used", ns->nsid, where, cs->records_recovered);
+        }
+        cleared = oc_clear_above_wp(n, ns);
+        if (cleared) {
+            warn_report("whitebox namespace %u in %s: cleared data above the write pointer "
+                        "of %" PRIu64 " chunks (writes that had not completed)", ns->nsid,
+                        where, cleared);
+        }
+        return true;
+    }
+    return false;
+}
+
+static bool oc_ns_init(FemuCtrl *n, FemuNamespace *ns, uint8_t *meta, Error **errp)
+{
+    OcParams *p = oc_params(n);
+    g_autofree char *err = NULL;
+    OcGeometry g;
+    OcNs *o;
+
+    if (!oc_geometry(n, ns->bytes, 1u << ns->lba_shift, &g, errp)) {
+        return false;
+    }
+    o = g_new0(OcNs, 1);
+    o->cs = oc_chunk_set_new(&g, &err);
+    if (!o->cs) {
+        g_free(o);
+        error_setg(errp, "whitebox: %s", err);
+        return false;
+    }
+    o->metasize = p->lmetasize;
+    o->max_vector = p->lmax_sec_per_rq;
+    /* alone or shared, the flash runs the timing of the flash properties */
+    if (!femu_fill_timing("", n->flash.flash_type, n->flash.pg_rd_lat, n->flash.pg_wr_lat,
+                          n->flash.blk_er_lat, &n->flash, &o->timing, errp)) {
+        oc_chunk_set_free(o->cs);
+        g_free(o);
+        return false;
+    }
+    if (meta && o->metasize) {
+        o->oob = meta + oc_store_size(&g);
+    }
+    ns->priv = o;
+    ns->nlbas = g.nr_sectors;
+    return !meta || oc_state_open(n, ns, meta, errp);
+}
+
+static void oc_ns_free(FemuNamespace *ns)
+{
+    OcNs *o = ns->priv;
+
+    oc_chunk_set_free(o->cs);
+    g_free(o);
+    ns->priv = NULL;
+}
+
+static void oc_ctrl_reset(FemuCtrl *n, FemuNamespace *ns)
+{
+    oc_ns(ns)->nr_inject = 0;       /* open chunks stay open: nothing else changes */
+}
+
+/* ---- injected failures ---- */
+
+/* The failure armed for this chunk and operation (consumed), or 0. */
+static uint32_t take_inject(OcNs *o, uint64_t chunk, bool reset)
+{
+    for (uint32_t i = 0; i < o->nr_inject; i++) {
+        uint32_t what = o->inject[i].what;
+        if (o->inject[i].chunk == chunk && (what == OC_INJECT_RESET_OFFLINE) == reset) {
+            o->inject[i] = o->inject[--o->nr_inject];
+            return what;
+        }
+    }
+    return 0;
+}
+
+static uint16_t oc_inject(FemuCtrl *n, FemuNamespace *ns, const NvmeCmd *cmd)
+{
+    OcNs *o = oc_ns(ns);
+    uint64_t lba = (uint64_t)le32_to_cpu(cmd->cdw11) << 32 | le32_to_cpu(cmd->cdw10);
+    uint32_t what = le32_to_cpu(cmd->cdw12);
+    uint64_t chunk = oc_chunk_of(&o->cs->geo, lba);
+
+    if (lba >= o->cs->geo.nr_sectors) {
+        return NVME_LBA_RANGE;
+    }
+    if (what == OC_INJECT_OFFLINE_NOW) {
+        oc_fail_offline(o->cs, chunk);
+        return NVME_SUCCESS;
+    }
+    if (what < OC_INJECT_WRITE_NEXT_UNIT || what > OC_INJECT_RESET_OFFLINE) {
+        return NVME_INVALID_FIELD;
+    }
+    if (o->nr_inject == OC_MAX_INJECT) {
+        return NVME_CMD_SEQ_ERROR;
+    }
+    o->inject[o->nr_inject++] = (OcInject){ .chunk = chunk, .what = what };
+    return NVME_SUCCESS;
+}
+
+/* ---- data paths shared by the standard and the vector commands ---- */
+
+typedef struct OcIo {
+    FemuCtrl *n;
+    FemuNamespace *ns;
+    uint64_t now;
+    uint64_t deadline;
+} OcIo;
+
+static void media(OcIo *io, FemuMediaOp op, uint64_t lba, uint64_t nlb)
+{
+    FemuNamespace *ns = io->ns;
+    uint64_t t = femu_ns_media_submit(ns, &(FemuMediaReq){
+        .op = op, .nsid = ns->nsid, .offset = ns->backend_offset + (lba << ns->lba_shift),
+        .len = nlb << ns->lba_shift, .arrival_ns = io->now });
+
+    io->deadline = MAX(io->deadline, t);
+}
+
+/* An armed write failure of a checked run: its status, or 0 when none was armed. */
+static uint16_t write_fault(OcIo *io, uint32_t what, uint64_t lba, uint64_t nlb)
+{
+    OcNs *o = oc_ns(io->ns);
+
+    switch (what) {
+    case OC_INJECT_WRITE_NEXT_UNIT:
+        /* the units are programmed and lost; the host goes on after them */
+        oc_fail_write_next_unit(o->cs, lba, nlb);
+        media(io, FEMU_MEDIA_WRITE, lba, nlb);
+        return OC_WRITE_NEXT_UNIT;
+    case OC_INJECT_EARLY_CLOSE:
+        oc_fail_early_close(o->cs, oc_chunk_of(&o->cs->geo, lba));
+        return OC_CHUNK_EARLY_CLOSE;
+    default:
+        return 0;
+    }
+}
+
+/*
+ * One write run after oc_write_check passed: data (and OOB) from buf/oob into place, then
+ * the write pointer moves. An armed failure takes the unit's place.
+ */
+static uint16_t write_run(OcIo *io, uint64_t lba, uint64_t nlb, const uint8_t *buf,
+                          const uint8_t *oob)
+{
+    FemuNamespace *ns = io->ns;
+    OcNs *o = oc_ns(ns);
+    uint64_t chunk = oc_chunk_of(&o->cs->geo, lba);
+    uint64_t offset = ns->backend_offset + (lba << ns->lba_shift), len = nlb << ns->lba_shift;
+
+    uint16_t fault = write_fault(io, take_inject(o, chunk, false), lba, nlb);
+
+    if (fault) {
+        return fault;
+    }
+    if (buf) {
+        memcpy(io->n->data + offset, buf, len);
+    } else {
+        femu_backend_zero(io->n, offset, len);
+    }
+    if (o->oob) {
+        uint8_t *dst = o->oob + lba * o->metasize;
+        if (oob) {
+            memcpy(dst, oob, nlb * o->metasize);
+        } else {
+            memset(dst, 0, nlb * o->metasize);
+        }
+    }
+    oc_write_commit(o->cs, lba, nlb);
+    media(io, FEMU_MEDIA_WRITE, lba, nlb);
+    ns->io.bytes_written += len;
+    return NVME_SUCCESS;
+}
+
+/* One read run into buf/oob (zeroes above the write pointer). */
+static uint16_t read_run(OcIo *io, uint64_t lba, uint64_t nlb, uint8_t *buf, uint8_t *oob)
+{
+    FemuNamespace *ns = io->ns;
+    OcNs *o = oc_ns(ns);
+    uint64_t readable;
+    uint16_t status = oc_read_check(o->cs, lba, nlb, ns->dulbe, &readable);
+
+    if (status) {
+        return status;
+    }
+    /* unwritten sectors are zero in the backend (cleared at reset and at start) */
+    memcpy(buf, io->n->data + ns->backend_offset + (lba << ns->lba_shift), nlb << ns->lba_shift);
+    if (oob && o->oob) {
+        memcpy(oob, o->oob + lba * o->metasize, nlb * o->metasize);
+    }
+    media(io, FEMU_MEDIA_READ, lba, nlb);
+    ns->io.bytes_read += nlb << ns->lba_shift;
+    return NVME_SUCCESS;
+}
+
+static uint16_t reset_chunk(OcIo *io, uint64_t lba)
+{
+    FemuNamespace *ns = io->ns;
+    OcNs *o = oc_ns(ns);
+    const OcGeometry *g = &o->cs->geo;
+    uint64_t chunk = oc_chunk_of(g, lba), first = chunk << g->sec_bits;
+    uint16_t status;
+
+    if (lba < g->nr_sectors && o->cs->chunks[chunk].state != OC_CHUNK_OFFLINE &&
+        take_inject(o, chunk, true)) {
+        oc_fail_offline(o->cs, chunk);
+        return OC_OFFLINE_CHUNK;
+    }
+    status = oc_reset(o->cs, lba);
+    if (status) {
+        return status;
+    }
+    femu_backend_zero(io->n, chunk_offset(ns, chunk), (uint64_t)g->clba << ns->lba_shift);
+    if (o->oob) {
+        memset(o->oob + first * o->metasize, 0, (uint64_t)g->clba * o->metasize);
+    }
+    media(io, FEMU_MEDIA_ZONE_RESET, first, g->clba);
+    return NVME_SUCCESS;
+}
+
+/* ---- standard Read/Write ---- */
+
+/* Calls check on each chunk part of [slba, slba + nlb); the first failure. */
+static uint16_t each_part(OcNs *o, uint64_t slba, uint64_t nlb,
+                          uint16_t (*check)(OcNs *o, uint64_t lba, uint64_t nlb, bool dulbe),
+                          bool dulbe)
+{
+    const OcGeometry *g = &o->cs->geo;
+
+    if (slba >= g->nr_sectors || nlb > g->nr_sectors - slba) {
+        return NVME_LBA_RANGE;
+    }
+    while (nlb) {
+        uint64_t n = MIN(nlb, g->clba - (slba & (g->clba - 1)));
+        uint16_t status = check(o, slba, n, dulbe);
+        if (status) {
+            return status;
+        }
+        slba += n;
+        nlb -= n;
+    }
+    return NVME_SUCCESS;
+}
+
+static uint16_t write_part_check(OcNs *o, uint64_t lba, uint64_t nlb, bool dulbe)
+{
+    return oc_write_check(o->cs, lba, nlb);
+}
+
+static uint16_t read_part_check(OcNs *o, uint64_t lba, uint64_t nlb, bool dulbe)
+{
+    uint64_t readable;
+    return oc_read_check(o->cs, lba, nlb, dulbe, &readable);
+}
+
+static uint16_t write_part_commit(OcNs *o, uint64_t lba, uint64_t nlb, bool dulbe)
+{
+    oc_write_commit(o->cs, lba, nlb);
+    return NVME_SUCCESS;
+}
+
+/*
+ * Write and Write Zeroes: every chunk part checked, the data put in place by the NVM
+ * command set's path, and only then do the write pointers move. A failed transfer moves
+ * none, and what it reached reads as zeroes again.
+ */
+static uint16_t oc_std_write(OcIo *io, FemuRequest *req, const NvmeCmd *cmd)
+{
+    const NvmeRwCmd *rw = (const NvmeRwCmd *)cmd;
+    FemuNamespace *ns = io->ns;
+    OcNs *o = oc_ns(ns);
+    uint64_t slba = le64_to_cpu(rw->slba), nlb = (uint64_t)le16_to_cpu(rw->nlb) + 1;
+    uint16_t status = each_part(o, slba, nlb, write_part_check, false);
+
+    req->slba = slba;
+    if (status) {
+        return status;
+    }
+    if (oc_chunk_of(&o->cs->geo, slba) == oc_chunk_of(&o->cs->geo, slba + nlb - 1)) {
+        status = write_fault(io, take_inject(o, oc_chunk_of(&o->cs->geo, slba), false),
+                             slba, nlb);
+        if (status) {
+            return status;
+        }
+    }
+    status = femu_nvm_io(io->n, req, ns, cmd, io->now, &io->deadline);
+    if (status) {
+        femu_backend_zero(io->n, ns->backend_offset + (slba << ns->lba_shift),
+                          nlb << ns->lba_shift);
+        return status;
+    }
+    if (o->oob) {
+        memset(o->oob + slba * o->metasize, 0, nlb * o->metasize);
+    }
+    return each_part(o, slba, nlb, write_part_commit, false);
+}
+
+/* Dataset Management: chunks are freed by a reset; ranges are checked, nothing changes. */
+static uint16_t oc_dsm(OcIo *io, const NvmeCmd *cmd)
+{
+    uint32_t nr = (le32_to_cpu(cmd->cdw10) & 0xff) + 1;
+    g_autofree NvmeDsmRange *ranges = g_new(NvmeDsmRange, nr);
+    uint16_t status = femu_copy_dptr(io->n, cmd, nr * sizeof(*ranges), ranges,
+                                     nr * sizeof(*ranges), false, false);
+
+    for (uint32_t i = 0; !status && i < nr; i++) {
+        uint64_t slba = le64_to_cpu(ranges[i].slba), nlb = le32_to_cpu(ranges[i].nlb);
+        if (nlb && (slba >= io->ns->nlbas || nlb > io->ns->nlbas - slba)) {
+            return NVME_LBA_RANGE;
+        }
+    }
+    return status;
+}
+
+/* ---- vector commands ---- */
+
+/* The list of a vector command: the LBA itself for one, else a list in guest memory. */
+static uint16_t vector_list(FemuCtrl *n, OcNs *o, const NvmeCmd *cmd, bool copy_dest,
+                            uint64_t *lbas, uint32_t *count)
+{
+    uint32_t nlb = (le32_to_cpu(cmd->cdw12) & 0x3f) + 1;
+    uint64_t v = copy_dest ? (uint64_t)le32_to_cpu(cmd->cdw15) << 32 | le32_to_cpu(cmd->cdw14)
+                           : (uint64_t)le32_to_cpu(cmd->cdw11) << 32 | le32_to_cpu(cmd->cdw10);
+    uint16_t status;
+
+    if (nlb > o->max_vector) {
+        return NVME_INVALID_FIELD;
+    }
+    *count = nlb;
+    if (nlb == 1) {
+        lbas[0] = v;
+        return NVME_SUCCESS;
+    }
+    status = femu_dma_from_guest(n, v, lbas, nlb * sizeof(*lbas));
+    for (uint32_t i = 0; i < nlb; i++) {
+        lbas[i] = le64_to_cpu(lbas[i]);
+    }
+    return status;
+}
+
+typedef struct Vector {
+    uint64_t lbas[OC_MAX_VECTOR];
+    uint32_t count;
+    uint32_t start[OC_MAX_VECTOR], len[OC_MAX_VECTOR];
+    uint32_t runs;
+    uint64_t failed;            /* bit i: entry i failed */
+    uint16_t status;            /* the first failure's */
+} Vector;
+
+static void vector_fail(Vector *v, uint32_t r, uint16_t status)
+{
+    uint32_t s = v->start[r], l = v->len[r];
+
+    v->failed |= (l == 64 ? UINT64_MAX : ((1ULL << l) - 1)) << s;
+    if (!v->status) {
+        v->status = status;
+    }
+}
+
+static uint16_t vector_setup(FemuCtrl *n, OcNs *o, const NvmeCmd *cmd, bool copy_dest,
+                             Vector *v)
+{
+    uint16_t status = vector_list(n, o, cmd, copy_dest, v->lbas, &v->count);
+
+    if (!status) {
+        v->runs = oc_vector_runs(&o->cs->geo, v->lbas, v->count, v->start, v->len);
+    }
+    return status;
+}
+
+static uint64_t mptr_of(const NvmeCmd *cmd)
+{
+    return le64_to_cpu(cmd->mptr);
+}
+
+static uint16_t vector_write(OcIo *io, const NvmeCmd *cmd, const uint8_t *data,
+                             const uint8_t *oob, Vector *v)
+{
+    OcNs *o = oc_ns(io->ns);
+    uint8_t shift = io->ns->lba_shift;
+
+    for (uint32_t r = 0; r < v->runs; r++) {
+        uint64_t lba = v->lbas[v->start[r]];
+        uint16_t status = oc_write_check(o->cs, lba, v->len[r]);
+
+        if (!status) {
+            status = write_run(io, lba, v->len[r], data + ((uint64_t)v->start[r] << shift),
+                               oob ? oob + (uint64_t)v->start[r] * o->metasize : NULL);
+        }
+        if (status) {
+            vector_fail(v, r, status);
+        }
+    }
+    return v->status;
+}
+
+static void vector_read(OcIo *io, uint8_t *data, uint8_t *oob, Vector *v)
+{
+    OcNs *o = oc_ns(io->ns);
+    uint8_t shift = io->ns->lba_shift;
+
+    for (uint32_t r = 0; r < v->runs; r++) {
+        uint16_t status = read_run(io, v->lbas[v->start[r]], v->len[r],
+                                   data + ((uint64_t)v->start[r] << shift),
+                                   oob ? oob + (uint64_t)v->start[r] * o->metasize : NULL);
+        if (status) {
+            vector_fail(v, r, status);
+        }
+    }
+}
+
+static uint16_t oc_vector_rw(OcIo *io, FemuRequest *req, const NvmeCmd *cmd, bool write)
+{
+    FemuCtrl *n = io->n;
+    OcNs *o = oc_ns(io->ns);
+    g_autofree Vector *v = g_new0(Vector, 1);
+    g_autofree uint8_t *data = NULL, *oob = NULL;
+    uint64_t len, mptr = mptr_of(cmd), oob_len;
+    uint16_t status = vector_setup(n, o, cmd, false, v);
+
+    if (status) {
+        return status;
+    }
+    len = (uint64_t)v->count << io->ns->lba_shift;
+    oob_len = (uint64_t)v->count * o->metasize;
+    if (n->mdts && len > (4096ULL << n->mdts)) {
+        return NVME_INVALID_FIELD;
+    }
+    data = g_malloc0(len);
+    if (mptr && oob_len) {
+        oob = g_malloc0(oob_len);
+    }
+    if (write) {
+        status = femu_copy_dptr(n, cmd, len, data, len, false, false);
+        if (!status && oob) {
+            status = femu_dma_from_guest(n, mptr, oob, oob_len);
+        }
+        if (status) {
+            return status;
+        }
+        status = vector_write(io, cmd, data, oob, v);
+        io->ns->io.write_cmds++;
+    } else {
+        vector_read(io, data, oob, v);
+        status = femu_copy_dptr(n, cmd, len, data, len, false, true);
+        if (!status && oob) {
+            status = femu_dma_to_guest(n, mptr, oob, oob_len);
+        }
+        io->ns->io.read_cmds++;
+        if (!status) {
+            status = v->status;
+        }
+    }
+    o->vector_cmds++;
+    o->failed_lbas += ctpop64(v->failed);
+    req->cqe.result = cpu_to_le32((uint32_t)v->failed);
+    req->cqe.dw1 = cpu_to_le32(v->failed >> 32);
+    return status;
+}
+
+/*
+ * Vector Copy: the source entries are read, then written to the destination entries (the
+ * same count). A destination run fails if any of its sources did.
+ */
+static uint16_t oc_vector_copy(OcIo *io, FemuRequest *req, const NvmeCmd *cmd)
+{
+    FemuCtrl *n = io->n;
+    OcNs *o = oc_ns(io->ns);
+    g_autofree Vector *src = g_new0(Vector, 1), *dst = g_new0(Vector, 1);
+    g_autofree uint8_t *data = NULL, *oob = NULL;
+    uint16_t status;
+
+    if (!(o->cs->geo.mccap & OC_MCCAP_COPY)) {
+        return NVME_INVALID_OPCODE;
+    }
+    status = vector_setup(n, o, cmd, false, src);
+    if (!status) {
+        status = vector_setup(n, o, cmd, true, dst);
+    }
+    if (status) {
+        return status;
+    }
+    data = g_malloc0((uint64_t)src->count << io->ns->lba_shift);
+    oob = o->metasize ? g_malloc0((uint64_t)src->count * o->metasize) : NULL;
+    vector_read(io, data, oob, src);
+    for (uint32_t r = 0; r < dst->runs; r++) {
+        uint64_t mask = (dst->len[r] == 64 ? UINT64_MAX : ((1ULL << dst->len[r]) - 1))
+                        << dst->start[r];
+        if (src->failed & mask) {
+            vector_fail(dst, r, src->status);
+        }
+    }
+    /* runs already failed are skipped by clearing them from the list */
+    {
+        Vector todo = *dst;
+        todo.runs = 0;
+        for (uint32_t r = 0; r < dst->runs; r++) {
+            uint64_t mask = (dst->len[r] == 64 ? UINT64_MAX : ((1ULL << dst->len[r]) - 1))
+                            << dst->start[r];
+            if (!(dst->failed & mask)) {
+                todo.start[todo.runs] = dst->start[r];
+                todo.len[todo.runs++] = dst->len[r];
+            }
+        }
+        todo.failed = dst->failed;
+        todo.status = dst->status;
+        vector_write(io, cmd, data, oob, &todo);
+        *dst = todo;
+    }
+    o->vector_cmds++;
+    o->failed_lbas += ctpop64(dst->failed);
+    req->cqe.result = cpu_to_le32((uint32_t)dst->failed);
+    req->cqe.dw1 = cpu_to_le32(dst->failed >> 32);
+    return dst->status;
+}
+
+static uint16_t oc_vector_reset(OcIo *io, FemuRequest *req, const NvmeCmd *cmd)
+{
+    FemuCtrl *n = io->n;
+    OcNs *o = oc_ns(io->ns);
+    g_autofree Vector *v = g_new0(Vector, 1);
+    uint64_t mptr = mptr_of(cmd);
+    uint16_t status = vector_list(n, o, cmd, false, v->lbas, &v->count);
+
+    if (status) {
+        return status;
+    }
+    for (uint32_t i = 0; i < v->count; i++) {
+        uint16_t s = reset_chunk(io, v->lbas[i]);
+        if (s) {
+            v->failed |= 1ULL << i;
+            v->status = v->status ? v->status : s;
+        }
+    }
+    if (mptr) {
+        /* the reset chunks' descriptors, as the host asked for them */
+        g_autofree uint8_t *desc = g_malloc0((uint64_t)v->count * OC_DESCRIPTOR_BYTES);
+        for (uint32_t i = 0; i < v->count; i++) {
+            if (v->lbas[i] < o->cs->geo.nr_sectors) {
+                oc_chunk_descriptor(o->cs, oc_chunk_of(&o->cs->geo, v->lbas[i]),
+                                    desc + i * OC_DESCRIPTOR_BYTES);
+            }
+        }
+        status = femu_dma_to_guest(n, mptr, desc, (uint64_t)v->count * OC_DESCRIPTOR_BYTES);
+    }
+    o->vector_cmds++;
+    o->failed_lbas += ctpop64(v->failed);
+    req->cqe.result = cpu_to_le32((uint32_t)v->failed);
+    req->cqe.dw1 = cpu_to_le32(v->failed >> 32);
+    return status ? status : v->status;
+}
+
+static uint16_t oc_io(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const NvmeCmd *cmd,
+                      uint64_t now, uint64_t *deadline)
+{
+    OcIo io = { .n = n, .ns = ns, .now = now, .deadline = now };
+    OcNs *o = oc_ns(ns);
+    uint16_t status;
+
+    switch (cmd->opcode) {
+    case NVME_CMD_WRITE:
+    case NVME_CMD_WRITE_ZEROES:
+        status = oc_std_write(&io, req, cmd);
+        break;
+    case NVME_CMD_READ:
+    case NVME_CMD_COMPARE: {
+        const NvmeRwCmd *rw = (const NvmeRwCmd *)cmd;
+        uint64_t slba = le64_to_cpu(rw->slba), nlb = (uint64_t)le16_to_cpu(rw->nlb) + 1;
+        req->slba = slba;
+        status = each_part(o, slba, nlb, read_part_check, ns->dulbe);
+        if (!status) {
+            status = femu_nvm_rw(n, req, ns, cmd, now, &io.deadline);
+        }
+        break;
+    }
+    case NVME_CMD_DSM:
+        status = oc_dsm(&io, cmd);
+        break;
+    case OC_CMD_VECTOR_RESET:
+        status = oc_vector_reset(&io, req, cmd);
+        break;
+    case OC_CMD_VECTOR_WRITE:
+        status = oc_vector_rw(&io, req, cmd, true);
+        break;
+    case OC_CMD_VECTOR_READ:
+        status = oc_vector_rw(&io, req, cmd, false);
+        break;
+    case OC_CMD_VECTOR_COPY:
+        status = oc_vector_copy(&io, req, cmd);
+        break;
+    default:
+        status = femu_nvm_io(n, req, ns, cmd, now, &io.deadline);
+        break;
+    }
+    *deadline = io.deadline;
+    return status;
+}
+
+/* ---- admin: geometry, the chunk log, failure injection ---- */
+
+static uint32_t ns_u32(uint64_t v)
+{
+    return (uint32_t)MIN(v, UINT32_MAX);
+}
+
+static void fill_geometry(FemuNamespace *ns, uint8_t *b)
+{
+    const OcGeometry *g = &oc_ns(ns)->cs->geo;
+    const NandTiming *t = &oc_ns(ns)->timing;
+    uint64_t rd_sum = 0, rd_max = 0, wr_sum = 0, wr_max = 0, scale = MAX(t->time_scale, 1);
+
+    b[0] = 2;                       /* MJR: OCSSD 2.0 */
+    b[1] = 0;
+    b[8] = g->grp_bits;
+    b[9] = g->pu_bits;
+    b[10] = g->chk_bits;
+    b[11] = g->sec_bits;
+    stl_le_p(b + 16, g->mccap);
+    b[32] = 0;                      /* WIT: no wear-level notifications */
+    stw_le_p(b + 64, g->num_grp);
+    stw_le_p(b + 66, g->num_pu);
+    stl_le_p(b + 68, g->num_chk);
+    stl_le_p(b + 72, g->clba);
+    stl_le_p(b + 128, g->ws_min);
+    stl_le_p(b + 132, g->ws_opt);
+    stl_le_p(b + 136, g->mw_cunits);
+    stl_le_p(b + 140, g->maxoc);
+    stl_le_p(b + 144, g->maxocpu);
+    /* the model's page times (typical: the mean over page types), scaled as it runs them */
+    for (uint32_t i = 0; i < t->cell_bits; i++) {
+        rd_sum += t->pg_rd_lat[i];
+        rd_max = MAX(rd_max, t->pg_rd_lat[i]);
+        wr_sum += t->pg_wr_lat[i];
+        wr_max = MAX(wr_max, t->pg_wr_lat[i]);
+    }
+    stl_le_p(b + 192, ns_u32(rd_sum / t->cell_bits * scale));
+    stl_le_p(b + 196, ns_u32(rd_max * scale));
+    stl_le_p(b + 200, ns_u32(wr_sum / t->cell_bits * scale));
+    stl_le_p(b + 204, ns_u32(wr_max * scale));
+    stl_le_p(b + 208, ns_u32(t->blk_er_lat * scale));
+    stl_le_p(b + 212, ns_u32(t->blk_er_lat * scale));
+}
+
+static uint16_t oc_admin(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const NvmeCmd *cmd)
+{
+    switch (cmd->opcode) {
+    case OC_ADM_GEOMETRY: {
+        g_autofree uint8_t *buf = g_malloc0(OC_GEOMETRY_BYTES);
+        fill_geometry(ns, buf);
+        return femu_copy_dptr(n, cmd, OC_GEOMETRY_BYTES, buf, OC_GEOMETRY_BYTES, true, true);
+    }
+    case OC_ADM_INJECT:
+        return oc_inject(n, ns, cmd);
+    default:
+        return NVME_INVALID_OPCODE;
+    }
+}
+
+/* The Chunk Information log: descriptors built and copied a piece at a time. */
+static uint16_t oc_get_log(FemuCtrl *n, FemuNamespace *ns, const NvmeCmd *cmd, uint8_t lid,
+                           uint64_t off, uint64_t len)
+{
+    OcChunkSet *cs = oc_ns(ns)->cs;
+    uint64_t size = cs->geo.nr_chunks * OC_DESCRIPTOR_BYTES, copy, done = 0;
+    g_autofree uint8_t *piece = NULL;
+    QEMUSGList sg;
+    uint16_t status;
+
+    if (lid != OC_LOG_CHUNK_INFO) {
+        return NVME_INVALID_LOG_ID;
+    }
+    if (off > size) {
+        return NVME_INVALID_FIELD;
+    }
+    copy = MIN(len, size - off);
+    status = femu_map_dptr(n, cmd, len, copy, true, true, &sg);
+    if (status) {
+        return status;
+    }
+    piece = g_malloc(OC_LOG_PIECE + OC_DESCRIPTOR_BYTES);
+    while (!status && done < copy) {
+        uint64_t pos = off + done, first = pos / OC_DESCRIPTOR_BYTES;
+        uint64_t skip = pos % OC_DESCRIPTOR_BYTES;
+        uint64_t plen = MIN(copy - done, OC_LOG_PIECE);
+        uint64_t last = (pos + plen - 1) / OC_DESCRIPTOR_BYTES;
+
+        for (uint64_t c = first; c <= last; c++) {
+            oc_chunk_descriptor(cs, c, piece + (c - first) * OC_DESCRIPTOR_BYTES);
+        }
+        status = femu_sg_to_guest(n, &sg, done, piece + skip, plen);
+        done += plen;
+    }
+    qemu_sglist_destroy(&sg);
+    return status;
+}
+
+static void oc_effects(FemuCtrl *n, NvmeEffectsLog *log)
+{
+    uint32_t writes = NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_LBCC;
+
+    log->acs[OC_ADM_GEOMETRY] = cpu_to_le32(NVME_CMD_EFF_CSUPP);
+    log->acs[OC_ADM_INJECT] = cpu_to_le32(NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_LBCC);
+    log->iocs[OC_CMD_VECTOR_RESET] = cpu_to_le32(writes);
+    log->iocs[OC_CMD_VECTOR_WRITE] = cpu_to_le32(writes);
+    log->iocs[OC_CMD_VECTOR_READ] = cpu_to_le32(NVME_CMD_EFF_CSUPP);
+    log->iocs[OC_CMD_VECTOR_COPY] = cpu_to_le32(writes);
+}
+
+static void oc_stats(FemuNamespace *ns, FemuMediaStatFn *emit, void *opaque)
+{
+    OcNs *o = oc_ns(ns);
+    OcChunkSet *cs = o->cs;
+    uint64_t by_state[16] = { 0 }, erases = 0, erases_max = 0;
+
+    for (uint64_t i = 0; i < cs->geo.nr_chunks; i++) {
+        by_state[cs->chunks[i].state & 0xf]++;
+        erases += cs->chunks[i].erases;
+        erases_max = MAX(erases_max, cs->chunks[i].erases);
+    }
+    emit(opaque, "chunks_free", by_state[OC_CHUNK_FREE]);
+    emit(opaque, "chunks_open", by_state[OC_CHUNK_OPEN]);
+    emit(opaque, "chunks_closed", by_state[OC_CHUNK_CLOSED]);
+    emit(opaque, "chunks_offline", by_state[OC_CHUNK_OFFLINE]);
+    emit(opaque, "chunk_erases", erases);
+    emit(opaque, "chunk_erases_max", erases_max);
+    emit(opaque, "vector_cmds", o->vector_cmds);
+    emit(opaque, "vector_failed_lbas", o->failed_lbas);
+}
+
+static const Property oc_props[] = {
+    DEFINE_PROP_UINT32("lver", OcParams, lver, 2),
+    DEFINE_PROP_UINT32("lsec_size", OcParams, lsec_size, 0),
+    DEFINE_PROP_UINT32("lsecs_per_pg", OcParams, lsecs_per_pg, 4),
+    DEFINE_PROP_UINT32("lpgs_per_blk", OcParams, lpgs_per_blk, 512),
+    DEFINE_PROP_UINT32("lmax_sec_per_rq", OcParams, lmax_sec_per_rq, 64),
+    DEFINE_PROP_UINT32("lnum_ch", OcParams, lnum_ch, 2),
+    DEFINE_PROP_UINT32("lnum_lun", OcParams, lnum_lun, 8),
+    DEFINE_PROP_UINT32("lnum_pln", OcParams, lnum_pln, 2),
+    DEFINE_PROP_UINT32("lmetasize", OcParams, lmetasize, 16),
+    DEFINE_PROP_UINT32("oc_maxoc", OcParams, maxoc, 0),
+    DEFINE_PROP_UINT32("oc_maxocpu", OcParams, maxocpu, 0),
+    DEFINE_PROP_UINT32("oc_mccap", OcParams, mccap, OC_MCCAP_COPY | OC_MCCAP_MULTI_RESET),
+};
+
+static const FemuNsKind ocssd_kind = {
+    .name = "ocssd",
+    .femu_mode = 0,
+    .model_name = "FEMU OpenChannel-SSD Controller",
+    .csi = NVME_CSI_NVM,
+    .props = oc_props,
+    .nr_props = ARRAY_SIZE(oc_props),
+    .params_size = sizeof(OcParams),
+    .check_props = oc_check_props,
+    .size_ns = oc_size_ns,
+    .flash_blocks = oc_flash_blocks,
+    .media_new = oc_media_new,
+    .ns_init = oc_ns_init,
+    .ns_free = oc_ns_free,
+    .io = oc_io,
+    .effects = oc_effects,
+    .ctrl_reset = oc_ctrl_reset,
+    .stats = oc_stats,
+    .admin = oc_admin,
+    .get_log = oc_get_log,
+    .dulbe = true,
+    .pci_vendor_id = OC_PCI_VENDOR,
+    .pci_device_id = OC_PCI_DEVICE,
+};
+
+FEMU_NS_KIND_REGISTER(ocssd_kind)
