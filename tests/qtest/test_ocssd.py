@@ -6,7 +6,6 @@ failures (vendor admin command CFh), persistence across a restart, parallel PUs 
 one PU in the timing, and hostile field values."""
 
 import os
-import struct
 import time
 
 import pytest
@@ -1043,3 +1042,4 @@ def test_mismatching_geometry_is_refused(tmp_path, extra, lba_index, needles):
         expect_desc(d.oc.desc(0), 0, 64, OPEN, 8)
     finally:
         d.shutdown()
+

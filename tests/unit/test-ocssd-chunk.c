@@ -147,8 +147,8 @@ static void test_geometry_refusals(void)
     g = base(); g.num_pu = 65536;       refused_geo(g, NAMES("lnum_lun=65536", "32768"));
     g = base(); g.num_chk = 0;          refused_geo(g, NAMES("0 chunks per PU", "devsz_mb"));
     g = base(); g.num_chk = 6;          refused_geo(g, NAMES("6 chunks per PU", "devsz_mb"));
-    g = base(); g.clba = 0;             refused_geo(g, NAMES("0 sectors per chunk", "lsecs_per_pg"));
-    g = base(); g.clba = 24;            refused_geo(g, NAMES("24 sectors per chunk", "lpgs_per_blk"));
+    g = base(); g.clba = 0;         refused_geo(g, NAMES("0 sectors per chunk", "lsecs_per_pg"));
+    g = base(); g.clba = 24;        refused_geo(g, NAMES("24 sectors per chunk", "lpgs_per_blk"));
     g = base(); g.clba = 1u << 25;
     g.ws_min = g.ws_opt = g.mw_cunits = 4;
     refused_geo(g, NAMES("33554432 sectors per chunk", "2^24", "lnum_pln"));
@@ -242,9 +242,10 @@ static void check_lba_space(OcGeometry g)
 
                     g_assert_cmpuint(lba, ==, expect);
                     g_assert_cmpuint(lba, ==, chunk * g.clba + sec);
-                    g_assert_cmpuint(lba, ==, (uint64_t)grp << (g.pu_bits + g.chk_bits + g.sec_bits) |
-                                              (uint64_t)pu << (g.chk_bits + g.sec_bits) |
-                                              (uint64_t)chk << g.sec_bits | sec);
+                    g_assert_cmpuint(lba, ==,
+                                     (uint64_t)grp << (g.pu_bits + g.chk_bits + g.sec_bits) |
+                                     (uint64_t)pu << (g.chk_bits + g.sec_bits) |
+                                     (uint64_t)chk << g.sec_bits | sec);
                     memset(&a, 0xff, sizeof(a));
                     g_assert_true(oc_lba_decode(&g, lba, &a));
                     g_assert_cmpuint(a.grp, ==, grp);
