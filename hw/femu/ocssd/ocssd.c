@@ -1019,7 +1019,7 @@ static uint16_t oc_get_log(FemuCtrl *n, FemuNamespace *ns, const NvmeCmd *cmd, u
     if (status) {
         return status;
     }
-    piece = g_malloc(OC_LOG_PIECE + OC_DESCRIPTOR_BYTES);
+    piece = g_malloc(OC_LOG_PIECE + 2 * OC_DESCRIPTOR_BYTES);     /* + the partial ends */
     while (!status && done < copy) {
         uint64_t pos = off + done, first = pos / OC_DESCRIPTOR_BYTES;
         uint64_t skip = pos % OC_DESCRIPTOR_BYTES;
