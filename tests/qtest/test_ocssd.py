@@ -250,7 +250,8 @@ def test_identify_geometry(ctrl, machine):
 class TestGeometryThreeGroups(OwnMachine):
     """3 groups (not a power of two) x 2 PUs x 2 planes of 8 x 512-byte sectors: 16-sector
     program units, 128-sector chunks; MLC with two page times each (TRDT/TWRT the mean,
-    TRDM/TWRM the maximum); the limits and the capabilities as given."""
+    TRDM/TWRM the maximum; a unit's program and a chunk's reset take both planes, one
+    after the other); the limits and the capabilities as given."""
     DEV = DevConfig(mode=0, lba_index=0, size_mb=3, extra=(
         "lnum_ch=3,lnum_lun=2,lnum_pln=2,lsecs_per_pg=8,lpgs_per_blk=8,flash_type=2,"
         "pg_rd_lats=50000,,70000,pg_wr_lats=500000,,900000,blk_er_lat=3000000,"
@@ -260,7 +261,7 @@ class TestGeometryThreeGroups(OwnMachine):
     def test_geometry(self, ctrl, machine):
         check_geometry(ctrl, machine, geometry_expect(
             (2, 1, 3, 7), (3, 2, 8, 128), (16, 32, 32), 0x1, 5, 2,
-            (60000, 70000, 700000, 900000, 3000000, 3000000)), 512)
+            (60000, 70000, 1400000, 1800000, 6000000, 6000000)), 512)
 
     def test_lba_format(self, oc):
         check_lba_format(oc)
@@ -268,7 +269,8 @@ class TestGeometryThreeGroups(OwnMachine):
 
 class TestGeometryOneGroup(OwnMachine):
     """One group, one PU, four planes of one 4 KiB sector; time_scale=10: the times
-    reported are the ones the model runs (ten times the properties)."""
+    reported are the ones the model runs (ten times the properties; writes and resets
+    four planes one after the other)."""
     DEV = DevConfig(mode=0, lba_index=1, size_mb=1, extra=(
         "lnum_ch=1,lnum_lun=1,lnum_pln=4,lsecs_per_pg=1,lpgs_per_blk=4,flash_type=1,"
         "pg_rd_lat=30000,pg_wr_lat=300000,blk_er_lat=1000000,time_scale=10,oc_maxocpu=3"))
@@ -276,7 +278,7 @@ class TestGeometryOneGroup(OwnMachine):
     def test_geometry(self, ctrl, machine):
         check_geometry(ctrl, machine, geometry_expect(
             (0, 0, 4, 4), (1, 1, 16, 16), (4, 4, 4), 0x3, 0, 3,
-            (300000, 300000, 3000000, 3000000, 10000000, 10000000)), 4096)
+            (300000, 300000, 12000000, 12000000, 40000000, 40000000)), 4096)
 
     def test_lba_format(self, oc):
         check_lba_format(oc)

@@ -363,11 +363,12 @@ static void header_fill(const OcChunkSet *cs, uint8_t *h)
 
 static bool header_matches(const OcChunkSet *cs, const uint8_t *h, char **err)
 {
+    /* the sector size first: with another one, every count below differs too */
     static const struct { const char *what; int off; } fields[] = {
+        { "sector size (lsec_size, lba_index)", 24 },
         { "groups (lnum_ch)", 8 }, { "PUs per group (lnum_lun)", 12 },
         { "chunks per PU (devsz_mb / ns_sizes_mb)", 16 },
         { "sectors per chunk (lsecs_per_pg * lpgs_per_blk * lnum_pln)", 20 },
-        { "sector size (lsec_size)", 24 },
     };
     uint8_t want[OC_STORE_HEADER];
 
