@@ -16,7 +16,7 @@ struct mem_dev {
     uint32_t *wp;
     uint32_t *open_per_pu;
     uint32_t open;
-    uint64_t writes, reads, resets;
+    uint64_t writes, reads, resets, batches;
     uint64_t violations;  /* rule breaks (each also refused with an NVMe status) */
     char last_violation[200];
     int quiet;            /* do not print them */

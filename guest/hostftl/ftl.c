@@ -9,8 +9,9 @@
  *
  * Layout. A line is one chunk index on a group of line_pus PUs (all PUs when
  * that leaves enough lines). Host and GC writes share one open line: sectors are
- * gathered in a buffer of one write unit (WS_OPT sectors, the device's optimal
- * write) and written when it is full, or padded to WS_MIN on a flush. The
+ * gathered in a stripe buffer, one write unit (WS_OPT sectors, the device's
+ * optimal write) per chunk of the line, written to all the line's PUs at once
+ * when it is full (or, on a flush, what it holds, padded to WS_MIN). The
  * mapping is l2p (logical sector -> device LBA) and p2l (device LBA -> logical
  * sector, for GC), one u32 each.
  *
@@ -69,7 +70,7 @@ struct ftl {
     int64_t cur;                  /* open line, -1 none */
     uint64_t cursor;              /* next sector of the open line */
     uint64_t buf_start;           /* first sector of the open line not on the device */
-    uint8_t *wbuf;                /* one write unit */
+    uint8_t *wbuf;                /* one stripe: a write unit per chunk of the line */
     uint8_t *iobuf;               /* GC and metadata I/O, one chunk */
     uint8_t *zbuf;                /* zeroes, one write unit (padding) */
     uint32_t free_lines;
@@ -256,15 +257,28 @@ static int make_free(struct ftl *f, uint64_t c, uint64_t *pad_counter)
 
 /* ---- write path ---- */
 
+static uint64_t stripe_len(const struct ftl *f, const struct line *l)
+{
+    return (uint64_t)f->unit * l->nmembers;
+}
+
+/* Is device LBA ppa in the stripe buffer (not yet on the device)? Its index there. */
 static bool in_buffer(const struct ftl *f, uint64_t ppa, size_t *idx)
 {
-    uint64_t first;
-    if (f->cur < 0 || f->cursor == f->buf_start)
+    const struct line *l;
+    uint64_t c = ppa / f->g.clba, off = ppa % f->g.clba, s, stripe;
+    uint32_t m;
+
+    if (f->cur < 0 || f->cursor == f->buf_start || f->cline[c] != (uint32_t)f->cur)
         return false;
-    first = line_sector_ppa(f, &f->lines[f->cur], f->buf_start);
-    if (ppa < first || ppa >= first + (f->cursor - f->buf_start))
+    l = &f->lines[f->cur];
+    for (m = 0; m < l->nmembers && l->members[m] != c; m++)
+        ;
+    stripe = stripe_len(f, l);
+    s = off / f->unit * stripe + (uint64_t)m * f->unit + off % f->unit;
+    if (s < f->buf_start || s >= f->cursor)
         return false;
-    *idx = f->buf_start % f->unit + (ppa - first);
+    *idx = s % stripe;
     return true;
 }
 
@@ -280,25 +294,69 @@ static void invalidate(struct ftl *f, uint64_t lba)
     }
 }
 
-/* Write out the buffered part of the open line; pad: round up to WS_MIN. */
+/* Several writes to different chunks at once (the device may run them in
+ * parallel); each chunk's table is updated as by dev_write. */
+static int dev_write_batch(struct ftl *f, uint32_t n, const uint64_t *lba, const uint32_t *nsec,
+                           const void *const *bufs)
+{
+    int rc;
+    if (n == 1 || !f->ops->write_batch) {
+        for (uint32_t i = 0; i < n; i++) {
+            rc = dev_write(f, lba[i], nsec[i], bufs[i]);
+            if (rc)
+                return rc;
+        }
+        return 0;
+    }
+    rc = f->ops->write_batch(f->dev, n, lba, nsec, bufs);
+    if (rc) {
+        fprintf(stderr, "hostftl: device write of %u pieces from LBA %" PRIu64 " failed (%d)\n",
+                n, lba[0], rc);
+        f->broken = true;
+        return -EIO;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t c = lba[i] / f->g.clba;
+        f->cwp[c] += nsec[i];
+        f->cstate[c] = f->cwp[c] == f->g.clba ? FTL_CHUNK_CLOSED : FTL_CHUNK_OPEN;
+    }
+    return 0;
+}
+
+/*
+ * Write out the buffered part of the open line: one piece per write unit it
+ * touches (each in its own chunk), all at once. pad: round the last piece up
+ * to WS_MIN (a flush); the others end on unit boundaries already.
+ */
 static int write_out(struct ftl *f, bool pad)
 {
     struct line *l = &f->lines[f->cur];
-    uint64_t n = f->cursor - f->buf_start;
-    size_t at = f->buf_start % f->unit;
+    uint64_t stripe = stripe_len(f, l), n = f->cursor - f->buf_start;
+    uint64_t lba[l->nmembers];
+    uint32_t nsec[l->nmembers], k = 0;
+    const void *bufs[l->nmembers];
     int rc;
 
     if (!n)
         return 0;
-    if (pad && n % f->g.ws_min) {
-        uint64_t extra = f->g.ws_min - n % f->g.ws_min;
-        memset(f->wbuf + (at + n) * f->ss, 0, extra * f->ss);
+    if (pad && f->cursor % f->unit % f->g.ws_min) {
+        uint64_t extra = f->g.ws_min - f->cursor % f->unit % f->g.ws_min;
+        memset(f->wbuf + (f->cursor % stripe) * f->ss, 0, extra * f->ss);
         f->st.pad_sectors += extra;
         f->st.dev_write_sectors += extra;
         f->cursor += extra;
-        n += extra;
     }
-    rc = dev_write(f, line_sector_ppa(f, l, f->buf_start), n, f->wbuf + at * f->ss);
+    for (uint64_t s = f->buf_start; s < f->cursor;) {
+        uint64_t end = (s / f->unit + 1) * f->unit;
+        if (end > f->cursor)
+            end = f->cursor;
+        lba[k] = line_sector_ppa(f, l, s);
+        nsec[k] = end - s;
+        bufs[k] = f->wbuf + (s % stripe) * f->ss;
+        k++;
+        s = end;
+    }
+    rc = dev_write_batch(f, k, lba, nsec, bufs);
     if (rc)
         return rc;
     f->buf_start = f->cursor;
@@ -356,7 +414,7 @@ static int append(struct ftl *f, uint64_t lba, const uint8_t *data, int why)
     }
     l = &f->lines[f->cur];
     ppa = line_sector_ppa(f, l, f->cursor);
-    memcpy(f->wbuf + (f->cursor % f->unit) * f->ss, data, f->ss);
+    memcpy(f->wbuf + (f->cursor % stripe_len(f, l)) * f->ss, data, f->ss);
     invalidate(f, lba);
     f->l2p[lba] = ppa;
     f->p2l[ppa] = lba;
@@ -365,7 +423,7 @@ static int append(struct ftl *f, uint64_t lba, const uint8_t *data, int why)
     f->st.dev_write_sectors++;
     if (why == FOR_GC)
         f->st.gc_write_sectors++;
-    if (f->cursor % f->unit == 0)
+    if (f->cursor % stripe_len(f, l) == 0)
         return write_out(f, false);
     return 0;
 }
@@ -666,7 +724,7 @@ static struct ftl *ftl_new(const struct ftl_geo *g, const struct ftl_dev_ops *op
     f->lines = calloc(f->nlines, sizeof(struct line));
     f->member_store = calloc(f->nchunks, sizeof(uint32_t));
     f->p2l = malloc(f->phys * sizeof(uint32_t));
-    f->wbuf = alloc_aligned((size_t)f->unit * f->ss, 4096);
+    f->wbuf = alloc_aligned((size_t)f->unit * line_pus * f->ss, 4096);
     f->iobuf = alloc_aligned((size_t)g->clba * f->ss, 4096);
     f->zbuf = alloc_aligned((size_t)f->unit * f->ss, 4096);
     if (!f->zbuf || !f->meta || !f->cstate || !f->cwp || !f->cline || !f->lines || !f->member_store ||

@@ -43,6 +43,10 @@ struct ftl_dev_ops {
     int (*reset)(void *dev, uint64_t chunk);
     int (*chunk_info)(void *dev, uint64_t first_chunk, uint32_t count,
                       struct ftl_chunk_info *out);
+    /* optional: n writes to different chunks, which may run in parallel; each
+     * one as by write(). NULL: the core calls write() n times. */
+    int (*write_batch)(void *dev, uint32_t n, const uint64_t *lba, const uint32_t *nsec,
+                       const void *const *bufs);
 };
 
 struct ftl_format_opts {

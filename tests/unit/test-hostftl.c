@@ -182,6 +182,7 @@ static void random_workload(double op, uint32_t maxoc, uint32_t maxocpu, int slo
     /* every device write of data is a host write, a GC copy or padding */
     g_assert_cmpuint(total_dev, ==, total_host + total_gc + total_pad);
     g_assert_cmpuint(total_pad, >, 0); /* flushes pad to WS_MIN */
+    g_assert_cmpuint(d->batches, >, 0); /* stripes went to several PUs at once */
     /* GC ran and moved data; WAF counts it */
     g_assert_cmpuint(total_gc, >, 0);
     g_assert_cmpuint(total_dev, >=, total_host + total_gc);
