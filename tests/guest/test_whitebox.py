@@ -337,7 +337,10 @@ hostftl start --format; echo START_RC=$?
 head -c 16777216 /dev/urandom > /tmp/d
 dd if=/tmp/d of=/dev/nbd0 bs=1M seek=32 oflag=direct 2>/dev/null; echo DD_RC=$?
 echo SUM1=$(sha256sum < /tmp/d | cut -c1-64)
-hostftl stop > /dev/null; echo STOP_RC=$?
+# SIGTERM stops the server as cleanly as `hostftl stop`
+pid=$(cat /run/hostftl/nbd0.pid); kill -TERM $pid
+for i in $(seq 600); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+grep -q '^CLEAN_STOP=1$' /run/hostftl/nbd0.stats; echo STOP_RC=$?
 """
 
 # reads the data back, then writes more and powers off without stopping the FTL
