@@ -22,7 +22,10 @@ say() { echo "build-image: $*" >&2; }
 die() { echo "build-image: error: $*" >&2; exit 1; }
 
 recipe_files=("$here/build-image.sh" "$here/init" "$here/packages.txt" "$here/modules.txt")
-recipe_hash=$(cat "${recipe_files[@]}" | sha256sum | cut -c1-16)
+# the guest programs built from this repository (guest/: ocssd, hostftl) too
+mapfile -t guest_files < <(cd "$repo" && find guest -type f \( -name '*.[ch]' -o -name '*.sh' \) | LC_ALL=C sort)
+recipe_hash=$( (cat "${recipe_files[@]}"; for f in "${guest_files[@]}"; do echo "== $f"; cat "$repo/$f"; done) |
+	sha256sum | cut -c1-16)
 # One build at a time per OUTDIR (several launchers may start at once).
 exec 8>"$out/.lock"
 flock 8
@@ -33,10 +36,13 @@ if [[ -f $out/.recipe-hash && $(cat "$out/.recipe-hash") == "$recipe_hash" &&
 fi
 say "building the guest image in $out"
 
-# Host tools: dpkg-deb, apt-get (Debian base), cpio, readelf (binutils).
+# Host tools: dpkg-deb, apt-get (Debian base), cpio, readelf (binutils), and
+# gcc + the static libc for the guest programs of guest/.
 need=()
 command -v cpio >/dev/null || need+=(cpio)
 command -v readelf >/dev/null || need+=(binutils)
+command -v gcc >/dev/null || need+=(gcc)
+[[ -f /usr/lib/x86_64-linux-gnu/libc.a ]] || need+=(libc6-dev)
 if ((${#need[@]})); then
 	[[ $(id -u) == 0 ]] || die "please install: ${need[*]}"
 	say "installing host tools with apt-get: ${need[*]}"
@@ -401,13 +407,18 @@ export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 PS1='\u@\h:\w\$ '
 EOF
 install -m 0755 "$here/init" "$root/init"
+
+# This repository's guest programs (guest/build.sh: static, so no libraries)
+say "compiling the guest programs (guest/: ocssd, hostftl)"
+"$repo/guest/build.sh" "$root/usr/local/bin" || die "compiling guest/ failed"
 echo "$recipe_hash" >"$root/etc/femu/recipe-hash"
 
 # Sanity check on the host: the programs must find all their libraries.
 if [[ $(id -u) == 0 ]] && command -v chroot >/dev/null; then
 	for t in "/bin/bash -c true" "/usr/bin/fio --version" "/usr/sbin/nvme version" \
 		"/sbin/blkzone --version" "/bin/lsblk --version" \
-		"/usr/sbin/mkzonefs --help" "/sbin/mkfs.btrfs --version" "/bin/btrfs --version"; do
+		"/usr/sbin/mkzonefs --help" "/sbin/mkfs.btrfs --version" "/bin/btrfs --version" \
+		"/sbin/mkfs.ext4 -V" "/usr/local/bin/ocssd help" "/usr/local/bin/hostftl help"; do
 		chroot "$root" $t >/dev/null || die "'$t' does not run in the initramfs tree"
 	done
 fi

@@ -48,6 +48,7 @@ ADM_SET_FEATURES = 0x09
 ADM_GET_FEATURES = 0x0A
 ADM_ASYNC_EVENT = 0x0C
 ADM_DBBUF_CONFIG = 0x7C
+ADM_OC_GEOMETRY = 0xE2          # Open-Channel SSD 2.0 Geometry (whitebox namespaces)
 
 # NVM I/O opcodes.
 IO_FLUSH = 0x00
@@ -60,6 +61,11 @@ IO_DSM = 0x09
 IO_ZONE_MGMT_SEND = 0x79
 IO_ZONE_MGMT_RECV = 0x7A
 IO_ZONE_APPEND = 0x7D
+# Open-Channel SSD 2.0 vector I/O opcodes (whitebox namespaces).
+IO_VEC_RESET = 0x90
+IO_VEC_WRITE = 0x91
+IO_VEC_READ = 0x92
+IO_VEC_COPY = 0x93
 
 # Command set identifiers and CC.CSS values.
 CSI_NVM = 0x00
@@ -131,6 +137,13 @@ SC_INVALID_LOG_PAGE = 0x09
 SC_INVALID_QUEUE_DELETION = 0x0C
 # Media (SCT 2).
 SC_COMPARE_FAILURE = 0x85
+SC_UNWRITTEN = 0x87             # Deallocated or Unwritten Logical Block
+# Open-Channel SSD 2.0 (SCT 2).
+SC_OC_OFFLINE_CHUNK = 0xC0
+SC_OC_INVALID_RESET = 0xC1
+SC_OC_WRITE_NEXT_UNIT = 0xF0
+SC_OC_CHUNK_EARLY_CLOSE = 0xF1
+SC_OC_OUT_OF_ORDER_WRITE = 0xF2
 # Zoned command set specific (SCT 1).
 SC_ZONE_BOUNDARY = 0xB8
 SC_ZONE_FULL = 0xB9
@@ -159,7 +172,17 @@ STATUS_NAMES = {
     (1, 0xBA): "Zone Is Read Only", (1, 0xBB): "Zone Is Offline",
     (1, 0xBC): "Zone Invalid Write", (1, 0xBD): "Too Many Active Zones",
     (1, 0xBE): "Too Many Open Zones", (1, 0xBF): "Invalid Zone State Transition",
+    (2, 0x87): "Deallocated or Unwritten Logical Block", (2, 0xC0): "Offline Chunk",
+    (2, 0xC1): "Invalid Reset", (2, 0xF0): "Write Next Unit", (2, 0xF1): "Chunk Early Close",
+    (2, 0xF2): "Out of Order Write",
 }
+
+# Open-Channel SSD 2.0: the Chunk Information log page (with the namespace's NSID),
+# chunk states (descriptor byte 0) and MCCAP bits.
+LOG_OC_CHUNK_INFO = 0xCA
+OC_CS_FREE, OC_CS_CLOSED, OC_CS_OPEN, OC_CS_OFFLINE = 0x1, 0x2, 0x4, 0x8
+OC_MCCAP_COPY, OC_MCCAP_MULTI_RESET = 0x1, 0x2
+OC_DESCRIPTOR = 32
 
 # SGL descriptor types (upper nibble of byte 15).
 SGL_DATA_BLOCK = 0x0
@@ -856,6 +879,108 @@ class Controller:
         p1, p2 = self.prps(addr, len(data))
         return self.execute(sq, self.rw_cmd(IO_ZONE_APPEND, nsid, zslba, len(data) // bs,
                                             prp1=p1, prp2=p2))
+
+    # -- Open-Channel SSD 2.0 helpers (whitebox namespaces) ---------------
+
+    def oc_geometry(self, nsid, check=True):
+        """Geometry (admin E2h) into a 4 KiB buffer: (cpl, parsed dict)."""
+        buf = self.buffer(4096, fill=0xA5)
+        c = self.admin_cmd(cmd(ADM_OC_GEOMETRY, nsid=nsid, prp1=buf))
+        if check and not c.ok:
+            raise NvmeCommandError("Geometry", c)
+        return c, parse_oc_geometry(self.qt.memread(buf, 4096))
+
+    def chunk_log(self, nsid, size, offset=0):
+        """Chunk Information log bytes [offset, offset + size): (cpl, [descriptors])."""
+        c, d = self.get_log_page(LOG_OC_CHUNK_INFO, size, nsid=nsid, offset=offset)
+        return c, parse_chunk_descriptors(d) if c.ok else None
+
+    def chunks(self, nsid, nr):
+        """Every one of nr chunk descriptors, in one page-sized request at a time."""
+        out = []
+        while len(out) < nr:
+            n = min(nr - len(out), 4096 // OC_DESCRIPTOR)
+            c, descs = self.chunk_log(nsid, n * OC_DESCRIPTOR, len(out) * OC_DESCRIPTOR)
+            if not c.ok:
+                raise NvmeCommandError("Chunk Information log", c)
+            out += descs
+        return out
+
+    def lba_list(self, lbas):
+        """CDW10-11 for a vector command: the LBA itself for one, else a list in RAM."""
+        if len(lbas) == 1:
+            return lbas[0]
+        return self.buffer(8 * len(lbas), struct.pack("<%dQ" % len(lbas), *lbas))
+
+    def vector_cmd(self, opc, nsid, lbas, prp1=0, prp2=0, mptr=0, lba_list=None,
+                   nlb=None, dst_list=0, cdw12=0):
+        """A vector command's SQE; lba_list/nlb override what lbas gives."""
+        lst = self.lba_list(lbas) if lba_list is None else lba_list
+        nlb = len(lbas) - 1 if nlb is None else nlb
+        return cmd(opc, nsid=nsid, prp1=prp1, prp2=prp2, mptr=mptr,
+                   cdw10=lst & 0xFFFFFFFF, cdw11=lst >> 32, cdw12=(nlb & 0x3F) | cdw12,
+                   cdw14=dst_list & 0xFFFFFFFF, cdw15=dst_list >> 32)
+
+    def vector_write(self, sq, nsid, lbas, data, meta=None, timeout=None):
+        bs = self.block_size(nsid)
+        assert len(data) == len(lbas) * bs
+        addr = self.buffer(len(data), data)
+        p1, p2 = self.prps(addr, len(data))
+        mptr = self.buffer(len(meta), meta) if meta else 0
+        return self.execute(sq, self.vector_cmd(IO_VEC_WRITE, nsid, lbas, p1, p2, mptr),
+                            timeout)
+
+    def vector_read(self, sq, nsid, lbas, meta_bytes=0, timeout=None):
+        """(cpl, data, metadata) of a Vector Read."""
+        bs = self.block_size(nsid)
+        length = len(lbas) * bs
+        addr = self.buffer(length, fill=0x5A)
+        p1, p2 = self.prps(addr, length)
+        mptr = self.buffer(meta_bytes, fill=0x5A) if meta_bytes else 0
+        c = self.execute(sq, self.vector_cmd(IO_VEC_READ, nsid, lbas, p1, p2, mptr), timeout)
+        return (c, self.qt.memread(addr, length),
+                self.qt.memread(mptr, meta_bytes) if meta_bytes else b"")
+
+    def vector_reset(self, sq, nsid, lbas, descriptors=False, timeout=None):
+        """(cpl, [descriptors written to MPTR] or None)."""
+        mptr = self.buffer(OC_DESCRIPTOR * len(lbas), fill=0xA5) if descriptors else 0
+        c = self.execute(sq, self.vector_cmd(IO_VEC_RESET, nsid, lbas, mptr=mptr), timeout)
+        if not descriptors:
+            return c, None
+        return c, parse_chunk_descriptors(self.qt.memread(mptr, OC_DESCRIPTOR * len(lbas)))
+
+    def vector_copy(self, sq, nsid, src, dst, timeout=None):
+        assert len(src) == len(dst)
+        return self.execute(sq, self.vector_cmd(IO_VEC_COPY, nsid, src,
+                                                dst_list=self.lba_list(dst)), timeout)
+
+
+def failed_bitmap(cpl):
+    """A vector command's 64-bit bitmap of failed list entries (CQE DW0-DW1)."""
+    return cpl.dw0 | cpl.dw1 << 32
+
+
+def parse_oc_geometry(d):
+    """OCSSD 2.0 Geometry data structure."""
+    u16 = lambda o: struct.unpack_from("<H", d, o)[0]
+    u32 = lambda o: struct.unpack_from("<I", d, o)[0]
+    return {
+        "mjr": d[0], "mnr": d[1], "grp_len": d[8], "pu_len": d[9], "chk_len": d[10],
+        "lbk_len": d[11], "mccap": u32(16), "wit": d[32], "num_grp": u16(64),
+        "num_pu": u16(66), "num_chk": u32(68), "clba": u32(72), "ws_min": u32(128),
+        "ws_opt": u32(132), "mw_cunits": u32(136), "maxoc": u32(140), "maxocpu": u32(144),
+        "trdt": u32(192), "trdm": u32(196), "twrt": u32(200), "twrm": u32(204),
+        "tcrst": u32(208), "tcrsm": u32(212), "raw": bytes(d),
+    }
+
+
+def parse_chunk_descriptors(d):
+    out = []
+    for off in range(0, len(d) - OC_DESCRIPTOR + 1, OC_DESCRIPTOR):
+        slba, cnlb, wp = struct.unpack_from("<QQQ", d, off + 8)
+        out.append({"cs": d[off], "ct": d[off + 1], "wli": d[off + 2], "slba": slba,
+                    "cnlb": cnlb, "wp": wp, "raw": bytes(d[off:off + OC_DESCRIPTOR])})
+    return out
 
 
 def append_lba(cpl):

@@ -78,6 +78,7 @@ REFUSED = [
     (WB + ",lmax_sec_per_rq=65", ["lmax_sec_per_rq=65", "1..64"]),
     (WB + ",lmax_sec_per_rq=0", ["lmax_sec_per_rq=0", "1..64"]),
     (WB + ",lmetasize=12", ["lmetasize=12", "multiple of 8 up to 256"]),
+    (WB + ",lmetasize=264", ["lmetasize=264", "multiple of 8 up to 256"]),
     (WB + ",lnum_lun=3", ["lnum_lun=3", "power of two"]),
     (WB + ",lnum_ch=0", ["lnum_ch"]),
     (WB + ",lpgs_per_blk=3", ["sectors per chunk", "power of two"]),

@@ -33,7 +33,8 @@ static uint64_t bbssd_submit(FemuMedia *fm, const FemuMediaReq *req)
     case FEMU_MEDIA_WRITE_ZEROES:
         /* pages partly covered keep other data: they are rewritten */
         if (first < whole_first) {
-            done = MAX(done, ftl_write(m->ftl, first, 1, req->arrival_ns));
+            uint64_t t = ftl_write(m->ftl, first, 1, req->arrival_ns);  /* glib MAX: twice */
+            done = MAX(done, t);
         }
         if (whole_last < last && whole_last >= whole_first) {
             uint64_t t = ftl_write(m->ftl, whole_last, 1, req->arrival_ns);

@@ -291,6 +291,10 @@ void oc_fail_write_next_unit(OcChunkSet *cs, uint64_t lba, uint64_t nlb)
 
 void oc_fail_early_close(OcChunkSet *cs, uint64_t chunk)
 {
+    /* offline is for good: an injected close must not bring the chunk back */
+    if (cs->chunks[chunk].state == OC_CHUNK_OFFLINE) {
+        return;
+    }
     set_state(cs, chunk, OC_CHUNK_CLOSED);
     save(cs, chunk);
 }
@@ -359,11 +363,12 @@ static void header_fill(const OcChunkSet *cs, uint8_t *h)
 
 static bool header_matches(const OcChunkSet *cs, const uint8_t *h, char **err)
 {
+    /* the sector size first: with another one, every count below differs too */
     static const struct { const char *what; int off; } fields[] = {
+        { "sector size (lsec_size, lba_index)", 24 },
         { "groups (lnum_ch)", 8 }, { "PUs per group (lnum_lun)", 12 },
         { "chunks per PU (devsz_mb / ns_sizes_mb)", 16 },
         { "sectors per chunk (lsecs_per_pg * lpgs_per_blk * lnum_pln)", 20 },
-        { "sector size (lsec_size)", 24 },
     };
     uint8_t want[OC_STORE_HEADER];
 
@@ -389,10 +394,14 @@ static bool header_matches(const OcChunkSet *cs, const uint8_t *h, char **err)
     return true;
 }
 
-/* The newest valid record of chunk idx into *c; false if neither slot holds one. */
+/*
+ * The newest valid record of chunk idx into *c (left as it is when there is none). False
+ * when both slots hold records and neither is valid; one empty slot and one damaged is a
+ * torn first record: the chunk as created.
+ */
 static bool chunk_load(OcChunkSet *cs, uint64_t idx, OcChunk *c, bool *recovered)
 {
-    bool found = false, damaged = false;
+    bool found = false, damaged = false, empty = false;
 
     for (unsigned s = 0; s < OC_SLOTS; s++) {
         const uint8_t *r = cs->store + OC_STORE_HEADER + (idx * OC_SLOTS + s) * OC_RECORD;
@@ -400,6 +409,7 @@ static bool chunk_load(OcChunkSet *cs, uint64_t idx, OcChunk *c, bool *recovered
         uint8_t state = r[20];
 
         if (record_all_zero(r, OC_RECORD)) {
+            empty = true;
             continue;
         }
         if (record_get_le(r + 28, 4) != record_checksum(cs->hasher, idx, r, 28) ||
@@ -415,8 +425,8 @@ static bool chunk_load(OcChunkSet *cs, uint64_t idx, OcChunk *c, bool *recovered
             found = true;
         }
     }
-    *recovered = found && damaged;
-    return found || !damaged;
+    *recovered = damaged && (found || empty);
+    return found || !damaged || empty;
 }
 
 OcStoreResult oc_store_open(OcChunkSet *cs, uint8_t *store, char **err)

@@ -149,7 +149,9 @@ uint64_t oc_flash_write(OcFlash *f, uint64_t chunk, uint64_t sec, uint64_t n, ui
         }
         a.pg = (uint32_t)u;
         for (a.pl = 0; a.pl < f->nand->geo.pls_per_lun; a.pl++) {
-            programmed = MAX(programmed, nand_op(f->nand, NAND_OP_PROGRAM, &a, accept));
+            /* glib's MAX evaluates its arguments twice: never a call with effects in it */
+            uint64_t t = nand_op(f->nand, NAND_OP_PROGRAM, &a, accept);
+            programmed = MAX(programmed, t);
         }
         *slot = (CachedUnit){ .chunk = chunk, .unit = u, .done_ns = programmed };
         f->cache_next[pu] = (f->cache_next[pu] + 1) % f->cache_units;
@@ -191,7 +193,8 @@ uint64_t oc_flash_read(OcFlash *f, uint64_t chunk, uint64_t sec, uint64_t n, uin
         }
         a.pg = (uint32_t)unit;
         a.pl = (uint32_t)(page % f->nand->geo.pls_per_lun);
-        done = MAX(done, nand_op(f->nand, NAND_OP_READ, &a, now_ns));
+        uint64_t t = nand_op(f->nand, NAND_OP_READ, &a, now_ns);
+        done = MAX(done, t);
         f->stats.pages_read++;
     }
     return done;
@@ -211,7 +214,8 @@ uint64_t oc_flash_erase(OcFlash *f, uint64_t chunk, uint64_t now_ns)
     }
     locate(f, chunk, &a);
     for (a.pl = 0; a.pl < f->nand->geo.pls_per_lun; a.pl++) {
-        done = MAX(done, nand_op(f->nand, NAND_OP_ERASE, &a, now_ns));
+        uint64_t t = nand_op(f->nand, NAND_OP_ERASE, &a, now_ns);
+        done = MAX(done, t);
         f->stats.blocks_erased++;
     }
     return done;

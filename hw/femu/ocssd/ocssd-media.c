@@ -27,7 +27,8 @@ static uint64_t each_chunk(OcMedia *m, OcFlashRunFn *fn, const FemuMediaReq *req
 
     while (sec < end) {
         uint64_t chunk = sec / m->clba, in = sec % m->clba, n = MIN(end - sec, m->clba - in);
-        done = MAX(done, fn(m->flash, chunk, in, n, req->arrival_ns));
+        uint64_t t = fn(m->flash, chunk, in, n, req->arrival_ns);   /* once: MAX is glib's */
+        done = MAX(done, t);
         sec += n;
     }
     return done;

@@ -72,6 +72,7 @@ typedef struct OcNs {
     OcInject inject[OC_MAX_INJECT];
     uint32_t nr_inject;
     NandTiming timing;          /* the flash's, for Identify Geometry */
+    uint32_t planes;            /* per chip: a write unit and a chunk span them */
     uint64_t vector_cmds;
     uint64_t failed_lbas;       /* list entries that failed */
 } OcNs;
@@ -372,6 +373,7 @@ static bool oc_ns_init(FemuCtrl *n, FemuNamespace *ns, uint8_t *meta, Error **er
     }
     o->metasize = p->lmetasize;
     o->max_vector = p->lmax_sec_per_rq;
+    o->planes = oc_nand_geometry(n, 1u << ns->lba_shift).pls_per_lun;
     /* alone or shared, the flash runs the timing of the flash properties */
     if (!femu_fill_timing("", n->flash.flash_type, n->flash.pg_rd_lat, n->flash.pg_wr_lat,
                           n->flash.blk_er_lat, &n->flash, &o->timing, errp)) {
@@ -968,7 +970,11 @@ static void fill_geometry(FemuNamespace *ns, uint8_t *b)
     stl_le_p(b + 136, g->mw_cunits);
     stl_le_p(b + 140, g->maxoc);
     stl_le_p(b + 144, g->maxocpu);
-    /* the model's page times (typical: the mean over page types), scaled as it runs them */
+    /*
+     * The model's times, scaled as it runs them: a sector read is one page read; a write
+     * unit and a chunk reset take every plane of the chip one after another (the model has
+     * no multi-plane operations). Typical: the mean over page types.
+     */
     for (uint32_t i = 0; i < t->cell_bits; i++) {
         rd_sum += t->pg_rd_lat[i];
         rd_max = MAX(rd_max, t->pg_rd_lat[i]);
@@ -977,10 +983,10 @@ static void fill_geometry(FemuNamespace *ns, uint8_t *b)
     }
     stl_le_p(b + 192, ns_u32(rd_sum / t->cell_bits * scale));
     stl_le_p(b + 196, ns_u32(rd_max * scale));
-    stl_le_p(b + 200, ns_u32(wr_sum / t->cell_bits * scale));
-    stl_le_p(b + 204, ns_u32(wr_max * scale));
-    stl_le_p(b + 208, ns_u32(t->blk_er_lat * scale));
-    stl_le_p(b + 212, ns_u32(t->blk_er_lat * scale));
+    stl_le_p(b + 200, ns_u32(wr_sum / t->cell_bits * scale * oc_ns(ns)->planes));
+    stl_le_p(b + 204, ns_u32(wr_max * scale * oc_ns(ns)->planes));
+    stl_le_p(b + 208, ns_u32(t->blk_er_lat * scale * oc_ns(ns)->planes));
+    stl_le_p(b + 212, ns_u32(t->blk_er_lat * scale * oc_ns(ns)->planes));
 }
 
 static uint16_t oc_admin(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const NvmeCmd *cmd)
@@ -1019,7 +1025,7 @@ static uint16_t oc_get_log(FemuCtrl *n, FemuNamespace *ns, const NvmeCmd *cmd, u
     if (status) {
         return status;
     }
-    piece = g_malloc(OC_LOG_PIECE + OC_DESCRIPTOR_BYTES);
+    piece = g_malloc(OC_LOG_PIECE + 2 * OC_DESCRIPTOR_BYTES);     /* + the partial ends */
     while (!status && done < copy) {
         uint64_t pos = off + done, first = pos / OC_DESCRIPTOR_BYTES;
         uint64_t skip = pos % OC_DESCRIPTOR_BYTES;

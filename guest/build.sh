@@ -1,0 +1,14 @@
+#!/bin/bash
+# Build the guest programs of this repository: static binaries in OUTDIR
+# (images/build-image.sh puts them in the initramfs's /usr/local/bin).
+# Usage: guest/build.sh OUTDIR
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+out=${1:?usage: guest/build.sh OUTDIR}
+mkdir -p "$out"
+cc=${CC:-gcc}
+cflags=(-static -O2 -Wall -s)
+# ocssd: the OCSSD 2.0 command-line tool
+"$cc" "${cflags[@]}" -o "$out/ocssd" "$here/ocssd/ocssd.c" "$here/ocssd/oc-nvme.c" -lpthread
+# hostftl: the host FTL behind an NBD device (uses ocssd's passthrough library)
+"$cc" "${cflags[@]}" -o "$out/hostftl" "$here"/hostftl/*.c "$here/ocssd/oc-nvme.c" -lpthread
