@@ -24,7 +24,6 @@ Usage: bench/wb-gc.py [--short] [--ops 7,28] [--raw-mb 16] [--time-scale 2] [--t
 """
 
 import argparse
-import statistics
 import sys
 from pathlib import Path
 
