@@ -15,43 +15,12 @@
 #define ZDE 128
 
 #include "zone-states.h"
+#include "saved-format.h"
 
 static ZoneConfig base(void)
 {
     return (ZoneConfig){ .nr_zones = 12, .zone_size = 16, .zone_cap = 12, .max_open = 4,
                          .max_active = 8, .zde_bytes = ZDE, .lba_bytes = 512 };
-}
-
-static uint64_t le(const uint8_t *p, int n)
-{
-    uint64_t v = 0;
-
-    for (int i = 0; i < n; i++) {
-        v |= (uint64_t)p[i] << (8 * i);
-    }
-    return v;
-}
-
-static void put_le(uint8_t *p, uint64_t v, int n)
-{
-    for (int i = 0; i < n; i++) {
-        p[i] = (uint8_t)(v >> (8 * i));
-    }
-}
-
-/* The check the format defines: the first 4 bytes of MD5(le64 salt, bytes). */
-static uint32_t md5_check(uint64_t salt, const uint8_t *p, size_t len)
-{
-    GChecksum *ck = g_checksum_new(G_CHECKSUM_MD5);
-    uint8_t s[8], d[16];
-    gsize dlen = sizeof(d);
-
-    put_le(s, salt, 8);
-    g_checksum_update(ck, s, 8);
-    g_checksum_update(ck, p, len);
-    g_checksum_get_digest(ck, d, &dlen);
-    g_checksum_free(ck);
-    return (uint32_t)le(d, 4);
 }
 
 static uint8_t *slot(uint8_t *store, uint64_t zone, unsigned s)
