@@ -401,3 +401,20 @@ def add_flash_args(ap, *, size, zone_mb, nchs, luns, pgs_per_blk, time_scale,
     for lat in lats:
         ap.add_argument(f"--{lat}-lat", type=int, default=defaults[lat], help="ns")
     ap.add_argument("--time-scale", type=int, default=time_scale)
+
+
+def parse_mode_compare_args(ap):
+    """The options of the benchmarks that compare modes on one flash (zns-vs-blackbox,
+    wb-vs-modes): the flash, the region written then read, the random-read runtime and
+    the interleaved rounds; --short makes them small."""
+    add_flash_args(ap, size=64, zone_mb=2, nchs=2, luns=2, pgs_per_blk=32, time_scale=20)
+    ap.add_argument("--region", type=int, default=16, help="MiB written, then read")
+    ap.add_argument("--runtime", type=int, default=5, help="seconds per random read run")
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
+    ap.add_argument("--short", action="store_true", help="8 MiB region, 3 s reads, 3 rounds")
+    a = ap.parse_args()
+    if a.short:
+        a.region, a.runtime, a.rounds = 8, 3, 3
+    if a.rounds < 2:
+        sys.exit(f"--rounds must be at least 2 (got {a.rounds}): a spread needs repeats")
+    return a

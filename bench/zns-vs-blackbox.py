@@ -78,16 +78,7 @@ echo @@end@@
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    bblib.add_flash_args(ap, size=64, zone_mb=2, nchs=2, luns=2, pgs_per_blk=32, time_scale=20)
-    ap.add_argument("--region", type=int, default=16, help="MiB written, then read")
-    ap.add_argument("--runtime", type=int, default=5, help="seconds per random read run")
-    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
-    ap.add_argument("--short", action="store_true", help="8 MiB region, 3 s reads, 3 rounds")
-    a = ap.parse_args()
-    if a.short:
-        a.region, a.runtime, a.rounds = 8, 3, 3
-    if a.rounds < 2:
-        sys.exit(f"--rounds must be at least 2 (got {a.rounds}): a spread needs repeats")
+    a = bblib.parse_mode_compare_args(ap)
     # the blackbox drive overwrites its region every round: keep a quarter of its lines
     # free, or GC (background from 10% free) would join the later rounds
     if not 1 <= a.region or a.region % a.zone_mb or a.region * a.rounds > 0.75 * a.size:
