@@ -575,7 +575,8 @@ static void femu_register_types(void)
 
     femu_info.instance_size = femu_ns_kind_layout(sizeof(FemuCtrl));
     kind_props = femu_ns_kind_props(&nr_kind_props);
-    femu_nr_props = ARRAY_SIZE(femu_ctrl_props) + femu_flash_nr_props + nr_kind_props;
+    femu_nr_props = ARRAY_SIZE(femu_ctrl_props) + femu_flash_nr_props + femu_sra_nr_props +
+                    nr_kind_props;
     femu_props = g_new0(Property, femu_nr_props);
     for (size_t i = 0; i < ARRAY_SIZE(femu_ctrl_props); i++) {
         femu_props[k++] = femu_ctrl_props[i];
@@ -583,6 +584,10 @@ static void femu_register_types(void)
     for (size_t i = 0; i < femu_flash_nr_props; i++) {
         femu_props[k] = femu_flash_props[i];
         femu_props[k++].offset += offsetof(FemuCtrl, flash);
+    }
+    for (size_t i = 0; i < femu_sra_nr_props; i++) {
+        femu_props[k] = femu_sra_props[i];
+        femu_props[k++].offset += offsetof(FemuCtrl, sra);
     }
     for (size_t i = 0; i < nr_kind_props; i++) {
         femu_props[k++] = kind_props[i];

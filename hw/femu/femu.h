@@ -26,6 +26,7 @@
 #include "media/media.h"
 #include "nand/nand.h"
 #include "nand/nand-config.h"
+#include "sra/sra-config.h"
 #include "ns-kind.h"
 #include "sched/deadline-heap.h"
 #include "stats/io-counters.h"
@@ -149,6 +150,7 @@ struct FemuCtrl {
     uint32_t poll_idle_us;
     HostMemoryBackend *memdev;
     FemuFlashParams flash;      /* the NAND every media kind builds on */
+    FemuSraParams sra;          /* read-ahead, for the kinds that have it */
 
     /* storage */
     HostMemoryBackend *backend;

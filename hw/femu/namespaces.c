@@ -127,7 +127,7 @@ static bool size_namespaces(FemuCtrl *n, uint64_t total, bool derived, uint64_t 
  */
 bool femu_ns_layout(FemuCtrl *n, Error **errp)
 {
-    bool derived = !n->devsz_mb && !n->ns_sizes_mb;
+    bool derived = !n->devsz_mb && !n->ns_sizes_mb, sra_kind = false;
     uint64_t total, data;
 
     if (!parse_ns_types(n, errp)) {
@@ -142,6 +142,12 @@ bool femu_ns_layout(FemuCtrl *n, Error **errp)
         if (first && k->check_props && !k->check_props(n, errp)) {
             return false;
         }
+        sra_kind |= k->read_ahead;
+    }
+    if (n->sra.on && !sra_kind) {
+        error_setg(errp, "sra=on: read-ahead needs a zoned or blackbox namespace "
+                   "(femu_mode=1 or 3, or ns_types with zns or blackbox)");
+        return false;
     }
     total = n->devsz_mb ? (uint64_t)n->devsz_mb * MiB :
             n->memdev ? memory_region_size(host_memory_backend_get_memory(n->memdev)) :
@@ -352,6 +358,7 @@ const FemuNsKind *femu_ctrl_kind(FemuCtrl *n)
 uint64_t femu_ns_media_submit(FemuNamespace *ns, FemuMediaReq *r)
 {
     r->offset -= MIN(r->offset, ns->media_base);
+    r->ns_end = ns->backend_offset + ns->bytes - MIN(ns->backend_offset, ns->media_base);
     return femu_media_submit(ns->media, r);
 }
 

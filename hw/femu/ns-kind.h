@@ -70,6 +70,8 @@ typedef struct FemuNsKind {
                         uint64_t off, uint64_t len);
     /* Its reads of unwritten blocks fail when the host sets DULBE (Error Recovery). */
     bool dulbe;
+    /* Its model takes sequential read-ahead (sra=on). */
+    bool read_ahead;
     /* PCI IDs when every namespace is of this kind; 0: QEMU's NVMe IDs. */
     uint16_t pci_vendor_id;
     uint16_t pci_device_id;

@@ -5,6 +5,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "../media/media.h"
+#include "../sra/sra.h"
 #include "ftl.h"
 
 #include <glib.h>
@@ -13,7 +14,29 @@ typedef struct BbssdMedia {
     FemuMedia parent;
     Ftl *ftl;
     uint64_t page_bytes;
+    Sra *sra;           /* read-ahead, or NULL */
 } BbssdMedia;
+
+/* Byte ranges to the pages they touch. */
+static uint64_t bbssd_sra_read(void *opaque, uint64_t offset, uint64_t len, uint64_t now,
+                               bool prefetch)
+{
+    BbssdMedia *m = opaque;
+    uint64_t pb = m->page_bytes, first = offset / pb, last = (offset + len + pb - 1) / pb;
+
+    return prefetch ? ftl_prefetch(m->ftl, first, last - first, now)
+                    : ftl_read(m->ftl, first, last - first, now);
+}
+
+/* Only mapped pages are read ahead. */
+static uint64_t bbssd_sra_readable(void *opaque, uint32_t nsid G_GNUC_UNUSED,
+                                   uint64_t offset, uint64_t max)
+{
+    BbssdMedia *m = opaque;
+
+    return ftl_mapped_run(m->ftl, offset / m->page_bytes, max / m->page_bytes) *
+           m->page_bytes;
+}
 
 static uint64_t bbssd_submit(FemuMedia *fm, const FemuMediaReq *req)
 {
@@ -25,7 +48,9 @@ static uint64_t bbssd_submit(FemuMedia *fm, const FemuMediaReq *req)
 
     switch (req->op) {
     case FEMU_MEDIA_READ:
-        done = ftl_read(m->ftl, first, last - first, req->arrival_ns);
+        done = m->sra ? sra_read(m->sra, req->nsid, req->offset, req->len, req->ns_end,
+                                 req->arrival_ns)
+                      : ftl_read(m->ftl, first, last - first, req->arrival_ns);
         break;
     case FEMU_MEDIA_WRITE:
         done = ftl_write(m->ftl, first, last - first, req->arrival_ns);
@@ -56,12 +81,24 @@ static uint64_t bbssd_submit(FemuMedia *fm, const FemuMediaReq *req)
     case FEMU_MEDIA_ZONE_DRAIN:
         break;      /* no zones on a conventional drive */
     }
+    if (m->sra) {
+        if (req->op == FEMU_MEDIA_WRITE || req->op == FEMU_MEDIA_WRITE_ZEROES) {
+            sra_write(m->sra, req->nsid, req->arrival_ns, done);
+        } else if (req->op == FEMU_MEDIA_DEALLOCATE) {
+            sra_discard(m->sra, req->nsid, req->arrival_ns, done);
+        }
+    }
     return MAX(done, req->arrival_ns);
 }
 
 static void bbssd_idle(FemuMedia *fm, uint64_t now_ns)
 {
-    ftl_idle(((BbssdMedia *)fm)->ftl, now_ns);
+    BbssdMedia *m = (BbssdMedia *)fm;
+
+    ftl_idle(m->ftl, now_ns);
+    if (m->sra) {
+        sra_idle(m->sra, now_ns);
+    }
 }
 
 static void bbssd_stats(FemuMedia *fm, FemuMediaStatFn *emit, void *opaque)
@@ -73,6 +110,7 @@ static void bbssd_stats(FemuMedia *fm, FemuMediaStatFn *emit, void *opaque)
     emit(opaque, "host_pages_written", s->host_pages_written);
     emit(opaque, "host_pages_read", s->host_pages_read);
     emit(opaque, "unmapped_pages_read", s->unmapped_pages_read);
+    emit(opaque, "prefetch_pages_read", s->prefetch_pages_read);
     emit(opaque, "nand_pages_written", s->nand_pages_written);
     emit(opaque, "waf_milli", (uint64_t)(ftl_waf(m->ftl) * 1000 + 0.5));
     emit(opaque, "gc_runs", s->gc_runs);
@@ -86,11 +124,15 @@ static void bbssd_stats(FemuMedia *fm, FemuMediaStatFn *emit, void *opaque)
     emit(opaque, "nand_programs", nand->stats.programs);
     emit(opaque, "nand_erases", nand->stats.erases);
     femu_media_emit_chip_busy(nand, emit, opaque);
+    if (m->sra) {
+        sra_emit_stats(m->sra, emit, opaque);
+    }
 }
 
 static void bbssd_destroy(FemuMedia *fm)
 {
     BbssdMedia *m = (BbssdMedia *)fm;
+    sra_free(m->sra);
     ftl_free(m->ftl);
     g_free(m);
 }
@@ -103,7 +145,7 @@ static const FemuMediaOps bbssd_ops = {
     .destroy = bbssd_destroy,
 };
 
-FemuMedia *femu_media_bbssd_new(const FtlConfig *cfg, char **err)
+FemuMedia *femu_media_bbssd_new(const FtlConfig *cfg, const FemuReadAhead *ra, char **err)
 {
     Ftl *ftl = ftl_new(cfg, err);
     BbssdMedia *m;
@@ -115,5 +157,13 @@ FemuMedia *femu_media_bbssd_new(const FtlConfig *cfg, char **err)
     m->parent.ops = &bbssd_ops;
     m->ftl = ftl;
     m->page_bytes = nand_page_bytes(&cfg->geo);
+    if (ra && ra->cfg) {
+        SraBackend be = { .opaque = m, .read = bbssd_sra_read, .readable = bbssd_sra_readable };
+        m->sra = sra_new(ra->cfg, &be, err);
+        if (!m->sra) {
+            bbssd_destroy(&m->parent);
+            return NULL;
+        }
+    }
     return &m->parent;
 }

@@ -77,14 +77,20 @@ static FemuMedia *bbssd_media_new(FemuCtrl *n, uint64_t bytes, NandModel *shared
 {
     g_autofree char *err = NULL;
     FtlConfig c;
+    SraConfig sra;
+    FemuReadAhead ra = { .cfg = &sra };
     FemuMedia *m;
 
     if (!blackbox_config(n, bytes, &c, errp)) {
         return NULL;
     }
+    if (n->sra.on && !femu_sra_config(&n->sra, nand_page_bytes(&c.geo), c.tm.time_scale,
+                                      &sra, errp)) {
+        return NULL;
+    }
     c.shared_nand = shared;
     c.first_block = first_block;
-    if (!(m = femu_media_bbssd_new(&c, &err))) {
+    if (!(m = femu_media_bbssd_new(&c, n->sra.on ? &ra : NULL, &err))) {
         error_setg(errp, "%s", err);
         return NULL;
     }
@@ -99,6 +105,7 @@ static const Property bbssd_props[] = {
 };
 
 static const FemuNsKind bbssd_kind = {
+    .read_ahead = true,
     .name = "blackbox",
     .femu_mode = 1,
     .model_name = "FEMU BlackBox-SSD Controller",

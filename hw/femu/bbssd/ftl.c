@@ -458,6 +458,34 @@ uint64_t ftl_read(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
     return done;
 }
 
+uint64_t ftl_prefetch(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
+{
+    uint64_t done = now_ns;
+    NandAddr a;
+
+    g_return_val_if_fail(range_ok(f, lpn, npages), now_ns);
+    host_begin(f, now_ns);
+    for (uint64_t i = lpn; i < lpn + npages; i++) {
+        if (f->l2p[i]) {
+            ftl_ppn_to_addr(f, f->l2p[i] - 1, &a);
+            uint64_t t = nand_op(f->nand, NAND_OP_READ, &a, now_ns);
+            done = MAX(done, t);
+            f->st.prefetch_pages_read++;
+        }
+    }
+    return done;
+}
+
+uint64_t ftl_mapped_run(const Ftl *f, uint64_t lpn, uint64_t max)
+{
+    uint64_t n = 0;
+
+    while (n < max && lpn + n < f->cfg.exposed_pages && f->l2p[lpn + n]) {
+        n++;
+    }
+    return n;
+}
+
 uint64_t ftl_trim(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
 {
     g_return_val_if_fail(range_ok(f, lpn, npages), now_ns);

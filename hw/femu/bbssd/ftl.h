@@ -54,6 +54,7 @@ typedef struct FtlStats {
     uint64_t host_pages_written;
     uint64_t host_pages_read;
     uint64_t unmapped_pages_read;
+    uint64_t prefetch_pages_read;   /* read ahead (sra/), not the host's */
     uint64_t nand_pages_written;    /* host + GC programs */
     uint64_t gc_pages_moved;        /* valid pages GC copied */
     uint64_t gc_runs;               /* victim lines collected */
@@ -81,6 +82,10 @@ void ftl_free(Ftl *f);
 /* Each returns the completion time of the whole request: the latest of its pages. */
 uint64_t ftl_write(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns);
 uint64_t ftl_read(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns);
+/* Read-ahead: reads mapped pages only, not counted as the host's. */
+uint64_t ftl_prefetch(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns);
+/* How many pages from lpn on are mapped, at most max. */
+uint64_t ftl_mapped_run(const Ftl *f, uint64_t lpn, uint64_t max);
 uint64_t ftl_trim(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns);
 /* No write cache: completes when every program issued so far has completed. */
 uint64_t ftl_flush(Ftl *f, uint64_t now_ns);

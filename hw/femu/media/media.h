@@ -26,6 +26,7 @@ typedef struct FemuMediaReq {
     uint64_t offset;        /* bytes from the start of the device's storage */
     uint64_t len;           /* bytes (0 for a flush) */
     uint64_t arrival_ns;    /* when the device fetched the command */
+    uint64_t ns_end;        /* where the namespace ends, as an offset (0: not given) */
 } FemuMediaReq;
 
 typedef struct FemuMedia FemuMedia;
@@ -82,13 +83,27 @@ static inline void femu_media_destroy(FemuMedia *m)
 /* nossd: no media model, every command completes when it arrives. */
 FemuMedia *femu_media_nossd_new(void);
 
+/*
+ * Sequential read-ahead (sra/sra.h) in front of a model's reads: its configuration and,
+ * where the model cannot tell by itself, how far from an offset data may be prefetched
+ * (a zoned namespace's write pointers belong to the device). NULL: no read-ahead.
+ */
+struct SraConfig;
+typedef struct FemuReadAhead {
+    const struct SraConfig *cfg;
+    uint64_t (*readable)(void *opaque, uint32_t nsid, uint64_t offset, uint64_t max);
+    void *opaque;
+} FemuReadAhead;
+
 /* blackbox: a conventional SSD (page-level FTL with GC on the NAND model). */
 struct FtlConfig;
-FemuMedia *femu_media_bbssd_new(const struct FtlConfig *cfg, char **err);
+FemuMedia *femu_media_bbssd_new(const struct FtlConfig *cfg, const FemuReadAhead *ra,
+                                char **err);
 
 /* zns: zones striped over the NAND model with per-zone write buffers. */
 struct ZnsFlashConfig;
-FemuMedia *femu_media_zns_new(const struct ZnsFlashConfig *cfg, char **err);
+FemuMedia *femu_media_zns_new(const struct ZnsFlashConfig *cfg, const FemuReadAhead *ra,
+                              char **err);
 
 /* whitebox: Open-Channel chunks on the NAND model with per-PU write caches. */
 struct OcFlashConfig;

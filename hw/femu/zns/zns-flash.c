@@ -497,11 +497,11 @@ static bool page_in_buffer(const ZoneBuf *b, uint64_t pg, uint64_t lo, uint64_t 
     return false;
 }
 
-uint64_t zns_flash_read(ZnsFlash *f, uint64_t offset, uint64_t len, uint64_t now_ns)
+static uint64_t read_range(ZnsFlash *f, uint64_t offset, uint64_t len, uint64_t now_ns,
+                           bool host)
 {
     uint64_t end = offset + len, result = now_ns;
 
-    f->st.host_bytes_read += len;
     while (offset < end) {
         uint64_t zone = offset / f->cfg.zone_bytes, zoff = offset % f->cfg.zone_bytes;
         uint64_t pg = zoff / f->page_bytes;
@@ -517,16 +517,28 @@ uint64_t zns_flash_read(ZnsFlash *f, uint64_t offset, uint64_t len, uint64_t now
         }
         b = buf_lookup(f, zone);
         if (b && page_in_buffer(b, pg, zoff, hi, now_ns)) {
-            f->st.buffer_read_hits++;
+            f->st.buffer_read_hits += host;
         } else {
             NandAddr a;
             zns_flash_locate(f, zone, pg, &a);
             uint64_t done = nand_op(f->nand, NAND_OP_READ, &a, now_ns);
             result = MAX(result, done);
             f->st.pages_read++;
+            f->st.prefetch_pages_read += !host;
         }
     }
     return result;
+}
+
+uint64_t zns_flash_read(ZnsFlash *f, uint64_t offset, uint64_t len, uint64_t now_ns)
+{
+    f->st.host_bytes_read += len;
+    return read_range(f, offset, len, now_ns, true);
+}
+
+uint64_t zns_flash_prefetch(ZnsFlash *f, uint64_t offset, uint64_t len, uint64_t now_ns)
+{
+    return read_range(f, offset, len, now_ns, false);
 }
 
 uint64_t zns_flash_flush(ZnsFlash *f, uint64_t now_ns)

@@ -54,6 +54,7 @@ typedef struct ZnsFlashStats {
     uint64_t pages_programmed;
     uint64_t pad_pages_programmed;  /* padding programmed by flushes of partial units */
     uint64_t pages_read;
+    uint64_t prefetch_pages_read;   /* read ahead (sra/), also counted in pages_read */
     uint64_t blocks_erased;
     uint64_t buffer_flushes;        /* partial units drained (flush/finish/close/eviction) */
     uint64_t buffer_waits;          /* writes that waited for buffer space */
@@ -72,6 +73,8 @@ void zns_flash_free(ZnsFlash *f);
 /* Byte offsets are relative to the namespace; each returns the completion time (ns). */
 uint64_t zns_flash_write(ZnsFlash *f, uint64_t offset, uint64_t len, uint64_t now_ns);
 uint64_t zns_flash_read(ZnsFlash *f, uint64_t offset, uint64_t len, uint64_t now_ns);
+/* The same read on behalf of read-ahead: not counted as the host's. */
+uint64_t zns_flash_prefetch(ZnsFlash *f, uint64_t offset, uint64_t len, uint64_t now_ns);
 /* Drains every buffer (Flush) or one zone's (Finish, Close). */
 uint64_t zns_flash_flush(ZnsFlash *f, uint64_t now_ns);
 uint64_t zns_flash_drain_zone(ZnsFlash *f, uint64_t zone, uint64_t now_ns);

@@ -1,10 +1,12 @@
 /*
  * zns: a zoned namespace's timing, from zns/zns-flash (zones striped over the NAND model,
- * per-zone write buffers). The zone state machine is the device's; this only says when.
+ * per-zone write buffers), with optional read-ahead (sra/) in front of its reads. The zone
+ * state machine is the device's; this only says when.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "../media/media.h"
+#include "../sra/sra.h"
 #include "zns-flash.h"
 
 #include <glib.h>
@@ -13,7 +15,26 @@ typedef struct ZnsMedia {
     FemuMedia parent;
     ZnsFlash *flash;
     uint64_t zone_bytes;
+    Sra *sra;
+    FemuReadAhead ra;
 } ZnsMedia;
+
+static uint64_t zns_sra_read(void *opaque, uint64_t offset, uint64_t len, uint64_t now,
+                             bool prefetch)
+{
+    ZnsMedia *m = opaque;
+
+    return prefetch ? zns_flash_prefetch(m->flash, offset, len, now)
+                    : zns_flash_read(m->flash, offset, len, now);
+}
+
+/* Where the device says zone data ends (write pointers, boundaries). */
+static uint64_t zns_sra_readable(void *opaque, uint32_t nsid, uint64_t offset, uint64_t max)
+{
+    ZnsMedia *m = opaque;
+
+    return m->ra.readable(m->ra.opaque, nsid, offset, max);
+}
 
 static uint64_t zns_submit(FemuMedia *fm, const FemuMediaReq *req)
 {
@@ -22,25 +43,41 @@ static uint64_t zns_submit(FemuMedia *fm, const FemuMediaReq *req)
 
     switch (req->op) {
     case FEMU_MEDIA_READ:
-        done = zns_flash_read(m->flash, req->offset, req->len, t);
+        done = m->sra ? sra_read(m->sra, req->nsid, req->offset, req->len, req->ns_end, t)
+                      : zns_flash_read(m->flash, req->offset, req->len, t);
         break;
     case FEMU_MEDIA_WRITE:
     case FEMU_MEDIA_WRITE_ZEROES:
         done = zns_flash_write(m->flash, req->offset, req->len, t);
+        if (m->sra) {
+            sra_write(m->sra, req->nsid, t, done);
+        }
         break;
     case FEMU_MEDIA_FLUSH:
         done = zns_flash_flush(m->flash, t);
         break;
     case FEMU_MEDIA_ZONE_RESET:
         done = zns_flash_reset_zone(m->flash, req->offset / m->zone_bytes, t);
+        if (m->sra) {
+            sra_discard(m->sra, req->nsid, t, done);
+        }
         break;
     case FEMU_MEDIA_ZONE_DRAIN:
         done = zns_flash_drain_zone(m->flash, req->offset / m->zone_bytes, t);
         break;
     case FEMU_MEDIA_DEALLOCATE:
-        break;      /* a zone reset is how zoned space is freed */
+        /* a zone reset is how zoned space is freed; the host still asked to discard */
+        if (m->sra) {
+            sra_discard(m->sra, req->nsid, t, t);
+        }
+        break;
     }
     return MAX(done, t);
+}
+
+static void zns_idle(FemuMedia *fm, uint64_t now_ns)
+{
+    sra_idle(((ZnsMedia *)fm)->sra, now_ns);
 }
 
 static void zns_stats(FemuMedia *fm, FemuMediaStatFn *emit, void *opaque)
@@ -53,15 +90,20 @@ static void zns_stats(FemuMedia *fm, FemuMediaStatFn *emit, void *opaque)
     emit(opaque, "pages_programmed", s->pages_programmed);
     emit(opaque, "pad_pages_programmed", s->pad_pages_programmed);
     emit(opaque, "pages_read", s->pages_read);
+    emit(opaque, "prefetch_pages_read", s->prefetch_pages_read);
     emit(opaque, "blocks_erased", s->blocks_erased);
     emit(opaque, "buffer_flushes", s->buffer_flushes);
     emit(opaque, "buffer_waits", s->buffer_waits);
     femu_media_emit_chip_busy(nand, emit, opaque);
+    if (m->sra) {
+        sra_emit_stats(m->sra, emit, opaque);
+    }
 }
 
 static void zns_destroy(FemuMedia *fm)
 {
     ZnsMedia *m = (ZnsMedia *)fm;
+    sra_free(m->sra);
     zns_flash_free(m->flash);
     g_free(m);
 }
@@ -73,7 +115,16 @@ static const FemuMediaOps zns_ops = {
     .destroy = zns_destroy,
 };
 
-FemuMedia *femu_media_zns_new(const ZnsFlashConfig *cfg, char **err)
+/* With read-ahead, idle streams time out while the device is quiet. */
+static const FemuMediaOps zns_sra_ops = {
+    .name = "zns",
+    .submit = zns_submit,
+    .idle = zns_idle,
+    .stats = zns_stats,
+    .destroy = zns_destroy,
+};
+
+FemuMedia *femu_media_zns_new(const ZnsFlashConfig *cfg, const FemuReadAhead *ra, char **err)
 {
     ZnsFlash *flash = zns_flash_new(cfg, err);
     ZnsMedia *m;
@@ -85,5 +136,16 @@ FemuMedia *femu_media_zns_new(const ZnsFlashConfig *cfg, char **err)
     m->parent.ops = &zns_ops;
     m->flash = flash;
     m->zone_bytes = cfg->zone_bytes;
+    if (ra && ra->cfg) {
+        SraBackend be = { .opaque = m, .read = zns_sra_read, .readable = zns_sra_readable };
+        g_assert(ra->readable);
+        m->ra = *ra;
+        m->sra = sra_new(ra->cfg, &be, err);
+        if (!m->sra) {
+            zns_destroy(&m->parent);
+            return NULL;
+        }
+        m->parent.ops = &zns_sra_ops;
+    }
     return &m->parent;
 }

@@ -336,17 +336,41 @@ static uint32_t zns_flash_blocks(FemuCtrl *n, uint64_t bytes, Error **errp)
     return c.geo.blks_per_pl;
 }
 
+/* Read-ahead stops where a zone's written data ends (the zone state is the device's). */
+static uint64_t zns_readable(void *opaque, uint32_t nsid, uint64_t offset, uint64_t max)
+{
+    FemuNamespace *ns = femu_ns(opaque, nsid);
+    uint64_t at;
+
+    if (!ns || ns->kind != &zns_kind) {
+        return 0;
+    }
+    at = offset + ns->media_base;       /* a backend offset */
+    if (at < ns->backend_offset || at - ns->backend_offset >= ns->bytes) {
+        return 0;
+    }
+    at = (at - ns->backend_offset) >> ns->lba_shift;
+    return zone_readable(ns_zones(ns), at, max >> ns->lba_shift) << ns->lba_shift;
+}
+
 static FemuMedia *zns_media_new(FemuCtrl *n, uint64_t bytes, NandModel *shared,
                                 uint32_t first_block, Error **errp)
 {
     g_autofree char *err = NULL;
     ZnsFlashConfig c;
+    SraConfig sra;
+    FemuReadAhead ra = { .cfg = &sra, .readable = zns_readable, .opaque = n };
     FemuMedia *m;
 
     if (!zns_flash_config(n, bytes, shared, first_block, &c, errp)) {
         return NULL;
     }
-    if (!zns_flash_config_check(&c, &err) || !(m = femu_media_zns_new(&c, &err))) {
+    if (n->sra.on && !femu_sra_config(&n->sra, nand_page_bytes(&c.geo), c.tm.time_scale,
+                                      &sra, errp)) {
+        return NULL;
+    }
+    if (!zns_flash_config_check(&c, &err) ||
+        !(m = femu_media_zns_new(&c, n->sra.on ? &ra : NULL, &err))) {
         error_setg(errp, "%s", err);
         return NULL;
     }
@@ -708,6 +732,7 @@ static const Property zns_props[] = {
 };
 
 static const FemuNsKind zns_kind = {
+    .read_ahead = true,
     .name = "zns",
     .femu_mode = 3,
     .model_name = "FEMU ZNS-SSD Controller",

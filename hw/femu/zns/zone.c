@@ -414,6 +414,25 @@ ZoneStatus zone_write(ZoneSet *zs, uint64_t slba, uint64_t nlb, bool append, uin
     return st;
 }
 
+uint64_t zone_readable(const ZoneSet *zs, uint64_t lba, uint64_t max)
+{
+    uint64_t n = 0;
+
+    while (n < max && lba < nsze(zs) && n < nsze(zs) - lba) {
+        const Zone *z = &zs->zones[zone_index(zs, lba + n)];
+        uint64_t pos = lba + n;
+
+        if (z->state == ZONE_OFFLINE || pos >= z->wp) {
+            break;
+        }
+        n += MIN(z->wp - pos, max - n);
+        if (!zs->cfg.cross_zone_read || z->wp != z->zslba + zs->cfg.zone_size) {
+            break;
+        }
+    }
+    return n;
+}
+
 ZoneStatus zone_read_check(const ZoneSet *zs, uint64_t slba, uint64_t nlb)
 {
     uint64_t first, last;

@@ -146,6 +146,12 @@ ZoneStatus zone_write(ZoneSet *zs, uint64_t slba, uint64_t nlb, bool append, uin
 /* A read of nlb LBAs: offline zones fail; crossing a zone boundary fails unless allowed. */
 ZoneStatus zone_read_check(const ZoneSet *zs, uint64_t slba, uint64_t nlb);
 /*
+ * How many LBAs from lba on hold written data, at most max: up to the zone's write
+ * pointer, and on into the next zone only if the namespace reads across zone boundaries
+ * and the data reaches the zone's end. 0 for an offline zone. For read-ahead.
+ */
+uint64_t zone_readable(const ZoneSet *zs, uint64_t lba, uint64_t max);
+/*
  * One Zone Management Send action on the zone starting at slba, or on every zone the
  * action applies to when select_all is set (slba ignored). zde is the descriptor extension
  * for ZONE_ACTION_SET_ZDE (zde_bytes long).
