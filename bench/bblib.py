@@ -31,7 +31,7 @@ dev_of() { local d; for d in /sys/class/nvme/nvme*; do
   [ "$(tr -d ' ' <$d/serial)" = "$1" ] && { echo /dev/$(basename $d)n1; return; }; done
   echo "no controller with serial $1" >&2; return 1; }
 # text padded to 4 KiB; the echo keeps a marker that follows on a line of its own
-vendor_log() { nvme get-log "${1%n1}" --log-id=0xca --log-len=4096 --raw-binary |
+vendor_log() { nvme get-log "${1%n1}" --log-id=0xca --log-len=65536 --raw-binary |
   tr -d '\0'; echo; }
 # one value of that page: vendor_value DEV NAME (the page is "name value" lines)
 vendor_value() { vendor_log "$1" | awk -v k="$2" '$1 == k { print $2 }'; }

@@ -6,7 +6,7 @@ import re
 
 LOG_ID = 0xCA
 # the page as text, read in the guest with nvme-cli
-GUEST_CMD = ("nvme get-log /dev/nvme0 --log-id=0xca --log-len=4096 --raw-binary"
+GUEST_CMD = ("nvme get-log /dev/nvme0 --log-id=0xca --log-len=65536 --raw-binary"
              " | tr -d '\\0'")
 LINE = re.compile(r"^([a-z][a-z0-9_]*) (\d+|[a-z]+)$", re.M)
 
@@ -15,6 +15,7 @@ def parse(text):
     """The page (bytes or text; NUL padding and other lines around it are skipped) ->
     {name: int}, with the mode as text under "mode"."""
     if isinstance(text, (bytes, bytearray)):
-        text = bytes(text).replace(b"\0", b"").decode()
+        # the page ends at its NUL padding; a longer read leaves the buffer's old bytes
+        text = bytes(text).split(b"\0", 1)[0].decode()
     return {name: value if name == "mode" else int(value)
             for name, value in LINE.findall(text)}

@@ -771,7 +771,7 @@ class Controller:
 
     def vendor_log(self):
         """The device's statistics (vendor log page 0xCA) as {name: value}."""
-        c, data = self.get_log_page(vendorlog.LOG_ID, 4096)
+        c, data = self.get_log_page(vendorlog.LOG_ID, 65536)
         if not c.ok:
             raise NvmeCommandError("Get Log Page 0xCA", c)
         return vendorlog.parse(data)
