@@ -18,7 +18,7 @@ static bool parse_ns_types(FemuCtrl *n, Error **errp)
     if (!n->ns_types) {
         const FemuNsKind *k = femu_ns_kind_by_mode(n->femu_mode);
         if (!k) {
-            g_autofree char *allowed = femu_ns_kind_list(true);
+            g_autofree char *allowed = femu_ns_kind_list(true, false);
             error_setg(errp, "femu_mode=%u is not available in this build: allowed %s",
                        n->femu_mode, allowed);
             return false;
@@ -42,7 +42,7 @@ static bool parse_ns_types(FemuCtrl *n, Error **errp)
         const char *t = g_strstrip(parts[i]);
         n->ns_kind[i] = femu_ns_kind_by_name(t);
         if (!n->ns_kind[i]) {
-            g_autofree char *allowed = femu_ns_kind_list(false);
+            g_autofree char *allowed = femu_ns_kind_list(false, false);
             error_setg(errp, "ns_types='%s': '%s' is not a namespace mode: allowed %s",
                        n->ns_types, t, allowed);
             return false;
@@ -145,8 +145,9 @@ bool femu_ns_layout(FemuCtrl *n, Error **errp)
         sra_kind |= k->read_ahead;
     }
     if (n->sra.on && !sra_kind) {
-        error_setg(errp, "sra=on: read-ahead needs a zoned or blackbox namespace "
-                   "(femu_mode=1 or 3, or ns_types with zns or blackbox)");
+        g_autofree char *kinds = femu_ns_kind_list(true, true);
+        error_setg(errp, "sra=on: no namespace whose kind reads ahead: allowed femu_mode= "
+                   "(or ns_types=) %s", kinds);
         return false;
     }
     total = n->devsz_mb ? (uint64_t)n->devsz_mb * MiB :

@@ -48,12 +48,15 @@ const FemuNsKind *femu_ns_kind_by_name(const char *name)
     return NULL;
 }
 
-char *femu_ns_kind_list(bool with_modes)
+char *femu_ns_kind_list(bool with_modes, bool read_ahead_only)
 {
     GString *s = g_string_new(NULL);
 
     for (uint32_t i = 0; i < nr_kinds; i++) {
-        if (i) {
+        if (read_ahead_only && !kinds[i].kind->read_ahead) {
+            continue;
+        }
+        if (s->len) {
             g_string_append(s, ", ");
         }
         if (with_modes) {

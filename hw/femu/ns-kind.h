@@ -89,8 +89,11 @@ void femu_ns_kind_register(const FemuNsKind *kind);
 /* Registered kinds, by femu_mode number or by name; NULL if there is none. */
 const FemuNsKind *femu_ns_kind_by_mode(uint32_t femu_mode);
 const FemuNsKind *femu_ns_kind_by_name(const char *name);
-/* "1 (blackbox), 2 (nossd), 3 (zns)" or "blackbox, nossd, zns", for error messages. */
-char *femu_ns_kind_list(bool with_modes);
+/*
+ * "1 (blackbox), 2 (nossd), 3 (zns)" or "blackbox, nossd, zns", for error messages;
+ * read_ahead_only: only the kinds that take sra=on.
+ */
+char *femu_ns_kind_list(bool with_modes, bool read_ahead_only);
 
 /*
  * Where each kind's parameters sit in the device object: after FemuCtrl, at offsets fixed

@@ -89,6 +89,21 @@ REFUSED = [
     (WB + ",oc_maxoc=1000", ["oc_maxoc=1000", "0 (no limit) .. 128"]),
     ("devsz_mb=64,lba_index=1,namespaces=2,ns_types=ocssd:ocssd",
      ["ns_types=", "one whitebox (ocssd) namespace"]),
+    # read-ahead
+    ("femu_mode=2,sra=on", ["sra=on", "reads ahead", "1 (blackbox), 3 (zns)"]),
+    (WB + ",sra=on", ["sra=on", "reads ahead", "1 (blackbox), 3 (zns)"]),
+    (ZNS + ",sra=on,sra_streams=0", ["sra_streams=0", "1..64"]),
+    (ZNS + ",sra=on,sra_streams=65", ["sra_streams=65", "1..64"]),
+    (ZNS + ",sra=on,sra_ramp=0", ["sra_ramp=0", "1..1024"]),
+    (ZNS + ",sra=on,sra_max_qd=0", ["sra_max_qd=0", "1..1024"]),
+    (ZNS + ",sra=on,sra_max_read_kb=0", ["sra_max_read_kb=0", ">= 1"]),
+    (ZNS + ",sra=on,sra_window=0", ["sra_window=0", "1..4096"]),
+    (ZNS + ",sra=on,sra_window=4097", ["sra_window=4097", "1..4096"]),
+    (ZNS + ",sra=on,sra_window=64,sra_cache_kb=16", ["sra_cache_kb=16", "sra_window=64",
+                                                     ">= 256"]),
+    (BB + ",sra=on,sra_streams=0", ["sra_streams=0", "1..64"]),
+    ("devsz_mb=64,namespaces=2,ns_types=nossd:zns,sra=on,sra_ramp=2000",
+     ["sra_ramp=2000", "1..1024"]),
 ]
 
 

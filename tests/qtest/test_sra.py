@@ -12,23 +12,15 @@ import pytest
 
 import qtest_machine
 from qtest_machine import DevConfig
+from sralib import BLK, IDLE, PAGE, RAMP, RD, SRA, WINDOW, grew, pattern, read_page, ramp_and_wait
 
 pytestmark = pytest.mark.skipif(qtest_machine.DEVICE == "stock", reason="femu's sra")
 
-RD = 0.020                      # array read, s
-PAGE = 4096
-BLK = PAGE // 512               # LBAs per page
 ZSZE = (1 << 20) // 512
-RAMP, WINDOW = 4, 8
 DEV = DevConfig(mode=3, size_mb=16, extra=(
     "zns_zone_size_mb=1,zns_num_ch=1,zns_num_lun=2,zns_flash_type=1,pgs_per_blk=16,"
-    "zns_pg_rd_lat=%d,zns_pg_wr_lat=100000,zns_blk_er_lat=100000,ch_xfer_lat=0,"
-    "sra=on,sra_ramp=%d,sra_window=%d,sra_cache_kb=64,sra_idle_ms=1000"
-    % (RD * 1e9, RAMP, WINDOW)))
-
-
-def pattern(zone, nbytes):
-    return bytes((zone * 7 + i // PAGE + i) & 0xFF for i in range(nbytes))
+    "zns_pg_rd_lat=%d,zns_pg_wr_lat=100000,zns_blk_er_lat=100000,ch_xfer_lat=0,%s"
+    % (RD * 1e9, SRA)))
 
 
 def fill(ctrl, sq, zone, nbytes=256 * 1024):
@@ -38,22 +30,6 @@ def fill(ctrl, sq, zone, nbytes=256 * 1024):
     return data
 
 
-def read_page(ctrl, sq, zone, page, data):
-    """Reads one page and checks its data; returns its wall time in s."""
-    t0 = time.monotonic()
-    c, got = ctrl.read(sq, 1, zone * ZSZE + page * BLK, BLK)
-    assert c.ok, c
-    assert got == data[page * PAGE:(page + 1) * PAGE]
-    return c.t - t0
-
-
-def ramp_and_wait(ctrl, sq, zone, data):
-    """RAMP reads (all misses), then long enough for the window to be read ahead."""
-    for p in range(RAMP):
-        assert read_page(ctrl, sq, zone, p, data) >= RD
-    time.sleep(WINDOW / 2 * RD * 2)
-
-
 def stats(ctrl):
     return ctrl.vendor_log()
 
@@ -61,47 +37,60 @@ def stats(ctrl):
 def test_sequential_reads_become_hits(ctrl, zq):
     data = fill(ctrl, zq, 0)
     before = stats(ctrl)
-    ramp_and_wait(ctrl, zq, 0, data)
-    times = [read_page(ctrl, zq, 0, p, data) for p in range(RAMP, RAMP + WINDOW // 2)]
+    ramp_and_wait(ctrl, zq, 1, 0, data)
+    times = [read_page(ctrl, zq, 1, 0, p, data) for p in range(RAMP, RAMP + WINDOW // 2)]
     assert max(times) < RD / 2, times
     after = stats(ctrl)
-    assert after["sra_hits"] - before["sra_hits"] == WINDOW // 2
-    assert after["sra_enabled_entries"] > before["sra_enabled_entries"]
-    assert after["prefetch_pages_read"] > before["prefetch_pages_read"]
+    assert grew(before, after, "sra_hits") == WINDOW // 2
+    assert grew(before, after, "sra_enabled_entries") >= 1
+    # the window, then its first half again once the host has read it
+    assert grew(before, after, "prefetch_pages_read") == WINDOW + WINDOW // 2
+    assert grew(before, after, "sra_prefetched_pages") == WINDOW + WINDOW // 2
+    assert grew(before, after, "sra_pruned_pages") == WINDOW // 2
+    assert after["sra_bad_transitions"] == 0
 
 
 def test_write_tears_the_cache_down(ctrl, zq):
     data = fill(ctrl, zq, 1)
-    ramp_and_wait(ctrl, zq, 1, data)
-    assert read_page(ctrl, zq, 1, RAMP, data) < RD / 2
+    ramp_and_wait(ctrl, zq, 1, ZSZE, data)
+    assert read_page(ctrl, zq, 1, ZSZE, RAMP, data) < RD / 2
     before = stats(ctrl)
     assert ctrl.write(zq, 1, 2 * ZSZE, bytes(PAGE)).ok
     after = stats(ctrl)
-    assert after["sra_disabled_by_write"] - before["sra_disabled_by_write"] >= 1
-    assert after["sra_teardowns"] - before["sra_teardowns"] == 1
+    assert grew(before, after, "sra_disabled_by_write") >= 1
+    assert grew(before, after, "sra_teardowns") == 1
     assert after["sra_cached_pages"] == 0
-    time.sleep(0.2)
-    assert read_page(ctrl, zq, 1, RAMP + 1, data) >= RD
+    assert read_page(ctrl, zq, 1, ZSZE, RAMP + 1, data) >= RD
 
 
 def test_large_read_tears_the_cache_down(ctrl, zq):
     data = fill(ctrl, zq, 3)
-    ramp_and_wait(ctrl, zq, 3, data)
-    assert read_page(ctrl, zq, 3, RAMP, data) < RD / 2
+    ramp_and_wait(ctrl, zq, 1, 3 * ZSZE, data)
+    assert read_page(ctrl, zq, 1, 3 * ZSZE, RAMP, data) < RD / 2
     before = stats(ctrl)
     c, got = ctrl.read(zq, 1, 3 * ZSZE + 16 * BLK, 128 * 1024 // 512)
     assert c.ok and got == data[16 * PAGE:16 * PAGE + 128 * 1024]
     after = stats(ctrl)
-    assert after["sra_disabled_by_large_read"] - before["sra_disabled_by_large_read"] == 1
-    assert read_page(ctrl, zq, 3, RAMP + 1, data) >= RD
+    assert grew(before, after, "sra_disabled_by_large_read") == 1
+    assert read_page(ctrl, zq, 1, 3 * ZSZE, RAMP + 1, data) >= RD
 
 
 def test_idle_stream_times_out(ctrl, zq):
     data = fill(ctrl, zq, 4)
-    ramp_and_wait(ctrl, zq, 4, data)
+    ramp_and_wait(ctrl, zq, 1, 4 * ZSZE, data)
     before = stats(ctrl)
-    time.sleep(1.3)
-    assert read_page(ctrl, zq, 4, RAMP, data) >= RD
+    time.sleep(IDLE + 0.3)
+    assert read_page(ctrl, zq, 1, 4 * ZSZE, RAMP, data) >= RD
     after = stats(ctrl)
-    assert after["sra_disabled_by_idle"] - before["sra_disabled_by_idle"] == 1
-    assert after["sra_wasted_pages"] - before["sra_wasted_pages"] == WINDOW
+    assert grew(before, after, "sra_disabled_by_idle") == 1
+    assert grew(before, after, "sra_wasted_pages") == WINDOW
+
+
+def test_prefetch_stops_at_the_write_pointer(ctrl, zq):
+    """Zone 5 holds 6 pages: after the ramp only pages 4 and 5 can be read ahead."""
+    data = fill(ctrl, zq, 5, 6 * PAGE)
+    before = stats(ctrl)
+    ramp_and_wait(ctrl, zq, 1, 5 * ZSZE, data)
+    after = stats(ctrl)
+    assert grew(before, after, "sra_prefetched_pages") == 2
+    assert read_page(ctrl, zq, 1, 5 * ZSZE, 4, data) < RD / 2

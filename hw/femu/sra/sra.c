@@ -25,7 +25,8 @@ typedef struct SraStream {
     uint64_t next;          /* offset a sequential read starts at */
     uint32_t reads;         /* sequential reads so far */
     uint64_t lo, hi;        /* CE pages */
-    SraCe *ces;             /* window entries; page p at ces[p % window] */
+    SraCe *ces;             /* window entries, page p at ces[p % window]; from the first
+                               prefetch on */
     SraCounters c;
 } SraStream;
 
@@ -182,9 +183,6 @@ static SraNs *ns_get(Sra *s, uint32_t nsid)
         ns = g_new0(SraNs, 1);
         ns->nsid = nsid;
         ns->streams = g_new0(SraStream, s->cfg.streams);
-        for (uint32_t k = 0; k < s->cfg.streams; k++) {
-            ns->streams[k].ces = g_new0(SraCe, s->cfg.window);
-        }
         ns->latest_reads = g_new0(uint64_t, s->cfg.max_qd);
         g_ptr_array_add(s->nss, ns);
     }
@@ -295,6 +293,9 @@ static void top_up(Sra *s, SraNs *ns, SraStream *st, uint64_t ns_end, uint64_t n
 {
     uint64_t pb = s->cfg.page_bytes, pos = st->next / pb, ahead, want, avail, from;
 
+    if (!st->ces) {
+        st->ces = g_new0(SraCe, s->cfg.window);     /* only streams that prefetch */
+    }
     if (st->lo == st->hi) {
         st->lo = st->hi = pos;
     }

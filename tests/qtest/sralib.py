@@ -1,0 +1,37 @@
+"""What the read-ahead qtests share: a slow array read (50 ms, well above the qtest round
+trip of about a millisecond) so that a read's wall time tells a hit from a miss, and reads
+of 4 KiB pages checked against what was written."""
+
+import time
+
+RD = 0.050                      # array read, s
+PAGE = 4096
+BLK = PAGE // 512               # LBAs per page
+RAMP, WINDOW = 4, 8
+IDLE = 2.0                      # s, well above any wait of the tests
+SRA = "sra=on,sra_ramp=%d,sra_window=%d,sra_cache_kb=64,sra_idle_ms=%d" % (
+    RAMP, WINDOW, IDLE * 1000)
+
+
+def pattern(seed, nbytes):
+    return bytes((seed * 7 + i // PAGE + i) & 0xFF for i in range(nbytes))
+
+
+def read_page(ctrl, sq, nsid, base, page, data):
+    """Reads page `page` of the data written at LBA base and checks it; its wall time."""
+    t0 = time.monotonic()
+    c, got = ctrl.read(sq, nsid, base + page * BLK, BLK)
+    assert c.ok, c
+    assert got == data[page * PAGE:(page + 1) * PAGE]
+    return c.t - t0
+
+
+def ramp_and_wait(ctrl, sq, nsid, base, data):
+    """RAMP reads (all misses), then long enough for the window to be read ahead."""
+    for p in range(RAMP):
+        assert read_page(ctrl, sq, nsid, base, p, data) >= RD
+    time.sleep(WINDOW * RD)
+
+
+def grew(before, after, name):
+    return after[name] - before[name]
