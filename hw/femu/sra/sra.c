@@ -194,7 +194,7 @@ static SraNs *ns_get(Sra *s, uint32_t nsid)
 static bool transition(Sra *s, SraStream *st, SraState to, uint64_t now)
 {
     if (!sra_transition_allowed(st->state, to)) {
-#ifdef SRA_DEBUG
+#ifdef FEMU_DEBUG
         g_error("sra: forbidden transition %s -> %s", sra_state_name(st->state),
                 sra_state_name(to));
 #endif

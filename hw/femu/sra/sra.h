@@ -18,7 +18,7 @@
  *                                   needs the detector, or idle_ns without a read
  *   DISABLING -> DISABLED           the stream's cache entries are torn down
  * Any other transition is refused and counted (bad_transitions); it aborts when built
- * with SRA_DEBUG.
+ * with FEMU_DEBUG (debug builds: ./configure --enable-debug).
  *
  * Cache entries (CE) are whole NAND pages. A stream's CEs are the pages [lo, hi) ahead of
  * it. A CE is pruned once the host has read past it. Teardown drops all of a stream's CEs
