@@ -34,4 +34,5 @@ def ramp_and_wait(ctrl, sq, nsid, base, data):
 
 
 def grew(before, after, name):
-    return after[name] - before[name]
+    """How much a counter grew (a stream's counters appear once it is first used)."""
+    return after.get(name, 0) - before.get(name, 0)

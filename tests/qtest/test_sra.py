@@ -25,7 +25,8 @@ DEV = DevConfig(mode=3, size_mb=16, extra=(
 
 def fill(ctrl, sq, zone, nbytes=256 * 1024):
     data = pattern(zone, nbytes)
-    assert ctrl.write(sq, 1, zone * ZSZE, data).ok
+    for off in range(0, nbytes, 256 * 1024):        # within mdts
+        assert ctrl.write(sq, 1, zone * ZSZE + off // 512, data[off:off + 256 * 1024]).ok
     assert ctrl.flush(sq, 1).ok
     return data
 
@@ -94,3 +95,24 @@ def test_prefetch_stops_at_the_write_pointer(ctrl, zq):
     after = stats(ctrl)
     assert grew(before, after, "sra_prefetched_pages") == 2
     assert read_page(ctrl, zq, 1, 5 * ZSZE, 4, data) < RD / 2
+
+
+def test_prefetch_waits_for_the_host_to_reach_the_next_zone(ctrl, zq):
+    """Without zns_cross_zone_read the stream reads ahead to zone 6's end, and into zone 7
+    only once the host's next read is in it."""
+    data = fill(ctrl, zq, 6, 1 << 20)
+    fill(ctrl, zq, 7, 16 * PAGE)
+    last = (1 << 20) // PAGE - 1            # zone 6's last page
+    first = last - RAMP - 1                 # ramp on the 4 pages before its last two
+    before = stats(ctrl)
+    for p in range(first, first + RAMP):
+        assert read_page(ctrl, zq, 1, 6 * ZSZE, p, data) >= RD
+    time.sleep(WINDOW * RD)
+    mid = stats(ctrl)
+    assert grew(before, mid, "sra_prefetched_pages") == 2
+    assert read_page(ctrl, zq, 1, 6 * ZSZE, last - 1, data) < RD / 2
+    assert grew(mid, stats(ctrl), "sra_prefetched_pages") == 0
+    assert read_page(ctrl, zq, 1, 6 * ZSZE, last, data) < RD / 2
+    after = stats(ctrl)
+    assert grew(mid, after, "sra_prefetched_pages") == WINDOW
+    assert after["sra_disabled_time_ns"] < 600e9     # since this QEMU started

@@ -175,7 +175,8 @@ static SraNs *ns_find(const Sra *s, uint32_t nsid)
     return NULL;
 }
 
-static SraNs *ns_get(Sra *s, uint32_t nsid)
+/* The namespace's detectors, created DISABLED at now on its first command. */
+static SraNs *ns_get(Sra *s, uint32_t nsid, uint64_t now)
 {
     SraNs *ns = ns_find(s, nsid);
 
@@ -183,6 +184,9 @@ static SraNs *ns_get(Sra *s, uint32_t nsid)
         ns = g_new0(SraNs, 1);
         ns->nsid = nsid;
         ns->streams = g_new0(SraStream, s->cfg.streams);
+        for (uint32_t k = 0; k < s->cfg.streams; k++) {
+            ns->streams[k].entered = now;
+        }
         ns->latest_reads = g_new0(uint64_t, s->cfg.max_qd);
         g_ptr_array_add(s->nss, ns);
     }
@@ -291,7 +295,7 @@ static void prune(Sra *s, SraStream *st)
  */
 static void top_up(Sra *s, SraNs *ns, SraStream *st, uint64_t ns_end, uint64_t now)
 {
-    uint64_t pb = s->cfg.page_bytes, pos = st->next / pb, ahead, want, avail, from;
+    uint64_t pb = s->cfg.page_bytes, pos = st->next / pb, ahead, want, avail, reach;
 
     if (!st->ces) {
         st->ces = g_new0(SraCe, s->cfg.window);     /* only streams that prefetch */
@@ -307,11 +311,16 @@ static void top_up(Sra *s, SraNs *ns, SraStream *st, uint64_t ns_end, uint64_t n
         transition(s, st, SRA_ENABLED, now);
     }
     want = MIN(s->cfg.window - MIN(ahead, s->cfg.window), s->cache_pages - s->cached);
-    from = st->hi * pb;
     if (ns_end) {
-        want = MIN(want, (ns_end - MIN(ns_end, from)) / pb);
+        want = MIN(want, (ns_end - MIN(ns_end, st->hi * pb)) / pb);
     }
-    avail = want ? s->be.readable(s->be.opaque, ns->nsid, from, want * pb) / pb : 0;
+    /*
+     * Asked from the stream's position, not from the last page read ahead: a zone the
+     * host has not reached yet is not read ahead unless reads may cross into it.
+     */
+    reach = want ? s->be.readable(s->be.opaque, ns->nsid, pos * pb, (ahead + want) * pb) / pb
+                 : 0;
+    avail = MIN(want, reach - MIN(reach, ahead));
     for (uint64_t i = 0; i < avail; i++) {
         SraCe *ce = ce_at(s, st, st->hi);
         ce->ready = s->be.read(s->be.opaque, st->hi * pb, pb, now, true);
@@ -435,7 +444,7 @@ static SraStream *stream_claim(Sra *s, SraNs *ns, uint64_t now)
 uint64_t sra_read(Sra *s, uint32_t nsid, uint64_t offset, uint64_t len, uint64_t ns_end,
                   uint64_t now)
 {
-    SraNs *ns = ns_get(s, nsid);
+    SraNs *ns = ns_get(s, nsid, now);
     bool quiet = ns->write_done <= now && ns->discard_done <= now;
     bool large = len > s->cfg.max_read_bytes, crowded = !large && qd_full(s, ns, now);
     uint64_t done;
@@ -474,7 +483,7 @@ uint64_t sra_read(Sra *s, uint32_t nsid, uint64_t offset, uint64_t len, uint64_t
 
 void sra_write(Sra *s, uint32_t nsid, uint64_t now, uint64_t done)
 {
-    SraNs *ns = ns_get(s, nsid);
+    SraNs *ns = ns_get(s, nsid, now);
 
     expire_idle(s, ns, now);
     ns->write_done = MAX(ns->write_done, done);
@@ -483,7 +492,7 @@ void sra_write(Sra *s, uint32_t nsid, uint64_t now, uint64_t done)
 
 void sra_discard(Sra *s, uint32_t nsid, uint64_t now, uint64_t done)
 {
-    SraNs *ns = ns_get(s, nsid);
+    SraNs *ns = ns_get(s, nsid, now);
 
     expire_idle(s, ns, now);
     ns->discard_done = MAX(ns->discard_done, done);
@@ -550,7 +559,7 @@ uint64_t sra_bad_transitions(const Sra *s)
 
 bool sra_stream_transition(Sra *s, uint32_t nsid, uint32_t stream, SraState to, uint64_t now)
 {
-    SraNs *ns = ns_get(s, nsid);
+    SraNs *ns = ns_get(s, nsid, now);
     SraStream *st;
 
     if (stream >= s->cfg.streams) {
@@ -600,6 +609,9 @@ void sra_emit_stats(const Sra *s, FemuMediaStatFn *emit, void *opaque)
         const SraNs *ns = s->nss->pdata[i];
         for (uint32_t k = 0; k < s->cfg.streams; k++) {
             const SraStream *st = &ns->streams[k];
+            if (!st->c.entries[SRA_RAMPING]) {
+                continue;           /* never used: keeps the page short */
+            }
             g_autofree char *prefix = g_strdup_printf("sra_ns%u_s%u_", ns->nsid, k);
             g_autofree char *state = g_strconcat(prefix, "state", NULL);
             emit(opaque, state, st->state);

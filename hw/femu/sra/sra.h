@@ -94,7 +94,8 @@ typedef struct SraBackend {
     /*
      * How many bytes from offset (page aligned) hold data that may be prefetched, at
      * most max: stops at a write pointer, a zone boundary the namespace may not read
-     * across, or an unmapped page.
+     * across, or an unmapped page. SRA asks from the stream's position (the page the
+     * host reads next), so a boundary ahead of the host is not crossed early.
      */
     uint64_t (*readable)(void *opaque, uint32_t nsid, uint64_t offset, uint64_t max);
 } SraBackend;
@@ -154,8 +155,8 @@ const char *sra_state_name(SraState st);
 const char *sra_cause_name(SraCause c);
 
 /*
- * Statistics: totals as sra_<name>, and per stream of every namespace that read
- * as sra_ns<nsid>_s<stream>_<name>.
+ * Statistics: totals as sra_<name>, and per stream that has been used, as
+ * sra_ns<nsid>_s<stream>_<name>.
  */
 void sra_emit_stats(const Sra *s, FemuMediaStatFn *emit, void *opaque);
 
