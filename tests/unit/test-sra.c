@@ -590,7 +590,7 @@ static void check_enable_in_flight(bool discard)
     } else {
         sra_write(t->s, 1, 0, done);
     }
-    /* in flight in namespace 2 only: no effect on namespace 1 (and the reverse) */
+    /* in flight in namespace 2 only: no effect on namespace 1 */
     sra_write(t->s, 2, 0, 100 * STEP);
     for (uint64_t k = 1; k <= 4; k++) {
         rd(t, 1, k, 1, k * STEP);
@@ -820,10 +820,11 @@ static void test_idle_details(void)
     g_assert_cmpuint(counters(t, 1, 0).disabled[SRA_CAUSE_IDLE], ==, 1);
     g_assert_cmpuint(counters(t, 1, 0).wasted, ==, 8);
     g_assert_cmpint(state(t, 1, 0), ==, SRA_RAMPING);
-    /* one step short of the timeout: still a hit */
+    /* a nanosecond short of the timeout: still a hit */
     rd(t, 1, 3, 1, 2 * STEP + IDLE);
     g_assert_cmpint(state(t, 1, 0), ==, SRA_PAUSED);
-    g_assert_cmpuint(rd(t, 1, 4, 1, 2 * STEP + 2 * IDLE - 1), ==, 2 * STEP + 2 * IDLE - 1 + HIT);
+    g_assert_cmpuint(rd(t, 1, 4, 1, 2 * STEP + 2 * IDLE - 1), ==,
+                     2 * STEP + 2 * IDLE - 1 + HIT);
     g_assert_cmpuint(counters(t, 1, 0).disabled[SRA_CAUSE_IDLE], ==, 1);
     rm(t);
 }
@@ -1336,18 +1337,100 @@ static void test_config_check(void)
     g_assert_true(sra_config_check(&edge, &err));
     g_assert_null(err);
 
-    c = base(); c.page_bytes = 0; expect_refused(c, "page");
-    c = base(); c.streams = 0; expect_refused(c, "sra_streams=0");
-    c = base(); c.streams = SRA_MAX_STREAMS + 1; expect_refused(c, "sra_streams");
-    c = base(); c.ramp = 0; expect_refused(c, "sra_ramp");
-    c = base(); c.ramp = SRA_MAX_RAMP + 1; expect_refused(c, "sra_ramp");
-    c = base(); c.max_read_bytes = 0; expect_refused(c, "sra_max_read_kb");
-    c = base(); c.max_qd = 0; expect_refused(c, "sra_max_qd");
-    c = base(); c.max_qd = SRA_MAX_QD + 1; expect_refused(c, "sra_max_qd");
-    c = base(); c.window = 0; expect_refused(c, "sra_window");
-    c = base(); c.window = SRA_MAX_WINDOW + 1; c.cache_bytes = (SRA_MAX_WINDOW + 1) * PB;
+#define REFUSED(field, value, name) do { \
+        SraConfig bad = base(); \
+        bad.field = (value); \
+        expect_refused(bad, name); \
+    } while (0)
+    REFUSED(page_bytes, 0, "page");
+    REFUSED(streams, 0, "sra_streams=0");
+    REFUSED(streams, SRA_MAX_STREAMS + 1, "sra_streams");
+    REFUSED(ramp, 0, "sra_ramp");
+    REFUSED(ramp, SRA_MAX_RAMP + 1, "sra_ramp");
+    REFUSED(max_read_bytes, 0, "sra_max_read_kb");
+    REFUSED(max_qd, 0, "sra_max_qd");
+    REFUSED(max_qd, SRA_MAX_QD + 1, "sra_max_qd");
+    REFUSED(window, 0, "sra_window");
+    REFUSED(cache_bytes, 8 * PB - 1, "sra_cache_kb");
+#undef REFUSED
+    c.window = SRA_MAX_WINDOW + 1;
+    c.cache_bytes = c.window * PB;
     expect_refused(c, "sra_window");
-    c = base(); c.cache_bytes = 8 * PB - 1; expect_refused(c, "sra_cache_kb");
+}
+
+/* ---- known problems: checked, skipped with the reason while they remain ---- */
+
+/*
+ * Two streams that meet: stream 0 reads 0.. while stream 1 started at 10. The cache is
+ * shared, so a page another stream already holds need not be read from NAND again.
+ * top_up (sra.c, the loop after `avail = ... readable(...)`) reads [hi, hi + avail) without
+ * looking at other streams' CEs, so pages 12..19 are read ahead twice; and as serve's
+ * ce_owner gives a hit to the first stream holding a page, stream 1's copies are never
+ * read and are counted wasted although the host read every one of those pages.
+ */
+static void test_streams_meeting(void)
+{
+    SraConfig c = base();
+    guint twice = 0;
+    uint64_t now = 0;
+    T *t;
+
+    c.streams = 2;
+    c.max_qd = 4;
+    c.cache_bytes = 64 * PB;
+    t = mk(c);
+    rd(t, 1, 0, 1, now += STEP);
+    rd(t, 1, 1, 1, now += STEP);
+    rd(t, 1, 10, 1, now += STEP);
+    rd(t, 1, 11, 1, now += STEP);
+    for (uint64_t p = 2; p < 20; p++) {
+        rd(t, 1, p, 1, now += STEP);
+    }
+    g_assert_cmpuint(sra_totals(t->s)->hits, ==, 18);
+    for (uint64_t p = 0; p < 40; p++) {
+        twice += prefetches_in(t, 0, p, p + 1) > 1;
+    }
+    /* the host has read every CE of stream 1 (12..19): none of them is wasted */
+    sra_write(t->s, 1, now, now);
+    if (twice || counters(t, 1, 1).wasted) {
+        g_test_skip("known bug: a page cached by one stream is read ahead again by another "
+                    "(top_up ignores other streams' CEs); here pages read ahead twice and "
+                    "stream 1 counts its CEs wasted although the host read them");
+        g_test_message("%u pages read ahead twice; stream 1 wasted %" G_GUINT64_FORMAT,
+                       twice, counters(t, 1, 1).wasted);
+        rm(t);
+        return;
+    }
+    rm(t);
+}
+
+/*
+ * sra.h: a hit completes "when the CE's data is in SRAM, plus hit_ns per page", and
+ * hit_ns is "serving one page from SRAM". serve (sra.c: t = MAX(now, ce->ready) + hit_ns,
+ * done = the latest t) charges hit_ns once for a read of several cached pages, as if they
+ * left SRAM at once.
+ */
+static void test_hit_per_page(void)
+{
+    SraConfig c = base();
+    uint64_t done;
+    T *t;
+
+    c.max_qd = 4;
+    c.max_read_bytes = 4 * PB;
+    t = mk(c);
+    rd(t, 1, 0, 1, 0);
+    rd(t, 1, 1, 1, STEP);
+    done = rd(t, 1, 2, 4, 3 * STEP);
+    g_assert_cmpuint(counters(t, 1, 0).hits, ==, 4);
+    if (done == 3 * STEP + HIT) {
+        g_test_skip("known discrepancy: a read of 4 cached pages costs hit_ns once, sra.h "
+                    "says hit_ns per page");
+        rm(t);
+        return;
+    }
+    g_assert_cmpuint(done, ==, 3 * STEP + 4 * HIT);
+    rm(t);
 }
 
 /* ---- against the zoned flash model: the same workload with and without read-ahead ---- */
@@ -1545,7 +1628,7 @@ static void test_zns_random_reads_identical(void)
         p = pair_new(c);
         now = pair_fill(p);
         for (int i = 0; i < 5000; i++) {
-            /* starts at byte 512 of a page, ends before byte 3584: no read starts where one ended */
+            /* each starts at byte 512 of a page and ends elsewhere in a page: none continues */
             uint64_t page = g_rand_int_range(g, 0, NZONES * ZPG);
             uint64_t len = g_rand_int_range(g, 1, PB - 1024 + 1);
             now += g_rand_int_range(g, 0, 60 * US);
@@ -1754,6 +1837,31 @@ static void test_zns_mixed(void)
     g_assert_cmpuint(p->past_wp, ==, 0);
     g_assert_cmpuint(sra_bad_transitions(p->s), ==, 0);
     g_assert_cmpuint(slower, >, 0);
+    /* the totals are the streams' sums; every CE read ahead is still cached or gone once */
+    {
+        const SraCounters *tot = sra_totals(p->s);
+        SraCounters sum = { 0 };
+        for (uint32_t k = 0; k < c.streams; k++) {
+            const SraCounters *sc = sra_stream_counters(p->s, 1, k);
+            for (int st = 0; st < SRA_NR_STATES; st++) {
+                sum.entries[st] += sc->entries[st];
+                sum.time_ns[st] += sc->time_ns[st];
+            }
+            for (int k2 = 0; k2 < SRA_NR_CAUSES; k2++) {
+                sum.disabled[k2] += sc->disabled[k2];
+            }
+            sum.hits += sc->hits;
+            sum.prefetched += sc->prefetched;
+            sum.wasted += sc->wasted;
+            sum.pruned += sc->pruned;
+            sum.teardowns += sc->teardowns;
+        }
+        g_assert_cmpmem(&sum, sizeof(sum), tot, sizeof(*tot));
+        g_assert_cmpuint(tot->prefetched, >=, tot->pruned + tot->wasted +
+                         sra_cached_pages(p->s));
+        /* some came from the write buffer, without a NAND read */
+        g_assert_cmpuint(tot->prefetched, >=, ss->prefetch_pages_read);
+    }
     g_test_message("%" G_GUINT64_FORMAT " reads: %" G_GUINT64_FORMAT " slower with SRA "
                    "(mean %.1f us), %" G_GUINT64_FORMAT " faster; worst slowdown %.1f us = "
                    "%.1f page reads, with %" G_GUINT64_FORMAT " extra page reads in its busy "
@@ -1997,6 +2105,8 @@ int main(int argc, char **argv)
     g_test_add_func("/sra/streams/interleaved-and-lru", test_streams_interleaved);
     g_test_add_func("/sra/streams/namespaces", test_namespaces_independent);
     g_test_add_func("/sra/timing/hit", test_hit_timing);
+    g_test_add_func("/sra/known-bug/streams-meeting-read-twice", test_streams_meeting);
+    g_test_add_func("/sra/known-bug/hit-ns-per-page", test_hit_per_page);
     g_test_add_func("/sra/zns/random-reads-identical", test_zns_random_reads_identical);
     g_test_add_func("/sra/zns/sequential-qd1-never-slower", test_zns_sequential_qd1);
     g_test_add_func("/sra/zns/mixed-slowdown-bounded", test_zns_mixed);
