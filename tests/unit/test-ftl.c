@@ -660,6 +660,57 @@ static void test_unmapped_read_cost(void)
     ftl_free(f);
 }
 
+/* Read-ahead reads mapped pages only, on their chips, not as the host. */
+static void test_prefetch_mapped_only(void)
+{
+    Ftl *f = ftl(config(geo(2, 2, 64, 16), 56 * 64, 75, 95));
+    const FtlStats *s = ftl_stats(f);
+    const NandModel *m = ftl_nand(f);
+    uint64_t t = 100000 * US, busy[4];
+    uint32_t reads = 0;
+    NandAddr a;
+
+    ftl_write(f, 0, 16, 0);
+    ftl_trim(f, 6, 2, 0);
+    ftl_write(f, 56 * 64 - 1, 1, 0);
+    /* runs of mapped pages */
+    g_assert_cmpuint(ftl_mapped_run(f, 0, 100), ==, 6);
+    g_assert_cmpuint(ftl_mapped_run(f, 2, 3), ==, 3);
+    g_assert_cmpuint(ftl_mapped_run(f, 0, 0), ==, 0);
+    g_assert_cmpuint(ftl_mapped_run(f, 6, 100), ==, 0);
+    g_assert_cmpuint(ftl_mapped_run(f, 8, 100), ==, 8);
+    g_assert_cmpuint(ftl_mapped_run(f, 16, 100), ==, 0);
+    g_assert_cmpuint(ftl_mapped_run(f, 56 * 64 - 1, 100), ==, 1);
+    g_assert_cmpuint(ftl_mapped_run(f, 56 * 64, 100), ==, 0);
+
+    /* pages 4..9: 4, 5, 8, 9 are read, each on its own chip's timeline */
+    memcpy(busy, m->stats.lun_busy_ns, sizeof(busy));
+    reads = m->stats.reads;
+    uint64_t done = ftl_prefetch(f, 4, 6, t);
+    for (uint64_t lpn = 4; lpn < 10; lpn++) {
+        if (ftl_lookup(f, lpn, &a)) {
+            busy[nand_lun_index(m, &a)] += 50 * US;
+        }
+    }
+    for (uint32_t c = 0; c < 4; c++) {
+        g_assert_cmpuint(m->stats.lun_busy_ns[c], ==, busy[c]);
+    }
+    g_assert_cmpuint(m->stats.reads - reads, ==, 4);
+    g_assert_cmpuint(s->prefetch_pages_read, ==, 4);
+    g_assert_cmpuint(s->host_pages_read, ==, 0);
+    g_assert_cmpuint(s->unmapped_pages_read, ==, 0);
+    /* striped over the 4 chips: 4 and 8, 5 and 9 share one, one after the other */
+    g_assert_cmpuint(done, ==, t + 2 * 50 * US);
+    /* only unmapped pages: nothing read, done at once (a host read would pay for them) */
+    g_assert_cmpuint(ftl_prefetch(f, 6, 2, 2 * t), ==, 2 * t);
+    g_assert_cmpuint(m->stats.reads - reads, ==, 4);
+    g_assert_cmpuint(ftl_read(f, 6, 2, 3 * t), >, 3 * t);
+    g_assert_cmpuint(s->unmapped_pages_read, ==, 2);
+    g_assert_cmpuint(s->prefetch_pages_read, ==, 4);
+    assert_consistent(f);
+    ftl_free(f);
+}
+
 /* ---- configuration ---- */
 
 static void test_derive_blocks(void)
@@ -808,6 +859,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ftl/time/gc-slows-writes", test_gc_slows_host_writes);
     g_test_add_func("/ftl/time/monotonic", test_time_monotonic);
     g_test_add_func("/ftl/time/unmapped-read", test_unmapped_read_cost);
+    g_test_add_func("/ftl/time/prefetch-mapped-only", test_prefetch_mapped_only);
     g_test_add_func("/ftl/config/derive", test_derive_blocks);
     g_test_add_func("/ftl/config/derive-small-op", test_derive_refuses_small_op);
     g_test_add_func("/ftl/config/check", test_config_check);

@@ -285,6 +285,44 @@ static void test_read_buffer_and_nand(void)
     zns_flash_free(f);
 }
 
+/* Read-ahead costs what a host read costs, on the same timelines, and is counted apart. */
+static void test_prefetch(void)
+{
+    /* stripe 2 over 2 channels: zone 0 on (ch0, lun0) and (ch1, lun0); capacity 12 of 16 */
+    ZnsFlash *f = flash(config(geo(2, 2, 1, 16), 2, 4, 16, 12, 8, 2));
+    NandModel *m = zns_flash_nand(f);
+    const ZnsFlashStats *st = zns_flash_stats(f);
+    uint64_t t = 1000 * US;
+
+    /* data still in the buffer: free, and not a host buffer hit */
+    zns_flash_write(f, 0, PG, 0);
+    g_assert_cmpuint(zns_flash_prefetch(f, 0, PG, 5), ==, 5);
+    g_assert_cmpuint(st->buffer_read_hits, ==, 0);
+    g_assert_cmpuint(st->prefetch_pages_read, ==, 0);
+    g_assert_cmpuint(m->stats.reads, ==, 0);
+    /* on flash: one page read per page, in parallel over the two chips */
+    zns_flash_write(f, PG, 3 * PG, 0);
+    g_assert_cmpuint(zns_flash_prefetch(f, 0, 2 * PG, t), ==, t + 50 * US);
+    g_assert_cmpuint(st->prefetch_pages_read, ==, 2);
+    g_assert_cmpuint(st->pages_read, ==, 2);
+    g_assert_cmpuint(st->host_bytes_read, ==, 0);
+    g_assert_cmpuint(m->stats.reads, ==, 2);
+    /* a host read of chip 0 right behind it waits for it */
+    g_assert_cmpuint(zns_flash_read(f, 2 * PG, PG, t), ==, t + 100 * US);
+    g_assert_cmpuint(st->prefetch_pages_read, ==, 2);
+    g_assert_cmpuint(st->pages_read, ==, 3);
+    g_assert_cmpuint(st->host_bytes_read, ==, PG);
+    /* and the reverse: a prefetch waits for host reads */
+    g_assert_cmpuint(zns_flash_prefetch(f, 3 * PG, PG, t), ==, t + 100 * US);
+    /* part of a page is a page; beyond the capacity costs nothing */
+    g_assert_cmpuint(zns_flash_prefetch(f, 512, 100, 2 * t), ==, 2 * t + 50 * US);
+    g_assert_cmpuint(zns_flash_prefetch(f, 12 * PG, 4 * PG, 3 * t), ==, 3 * t);
+    g_assert_cmpuint(st->prefetch_pages_read, ==, 4);
+    g_assert_cmpuint(st->pages_read, ==, 5);
+    g_assert_cmpuint(st->buffer_read_hits, ==, 0);
+    zns_flash_free(f);
+}
+
 /* Flush programs the padded partial unit and completes after the last program. */
 static void test_flush_pads(void)
 {
@@ -677,6 +715,7 @@ int main(int argc, char **argv)
     g_test_add_func("/zns-flash/write/not-sequential", test_write_not_sequential);
     g_test_add_func("/zns-flash/write/capacity", test_capacity);
     g_test_add_func("/zns-flash/read/buffer-and-nand", test_read_buffer_and_nand);
+    g_test_add_func("/zns-flash/read/prefetch", test_prefetch);
     g_test_add_func("/zns-flash/flush/pads", test_flush_pads);
     g_test_add_func("/zns-flash/flush/drain-one-zone", test_drain_one_zone);
     g_test_add_func("/zns-flash/buffer/lru-eviction", test_lru_eviction);

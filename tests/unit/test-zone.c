@@ -836,6 +836,84 @@ static void test_reads(void)
     }
 }
 
+/* ---- written data, for read-ahead ---- */
+
+static void test_readable(void)
+{
+    for (int cross = 0; cross <= 1; cross++) {
+        /* 5 zones of 16 LBAs */
+        T t = mk_cfg(cfg(5, 16, 16, 0, 0, 0, cross));
+        ZoneSet *zs = t.zs;
+
+        /* nothing written */
+        g_assert_cmpuint(zone_readable(zs, 0, 100), ==, 0);
+        /* zone 0 to its write pointer, LBA 10 */
+        g_assert_cmpint(zone_write(zs, 0, 10, false, NULL), ==, ZONE_OK);
+        g_assert_cmpuint(zone_readable(zs, 0, 100), ==, 10);
+        g_assert_cmpuint(zone_readable(zs, 3, 100), ==, 7);
+        g_assert_cmpuint(zone_readable(zs, 9, 100), ==, 1);
+        g_assert_cmpuint(zone_readable(zs, 10, 100), ==, 0);
+        g_assert_cmpuint(zone_readable(zs, 12, 100), ==, 0);
+        /* max */
+        g_assert_cmpuint(zone_readable(zs, 3, 4), ==, 4);
+        g_assert_cmpuint(zone_readable(zs, 3, 0), ==, 0);
+        /* zone 1 full by writes, zone 2 written to LBA 5: across only when allowed */
+        g_assert_cmpint(zone_write(zs, 16, 16, false, NULL), ==, ZONE_OK);
+        g_assert_cmpint(zs->zones[1].state, ==, F);
+        g_assert_cmpint(zone_write(zs, 32, 5, false, NULL), ==, ZONE_OK);
+        g_assert_cmpuint(zone_readable(zs, 16, 100), ==, cross ? 16 + 5 : 16);
+        g_assert_cmpuint(zone_readable(zs, 20, 100), ==, cross ? 12 + 5 : 12);
+        g_assert_cmpuint(zone_readable(zs, 20, 14), ==, cross ? 14 : 12);
+        g_assert_cmpuint(zone_readable(zs, 20, 12), ==, 12);
+        g_assert_cmpuint(zone_readable(zs, 32, 100), ==, 5);
+        /* zone 0 does not reach its end: never into zone 1 */
+        g_assert_cmpuint(zone_readable(zs, 5, 100), ==, 5);
+        /* finished: readable to the zone's end (as a read of it would be) */
+        g_assert_cmpint(zone_manage(zs, A_FINISH, 32, false, NULL), ==, ZONE_OK);
+        g_assert_cmpuint(zone_readable(zs, 32, 100), ==, 16);
+        g_assert_cmpuint(zone_readable(zs, 16, 100), ==, cross ? 32 : 16);
+        /* read only keeps its data */
+        g_assert_cmpint(zone_write(zs, 48, 7, false, NULL), ==, ZONE_OK);
+        zone_fail(zs, 3, RO);
+        g_assert_cmpuint(zone_readable(zs, 48, 100), ==, 7);
+        g_assert_cmpuint(zone_readable(zs, 16, 100), ==, cross ? 32 + 7 : 16);
+        /* offline: nothing, and a crossing stops before it */
+        zone_fail(zs, 2, OFF);
+        g_assert_cmpuint(zone_readable(zs, 32, 100), ==, 0);
+        g_assert_cmpuint(zone_readable(zs, 40, 100), ==, 0);
+        g_assert_cmpuint(zone_readable(zs, 16, 100), ==, 16);
+        /* the namespace's end: the last zone full stops there, beyond it nothing */
+        g_assert_cmpint(zone_write(zs, 64, 16, false, NULL), ==, ZONE_OK);
+        g_assert_cmpuint(zone_readable(zs, 64, 100), ==, 16);
+        g_assert_cmpuint(zone_readable(zs, 70, UINT64_MAX), ==, 10);
+        g_assert_cmpuint(zone_readable(zs, 80, 100), ==, 0);
+        g_assert_cmpuint(zone_readable(zs, UINT64_MAX, 100), ==, 0);
+        rm(&t);
+    }
+    for (int cross = 0; cross <= 1; cross++) {
+        /* capacity 12 of 16: the hole is no data, and a full zone ends at its capacity */
+        T t = mk_cfg(cfg(3, 16, 12, 0, 0, 0, cross));
+        ZoneSet *zs = t.zs;
+
+        g_assert_cmpint(zone_write(zs, 0, 12, false, NULL), ==, ZONE_OK);
+        g_assert_cmpint(zs->zones[0].state, ==, F);
+        g_assert_cmpint(zone_write(zs, 16, 12, false, NULL), ==, ZONE_OK);
+        g_assert_cmpuint(zone_readable(zs, 0, 100), ==, 12);
+        g_assert_cmpuint(zone_readable(zs, 4, 100), ==, 8);
+        g_assert_cmpuint(zone_readable(zs, 12, 4), ==, 0);
+        g_assert_cmpuint(zone_readable(zs, 15, 100), ==, 0);
+        g_assert_cmpuint(zone_readable(zs, 16, 100), ==, 12);
+        rm(&t);
+    }
+    /* one zone of one LBA */
+    T t = mk_cfg(cfg(1, 1, 1, 0, 0, 0, true));
+    g_assert_cmpuint(zone_readable(t.zs, 0, 1), ==, 0);
+    g_assert_cmpint(zone_write(t.zs, 0, 1, false, NULL), ==, ZONE_OK);
+    g_assert_cmpuint(zone_readable(t.zs, 0, 5), ==, 1);
+    g_assert_cmpuint(zone_readable(t.zs, 1, 5), ==, 0);
+    rm(&t);
+}
+
 /* ---- reports ---- */
 
 static void test_report(void)
@@ -1411,6 +1489,7 @@ int main(int argc, char **argv)
     g_test_add_func("/zone/write-rules", test_write_rules);
     g_test_add_func("/zone/append", test_append);
     g_test_add_func("/zone/reads", test_reads);
+    g_test_add_func("/zone/readable", test_readable);
     g_test_add_func("/zone/report", test_report);
     g_test_add_func("/zone/fail", test_zone_fail);
     g_test_add_func("/zone/random-against-model", test_random_against_model);
