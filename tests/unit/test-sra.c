@@ -1037,8 +1037,8 @@ static void test_readable_limit(void)
     rm(t);
 
     /*
-     * zones of 16 pages, data up to page 18: one answer never crosses a zone boundary; the
-     * next read asks again from the boundary, in the next zone
+     * zones of 16 pages, data up to page 18: read-ahead is asked from the stream's
+     * position, so it reaches into the next zone only once the host's next read is there
      */
     t = mk(c);
     t->f.zone = 16 * PB;
@@ -1049,10 +1049,12 @@ static void test_readable_limit(void)
     g_assert_cmpuint(prefetches_in(t, 0, 14, 16), ==, 2);
     g_assert_cmpint(state(t, 1, 0), ==, SRA_ENABLED);
     rd(t, 1, 14, 1, 2 * STEP);
+    g_assert_cmpuint(prefetches(t), ==, 2);             /* the host is still in zone 0 */
+    rd(t, 1, 15, 1, 3 * STEP);
     g_assert_cmpuint(prefetches(t), ==, 4);
     g_assert_cmpuint(prefetches_in(t, 0, 16, 18), ==, 2);
     g_assert_cmpint(state(t, 1, 0), ==, SRA_ENABLED);
-    for (uint64_t p = 15; p <= 20; p++) {
+    for (uint64_t p = 16; p <= 20; p++) {
         rd(t, 1, p, 1, (p - 12) * STEP);
     }
     g_assert_cmpuint(prefetches(t), ==, 4);
@@ -1358,15 +1360,13 @@ static void test_config_check(void)
     expect_refused(c, "sra_window");
 }
 
-/* ---- known problems: checked, skipped with the reason while they remain ---- */
+/* ---- streams that meet; hit cost per page ---- */
 
 /*
  * Two streams that meet: stream 0 reads 0.. while stream 1 started at 10. The cache is
- * shared, so a page another stream already holds need not be read from NAND again.
- * top_up (sra.c, the loop after `avail = ... readable(...)`) reads [hi, hi + avail) without
- * looking at other streams' CEs, so pages 12..19 are read ahead twice; and as serve's
- * ce_owner gives a hit to the first stream holding a page, stream 1's copies are never
- * read and are counted wasted although the host read every one of those pages.
+ * shared: a page another stream holds is not read from NAND again, and stream 0's reads of
+ * stream 1's pages count as reads of them (not wasted). The idle timeout is long enough
+ * that stream 1, which the host stops reading, keeps its pages until stream 0 gets there.
  */
 static void test_streams_meeting(void)
 {
@@ -1378,6 +1378,7 @@ static void test_streams_meeting(void)
     c.streams = 2;
     c.max_qd = 4;
     c.cache_bytes = 64 * PB;
+    c.idle_ns = 100 * IDLE;
     t = mk(c);
     rd(t, 1, 0, 1, now += STEP);
     rd(t, 1, 1, 1, now += STEP);
@@ -1390,26 +1391,16 @@ static void test_streams_meeting(void)
     for (uint64_t p = 0; p < 40; p++) {
         twice += prefetches_in(t, 0, p, p + 1) > 1;
     }
+    g_assert_cmpuint(twice, ==, 0);
+    g_assert_cmpuint(prefetches_in(t, 0, 12, 20), ==, 8);
     /* the host has read every CE of stream 1 (12..19): none of them is wasted */
     sra_write(t->s, 1, now, now);
-    if (twice || counters(t, 1, 1).wasted) {
-        g_test_skip("known bug: a page cached by one stream is read ahead again by another "
-                    "(top_up ignores other streams' CEs); here pages read ahead twice and "
-                    "stream 1 counts its CEs wasted although the host read them");
-        g_test_message("%u pages read ahead twice; stream 1 wasted %" G_GUINT64_FORMAT,
-                       twice, counters(t, 1, 1).wasted);
-        rm(t);
-        return;
-    }
+    g_assert_cmpuint(counters(t, 1, 1).wasted, ==, 0);
+    g_assert_cmpuint(counters(t, 1, 1).teardowns, ==, 1);
     rm(t);
 }
 
-/*
- * sra.h: a hit completes "when the CE's data is in SRAM, plus hit_ns per page", and
- * hit_ns is "serving one page from SRAM". serve (sra.c: t = MAX(now, ce->ready) + hit_ns,
- * done = the latest t) charges hit_ns once for a read of several cached pages, as if they
- * left SRAM at once.
- */
+/* A read of 4 cached pages: they leave SRAM one after the other, hit_ns each. */
 static void test_hit_per_page(void)
 {
     SraConfig c = base();
@@ -1423,12 +1414,6 @@ static void test_hit_per_page(void)
     rd(t, 1, 1, 1, STEP);
     done = rd(t, 1, 2, 4, 3 * STEP);
     g_assert_cmpuint(counters(t, 1, 0).hits, ==, 4);
-    if (done == 3 * STEP + HIT) {
-        g_test_skip("known discrepancy: a read of 4 cached pages costs hit_ns once, sra.h "
-                    "says hit_ns per page");
-        rm(t);
-        return;
-    }
     g_assert_cmpuint(done, ==, 3 * STEP + 4 * HIT);
     rm(t);
 }
@@ -2046,7 +2031,8 @@ static void test_media_bbssd(void)
     g_assert_cmpuint(stat(h, "prefetch_pages_read"), ==, 30);
     g_assert_cmpuint(stat(h, "sra_hits"), ==, 25);
     g_assert_cmpuint(stat(h, "sra_misses"), ==, 4);
-    g_assert_cmpuint(stat(h, "host_pages_read"), ==, 4);
+    /* the host's pages: read from NAND (4) or from the cache (25) */
+    g_assert_cmpuint(stat(h, "host_pages_read"), ==, 29);
     g_assert_cmpuint(stat(h, "unmapped_pages_read"), ==, 2);
     g_assert_cmpuint(stat(h, "sra_ns1_s0_state"), ==, SRA_PAUSED);
     g_hash_table_destroy(h);
@@ -2059,7 +2045,7 @@ static void test_media_bbssd(void)
     g_hash_table_destroy(h);
     /* the torn-down page 41 is read from NAND */
     submit(m, FEMU_MEDIA_READ, 41 * PB, PB, now + STEP, ns_end);
-    g_assert_cmpuint(media_stat(m, "host_pages_read"), ==, 5);
+    g_assert_cmpuint(media_stat(m, "host_pages_read"), ==, 30);
     /* write zeroes is a write (for both detectors: 41's and 50's) */
     now = read_run(m, 50, 51, now + 2 * STEP, ns_end, NULL);
     submit(m, FEMU_MEDIA_WRITE_ZEROES, 0, PB, now, ns_end);
@@ -2105,8 +2091,8 @@ int main(int argc, char **argv)
     g_test_add_func("/sra/streams/interleaved-and-lru", test_streams_interleaved);
     g_test_add_func("/sra/streams/namespaces", test_namespaces_independent);
     g_test_add_func("/sra/timing/hit", test_hit_timing);
-    g_test_add_func("/sra/known-bug/streams-meeting-read-twice", test_streams_meeting);
-    g_test_add_func("/sra/known-bug/hit-ns-per-page", test_hit_per_page);
+    g_test_add_func("/sra/streams/meeting", test_streams_meeting);
+    g_test_add_func("/sra/hit/per-page", test_hit_per_page);
     g_test_add_func("/sra/zns/random-reads-identical", test_zns_random_reads_identical);
     g_test_add_func("/sra/zns/sequential-qd1-never-slower", test_zns_sequential_qd1);
     g_test_add_func("/sra/zns/mixed-slowdown-bounded", test_zns_mixed);

@@ -48,9 +48,14 @@ static uint64_t bbssd_submit(FemuMedia *fm, const FemuMediaReq *req)
 
     switch (req->op) {
     case FEMU_MEDIA_READ:
-        done = m->sra ? sra_read(m->sra, req->nsid, req->offset, req->len, req->ns_end,
-                                 req->arrival_ns)
-                      : ftl_read(m->ftl, first, last - first, req->arrival_ns);
+        if (m->sra) {
+            uint64_t hits = sra_totals(m->sra)->hits;
+            done = sra_read(m->sra, req->nsid, req->offset, req->len, req->ns_end,
+                            req->arrival_ns);
+            ftl_cached_read(m->ftl, sra_totals(m->sra)->hits - hits, req->arrival_ns);
+        } else {
+            done = ftl_read(m->ftl, first, last - first, req->arrival_ns);
+        }
         break;
     case FEMU_MEDIA_WRITE:
         done = ftl_write(m->ftl, first, last - first, req->arrival_ns);

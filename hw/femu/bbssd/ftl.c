@@ -458,6 +458,12 @@ uint64_t ftl_read(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
     return done;
 }
 
+void ftl_cached_read(Ftl *f, uint64_t npages, uint64_t now_ns)
+{
+    host_begin(f, now_ns);      /* the host is busy: no background GC in between */
+    f->st.host_pages_read += npages;
+}
+
 uint64_t ftl_prefetch(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
 {
     uint64_t done = now_ns;

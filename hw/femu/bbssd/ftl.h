@@ -82,6 +82,8 @@ void ftl_free(Ftl *f);
 /* Each returns the completion time of the whole request: the latest of its pages. */
 uint64_t ftl_write(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns);
 uint64_t ftl_read(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns);
+/* The host read npages from the read-ahead cache: host activity, no NAND read. */
+void ftl_cached_read(Ftl *f, uint64_t npages, uint64_t now_ns);
 /* Read-ahead: reads mapped pages only, not counted as the host's. */
 uint64_t ftl_prefetch(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns);
 /* How many pages from lpn on are mapped, at most max. */

@@ -273,6 +273,17 @@ static void expire_idle(Sra *s, SraNs *ns, uint64_t now)
 
 /* ---- cache entries ---- */
 
+static SraStream *ce_owner(const Sra *s, const SraNs *ns, uint64_t page)
+{
+    for (uint32_t k = 0; ns && k < s->cfg.streams; k++) {
+        SraStream *st = &ns->streams[k];
+        if (page >= st->lo && page < st->hi) {
+            return st;
+        }
+    }
+    return NULL;
+}
+
 /* Drops the CEs the stream's position has passed (the host read them). */
 static void prune(Sra *s, SraStream *st)
 {
@@ -320,13 +331,16 @@ static void top_up(Sra *s, SraNs *ns, SraStream *st, uint64_t ns_end, uint64_t n
      */
     reach = want ? s->be.readable(s->be.opaque, ns->nsid, pos * pb, (ahead + want) * pb) / pb
                  : 0;
-    avail = MIN(want, reach - MIN(reach, ahead));
-    for (uint64_t i = 0; i < avail; i++) {
+    reach = MIN(reach, ahead + want);
+    avail = 0;
+    /* a page another stream of the namespace holds is not read twice */
+    while (avail < reach - MIN(reach, ahead) && !ce_owner(s, ns, st->hi)) {
         SraCe *ce = ce_at(s, st, st->hi);
         ce->ready = s->be.read(s->be.opaque, st->hi * pb, pb, now, true);
         ce->read = false;
         st->hi++;
         s->cached++;
+        avail++;
     }
     st->c.prefetched += avail;
     s->total.prefetched += avail;
@@ -335,21 +349,11 @@ static void top_up(Sra *s, SraNs *ns, SraStream *st, uint64_t ns_end, uint64_t n
     }
 }
 
-static SraStream *ce_owner(const Sra *s, const SraNs *ns, uint64_t page)
-{
-    for (uint32_t k = 0; ns && k < s->cfg.streams; k++) {
-        SraStream *st = &ns->streams[k];
-        if (page >= st->lo && page < st->hi) {
-            return st;
-        }
-    }
-    return NULL;
-}
-
 /* Serves the read: hits from CEs, the rest from the media in contiguous runs. */
 static uint64_t serve(Sra *s, SraNs *ns, uint64_t offset, uint64_t len, uint64_t now)
 {
     uint64_t pb = s->cfg.page_bytes, end = offset + len, done = now, run = offset;
+    uint64_t hit_from = now, hits = 0;
 
     for (uint64_t p = offset / pb; p * pb < end; p++) {
         uint64_t lo = MAX(p * pb, offset), hi = MIN((p + 1) * pb, end);
@@ -357,9 +361,10 @@ static uint64_t serve(Sra *s, SraNs *ns, uint64_t offset, uint64_t len, uint64_t
 
         if (owner) {
             SraCe *ce = ce_at(s, owner, p);
-            uint64_t t = MAX(now, ce->ready) + s->cfg.hit_ns;
             ce->read = true;
-            done = MAX(done, t);
+            owner->last_read = now;     /* its pages are in use (maybe by a stream it met) */
+            hit_from = MAX(hit_from, ce->ready);
+            hits++;
             owner->c.hits++;
             s->total.hits++;
             if (run < lo) {
@@ -375,7 +380,8 @@ static uint64_t serve(Sra *s, SraNs *ns, uint64_t offset, uint64_t len, uint64_t
         uint64_t r = s->be.read(s->be.opaque, run, end - run, now, false);
         done = MAX(done, r);
     }
-    return done;
+    /* cached pages leave SRAM one after the other, once the last one is there */
+    return hits ? MAX(done, hit_from + hits * s->cfg.hit_ns) : done;
 }
 
 /* ---- queue depth ---- */
