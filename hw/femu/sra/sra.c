@@ -47,7 +47,6 @@ struct Sra {
     uint64_t seq;
     GPtrArray *nss;             /* SraNs, in order of first use */
     SraCounters total;
-    uint64_t host_misses;
     uint64_t bad_transitions;
 };
 
@@ -349,11 +348,17 @@ static void top_up(Sra *s, SraNs *ns, SraStream *st, uint64_t ns_end, uint64_t n
     }
 }
 
-/* Serves the read: hits from CEs, the rest from the media in contiguous runs. */
-static uint64_t serve(Sra *s, SraNs *ns, uint64_t offset, uint64_t len, uint64_t now)
+/*
+ * Serves the read: hits from CEs, the rest from the media in contiguous runs. *misses:
+ * its pages read from the media.
+ */
+static uint64_t serve(Sra *s, SraNs *ns, uint64_t offset, uint64_t len, uint64_t now,
+                      uint64_t *misses)
 {
     uint64_t pb = s->cfg.page_bytes, end = offset + len, done = now, run = offset;
     uint64_t hit_from = now, hits = 0;
+
+    *misses = 0;
 
     for (uint64_t p = offset / pb; p * pb < end; p++) {
         uint64_t lo = MAX(p * pb, offset), hi = MIN((p + 1) * pb, end);
@@ -373,7 +378,7 @@ static uint64_t serve(Sra *s, SraNs *ns, uint64_t offset, uint64_t len, uint64_t
             }
             run = hi;
         } else {
-            s->host_misses++;
+            (*misses)++;
         }
     }
     if (run < end) {
@@ -453,7 +458,7 @@ uint64_t sra_read(Sra *s, uint32_t nsid, uint64_t offset, uint64_t len, uint64_t
     SraNs *ns = ns_get(s, nsid, now);
     bool quiet = ns->write_done <= now && ns->discard_done <= now;
     bool large = len > s->cfg.max_read_bytes, crowded = !large && qd_full(s, ns, now);
-    uint64_t done;
+    uint64_t done, misses;
     SraStream *st;
 
     expire_idle(s, ns, now);
@@ -462,7 +467,8 @@ uint64_t sra_read(Sra *s, uint32_t nsid, uint64_t offset, uint64_t len, uint64_t
     } else if (crowded) {
         disable_all(s, ns, SRA_CAUSE_HIGH_QD, now);
     }
-    done = serve(s, ns, offset, len, now);
+    done = serve(s, ns, offset, len, now, &misses);
+    s->total.misses += misses;
     qd_add(s, ns, done);
     if (large || crowded || !len) {
         return done;            /* such a read does not start or continue a stream */
@@ -474,6 +480,7 @@ uint64_t sra_read(Sra *s, uint32_t nsid, uint64_t offset, uint64_t len, uint64_t
         st->reads = 0;
     }
     st->reads++;
+    st->c.misses += misses;
     st->next = offset + len;
     st->last_read = now;
     st->lru = ++s->seq;
@@ -555,7 +562,7 @@ const SraCounters *sra_totals(const Sra *s)
 
 uint64_t sra_host_misses(const Sra *s)
 {
-    return s->host_misses;
+    return s->total.misses;
 }
 
 uint64_t sra_bad_transitions(const Sra *s)
@@ -595,6 +602,7 @@ static void emit_counters(const SraCounters *c, const char *prefix, FemuMediaSta
         EMIT("%s_time_ns", state_names[i], c->time_ns[i]);
     }
     EMIT("%s", "hits", c->hits);
+    EMIT("%s", "misses", c->misses);
     EMIT("%s", "prefetched_pages", c->prefetched);
     EMIT("%s", "wasted_pages", c->wasted);
     EMIT("%s", "pruned_pages", c->pruned);
@@ -608,7 +616,6 @@ static void emit_counters(const SraCounters *c, const char *prefix, FemuMediaSta
 void sra_emit_stats(const Sra *s, FemuMediaStatFn *emit, void *opaque)
 {
     emit_counters(&s->total, "sra_", emit, opaque);
-    emit(opaque, "sra_misses", s->host_misses);
     emit(opaque, "sra_cached_pages", s->cached);
     emit(opaque, "sra_bad_transitions", s->bad_transitions);
     for (guint i = 0; i < s->nss->len; i++) {

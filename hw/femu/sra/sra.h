@@ -105,6 +105,9 @@ typedef struct SraCounters {
     uint64_t entries[SRA_NR_STATES];    /* times the state was entered */
     uint64_t time_ns[SRA_NR_STATES];    /* time spent in it, up to the last event */
     uint64_t hits;                      /* host-read pages served from a CE */
+    uint64_t misses;                    /* host-read pages read from NAND (a stream's:
+                                           of the reads that continued or started it;
+                                           the totals: of every read) */
     uint64_t prefetched;                /* pages read ahead */
     uint64_t wasted;                    /* CEs torn down before the host read them */
     uint64_t pruned;                    /* CEs dropped after the host read them */
@@ -143,7 +146,7 @@ int sra_cached_stream(const Sra *s, uint32_t nsid, uint64_t offset);
 uint64_t sra_cached_pages(const Sra *s);
 const SraCounters *sra_stream_counters(const Sra *s, uint32_t nsid, uint32_t stream);
 const SraCounters *sra_totals(const Sra *s);
-uint64_t sra_host_misses(const Sra *s);     /* host-read pages read from NAND */
+uint64_t sra_host_misses(const Sra *s);     /* sra_totals(s)->misses */
 uint64_t sra_bad_transitions(const Sra *s);
 /*
  * Asks a stream to go to `to` at now, as the model would: refused (false, counted in
