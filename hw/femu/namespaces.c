@@ -358,9 +358,16 @@ const FemuNsKind *femu_ctrl_kind(FemuCtrl *n)
 /* r->offset is a backend offset; the namespace's model sees its own. */
 uint64_t femu_ns_media_submit(FemuNamespace *ns, FemuMediaReq *r)
 {
+    uint64_t t;
+
     r->offset -= MIN(r->offset, ns->media_base);
     r->ns_end = ns->backend_offset + ns->bytes - MIN(ns->backend_offset, ns->media_base);
-    return femu_media_submit(ns->media, r);
+    t = femu_media_submit(ns->media, r);
+    if (r->op == FEMU_MEDIA_READ) {
+        ns->io.media_reads++;
+        ns->io.media_read_ns += t - MIN(t, r->arrival_ns);
+    }
+    return t;
 }
 
 bool femu_media_wants_idle(FemuCtrl *n)
@@ -410,6 +417,8 @@ static void emit_io(const IoCounters *io, FemuMediaStatFn *emit, void *opaque)
     emit(opaque, "host_write_commands", io->write_cmds);
     emit(opaque, "host_bytes_read", io->bytes_read);
     emit(opaque, "host_bytes_written", io->bytes_written);
+    emit(opaque, "media_reads", io->media_reads);
+    emit(opaque, "media_read_ns", io->media_read_ns);
 }
 
 void femu_stats_emit(FemuCtrl *n, FemuMediaStatFn *emit, void *opaque)

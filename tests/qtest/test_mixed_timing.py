@@ -26,7 +26,7 @@ BB_STATS = {"host_pages_written", "host_pages_read", "unmapped_pages_read",
 ZNS_STATS = {"buffer_read_hits", "pages_programmed", "pages_read", "buffer_flushes",
              "zones_open", "zones_active"}
 HOST_STATS = {"host_read_commands", "host_write_commands", "host_bytes_read",
-              "host_bytes_written"}
+              "host_bytes_written", "media_reads", "media_read_ns"}
 
 
 @pytest.fixture
@@ -76,6 +76,15 @@ def test_slow_read_on_ns1_delays_ns2(ctrl, queues):
     for ns in (1, 2):
         key = "ns%d_chip0_busy_ns" % ns
         assert after[key] - before[key] == 9 * READ_NS, key
+    # the model's own latencies: eight page reads; the ninth after them, from its arrival
+    grew = {k: after[k] - before[k] for k in ("ns1_media_reads", "ns2_media_reads",
+                                              "ns1_media_read_ns", "ns2_media_read_ns",
+                                              "media_reads", "media_read_ns")}
+    assert grew["ns1_media_reads"] == grew["ns2_media_reads"] == 1, grew
+    assert grew["ns1_media_read_ns"] == 8 * READ_NS, grew
+    assert 8 * READ_NS < grew["ns2_media_read_ns"] <= 9 * READ_NS, grew
+    assert grew["media_reads"] == 2, grew
+    assert grew["media_read_ns"] == grew["ns1_media_read_ns"] + grew["ns2_media_read_ns"]
 
 
 def test_statistics_carry_the_namespace_prefix(ctrl, queues):

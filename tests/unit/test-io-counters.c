@@ -16,12 +16,14 @@ static void test_data_units_round_up(void)
 
 static void test_add(void)
 {
-    IoCounters a = { 1, 2, 3, 4 }, b = { 10, 20, 30, 40 };
+    IoCounters a = { 1, 2, 3, 4, 5, 6 }, b = { 10, 20, 30, 40, 50, 60 };
     io_counters_add(&a, &b);
     g_assert_cmpuint(a.bytes_read, ==, 11);
     g_assert_cmpuint(a.bytes_written, ==, 22);
     g_assert_cmpuint(a.read_cmds, ==, 33);
     g_assert_cmpuint(a.write_cmds, ==, 44);
+    g_assert_cmpuint(a.media_reads, ==, 55);
+    g_assert_cmpuint(a.media_read_ns, ==, 66);
 }
 
 int main(int argc, char **argv)

@@ -1,5 +1,6 @@
 /*
- * Host I/O counters as the SMART / Health log reports them. QEMU-free.
+ * Host I/O counters as the SMART / Health log reports them, and the model's read latency.
+ * QEMU-free.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -13,6 +14,10 @@ typedef struct IoCounters {
     uint64_t bytes_written;
     uint64_t read_cmds;
     uint64_t write_cmds;
+    /* reads the media model timed, and the sum of their model latencies (completion -
+       arrival): the device's own read latency, whatever the host adds */
+    uint64_t media_reads;
+    uint64_t media_read_ns;
 } IoCounters;
 
 /*
@@ -31,6 +36,8 @@ static inline void io_counters_add(IoCounters *sum, const IoCounters *c)
     sum->bytes_written += c->bytes_written;
     sum->read_cmds += c->read_cmds;
     sum->write_cmds += c->write_cmds;
+    sum->media_reads += c->media_reads;
+    sum->media_read_ns += c->media_read_ns;
 }
 
 #endif
