@@ -621,6 +621,45 @@ static void test_enable_discard_in_flight(void)
     check_enable_in_flight(true);
 }
 
+/*
+ * A read that arrived with max_qd reads outstanding keeps the namespace's streams from
+ * enabling for idle_ns after it: they ramp meanwhile, and enable on the first sequential
+ * read after. With idle_ns = 0 there is no hold-off.
+ */
+static void test_enable_qd_holdoff(void)
+{
+    for (int no_idle = 0; no_idle <= 1; no_idle++) {
+        SraConfig c = base();
+        uint64_t now = 0, p = 1;
+        T *t;
+
+        c.streams = 2;
+        c.cache_bytes = 16 * PB;
+        c.idle_ns = no_idle ? 0 : IDLE;
+        t = mk(c);
+        rd(t, 1, FAR, 1, 0);                /* a stream, ramping */
+        rd(t, 1, 0, 1, 0);                  /* one outstanding: crowded at 0 */
+        g_assert_cmpint(state(t, 1, 0), ==, SRA_DISABLED);
+        g_assert_cmpuint(counters(t, 1, 0).disabled[SRA_CAUSE_HIGH_QD], ==, 1);
+        /* sequential reads one STEP apart (none crowded) until just before IDLE */
+        for (now = STEP; now < IDLE; now += STEP, p++) {
+            rd(t, 1, p, 1, now);
+            g_assert_cmpint(state(t, 1, 0), ==,
+                            (no_idle && p >= 2 ? SRA_PAUSED : SRA_RAMPING));
+        }
+        g_assert_cmpuint((prefetches(t) > 0), ==, no_idle);
+        g_assert_cmpuint(sra_totals(t->s)->disabled[SRA_CAUSE_HIGH_QD], ==, 1);
+        if (!no_idle) {
+            /* IDLE after the crowded read: the ramp already counted, this read enables */
+            rd(t, 1, p, 1, IDLE);
+            g_assert_cmpint(state(t, 1, 0), ==, SRA_PAUSED);
+            g_assert_cmpuint(prefetches_in(t, 0, p + 1, p + 9), ==, 8);
+            g_assert_cmpuint(prefetches(t), ==, 8);
+        }
+        rm(t);
+    }
+}
+
 static void test_enable_read_size(void)
 {
     /* exactly max_read_bytes: a stream */
@@ -2095,6 +2134,7 @@ int main(int argc, char **argv)
     g_test_add_func("/sra/disable/each-cause", test_disable_causes);
     g_test_add_func("/sra/disable/idle", test_idle_details);
     g_test_add_func("/sra/ce/prune-vs-teardown", test_prune_vs_teardown);
+    g_test_add_func("/sra/enable/qd-holdoff", test_enable_qd_holdoff);
     g_test_add_func("/sra/window/pause-resume", test_window_pause);
     g_test_add_func("/sra/window/cache-full", test_cache_full);
     g_test_add_func("/sra/limits/readable-and-ns-end", test_readable_limit);

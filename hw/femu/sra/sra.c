@@ -37,6 +37,8 @@ typedef struct SraNs {
     uint32_t nr_latest;
     uint64_t write_done;        /* the namespace's latest write completes */
     uint64_t discard_done;
+    uint64_t crowded_at;        /* arrival of its latest read at max_qd outstanding */
+    bool crowded;               /* there was such a read */
 } SraNs;
 
 struct Sra {
@@ -456,8 +458,8 @@ uint64_t sra_read(Sra *s, uint32_t nsid, uint64_t offset, uint64_t len, uint64_t
                   uint64_t now)
 {
     SraNs *ns = ns_get(s, nsid, now);
-    bool quiet = ns->write_done <= now && ns->discard_done <= now;
     bool large = len > s->cfg.max_read_bytes, crowded = !large && qd_full(s, ns, now);
+    bool quiet;
     uint64_t done, misses;
     SraStream *st;
 
@@ -466,7 +468,16 @@ uint64_t sra_read(Sra *s, uint32_t nsid, uint64_t offset, uint64_t len, uint64_t
         disable_all(s, ns, SRA_CAUSE_LARGE_READ, now);
     } else if (crowded) {
         disable_all(s, ns, SRA_CAUSE_HIGH_QD, now);
+        ns->crowded = true;
+        ns->crowded_at = now;
     }
+    /*
+     * No write or discard in flight, and no read at max_qd outstanding for idle_ns: a host
+     * whose queue drains now and then between bursts still has a high queue depth, and
+     * reading ahead for the few reads that arrive early in a burst only wastes NAND reads.
+     */
+    quiet = ns->write_done <= now && ns->discard_done <= now &&
+            !(ns->crowded && now - ns->crowded_at < s->cfg.idle_ns);
     done = serve(s, ns, offset, len, now, &misses);
     s->total.misses += misses;
     qd_add(s, ns, done);

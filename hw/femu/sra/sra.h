@@ -7,8 +7,9 @@
  * Each namespace has `streams` detectors. A detector follows one stream and has five
  * states. These are the only transitions:
  *   DISABLED  -> RAMPING            a small, low-QD read that continues no stream
- *   RAMPING   -> ENABLED            `ramp` sequential reads, and no write or discard in
- *                                   flight
+ *   RAMPING   -> ENABLED            `ramp` sequential reads, no write or discard in
+ *                                   flight, and no read of the namespace arriving with
+ *                                   max_qd reads outstanding for idle_ns
  *   ENABLED   -> PAUSED             the window is full, or the cache is
  *   PAUSED    -> ENABLED            the host consumed half the window
  *   RAMPING, ENABLED, PAUSED -> DISABLING
