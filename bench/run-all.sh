@@ -1,8 +1,8 @@
 #!/bin/bash
 # Every benchmark in bench/, one after another, each with its wall time. They
 # print figures; they are not tests and never fail on a number.
-# By default each runs in its short form (--short, about 21 minutes in all on
-# 2 cores); FEMU_BENCH_FULL=1 runs them at full length (about 40 minutes).
+# By default each runs in its short form (--short, about 28 minutes in all on
+# 2 cores); FEMU_BENCH_FULL=1 runs them at full length (about 53 minutes).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # they need qemu.qmp and matplotlib: the project's venv

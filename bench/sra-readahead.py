@@ -308,6 +308,7 @@ def plot(a, rows):
         ax.set_xlabel("queue depth")
         ax.set_title(f"zoned, sequential read {name}")
         ax.set_ylabel("MB/s (unscaled)")
+        ax.set_ylim(bottom=0)
         ax.legend(fontsize=8)
         if sel:
             ratio_ax.plot([QDS.index(int(r["key"].split("q")[-1])) for r in sel],
