@@ -571,11 +571,6 @@ const SraCounters *sra_totals(const Sra *s)
     return &s->total;
 }
 
-uint64_t sra_host_misses(const Sra *s)
-{
-    return s->total.misses;
-}
-
 uint64_t sra_bad_transitions(const Sra *s)
 {
     return s->bad_transitions;

@@ -147,7 +147,6 @@ int sra_cached_stream(const Sra *s, uint32_t nsid, uint64_t offset);
 uint64_t sra_cached_pages(const Sra *s);
 const SraCounters *sra_stream_counters(const Sra *s, uint32_t nsid, uint32_t stream);
 const SraCounters *sra_totals(const Sra *s);
-uint64_t sra_host_misses(const Sra *s);     /* sra_totals(s)->misses */
 uint64_t sra_bad_transitions(const Sra *s);
 /*
  * Asks a stream to go to `to` at now, as the model would: refused (false, counted in
