@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+import nvme
 import qtest_machine
 from qtest_machine import DevConfig
 from sralib import BLK, IDLE, PAGE, RAMP, RD, SRA, WINDOW, grew, pattern, read_page, ramp_and_wait
@@ -116,3 +117,41 @@ def test_prefetch_waits_for_the_host_to_reach_the_next_zone(ctrl, zq):
     after = stats(ctrl)
     assert grew(mid, after, "sra_prefetched_pages") == WINDOW
     assert after["sra_disabled_time_ns"] < 600e9     # since this QEMU started
+
+
+def test_high_queue_depth_tears_down_and_holds_off(ctrl, zq):
+    """Nine reads at once (the default sra_max_qd is 8) disable the stream; for sra_idle_ms
+    after them a new stream ramps but reads nothing ahead; after it, it does again."""
+    base = 8 * ZSZE
+    data = fill(ctrl, zq, 8)
+    ramp_and_wait(ctrl, zq, 1, base, data)
+    before = stats(ctrl)
+    crowded_at = time.monotonic()
+    pending = []
+    for k in range(9):
+        buf = ctrl.buffer(PAGE)
+        p1, p2 = ctrl.prps(buf, PAGE)
+        pending.append((zq, ctrl.submit(zq, ctrl.rw_cmd(nvme.IO_READ, 1, base + (40 + k) * BLK,
+                                                         BLK, prp1=p1, prp2=p2))))
+    assert all(c.ok for c in ctrl.wait_all(pending))
+    mid = stats(ctrl)
+    # the burst's own first reads may start a stream (fewer than 8 outstanding yet): the
+    # ninth tears down that one too
+    assert grew(before, mid, "sra_disabled_by_high_qd") >= 1
+    assert grew(before, mid, "sra_teardowns") >= 1
+    assert grew(before, mid, "sra_wasted_pages") >= WINDOW
+    assert mid["sra_cached_pages"] == 0
+    # held off: more than a ramp of sequential reads, every one a miss, nothing read ahead
+    for p in range(RAMP, 3 * RAMP):
+        assert read_page(ctrl, zq, 1, base, p, data) >= RD
+    assert time.monotonic() - crowded_at < IDLE
+    held = stats(ctrl)
+    assert grew(mid, held, "sra_prefetched_pages") == 0
+    assert grew(mid, held, "sra_ramping_entries") >= 1
+    # past the hold-off, the stream (still alive: read less than IDLE ago) has long
+    # ramped, so its next read enables it and it reads ahead
+    time.sleep(max(0.0, crowded_at + IDLE + 0.1 - time.monotonic()))
+    assert read_page(ctrl, zq, 1, base, 3 * RAMP, data) >= RD
+    time.sleep(WINDOW * RD)
+    assert grew(held, stats(ctrl), "sra_prefetched_pages") == WINDOW
+    assert read_page(ctrl, zq, 1, base, 3 * RAMP + 1, data) < RD / 2
