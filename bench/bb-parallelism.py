@@ -54,8 +54,7 @@ def main():
     a = ap.parse_args()
     if a.short:
         a.runtime, a.rounds = 3, 3
-    if a.rounds < 2:
-        sys.exit(f"--rounds must be at least 2 (got {a.rounds}): a spread needs repeats")
+    bblib.require_rounds(a.rounds)
     chips = [int(c) for c in a.chips.split(",")]
     # the model's rate per chip: TLC program mean 700 us + 5.12 us transfer; read mean
     # 65 us + 5.12 us, scaled

@@ -386,6 +386,12 @@ def log(msg):
 os.environ.setdefault("PYTHONUNBUFFERED", "1")
 
 
+def require_rounds(rounds):
+    """Refuses fewer than 2 rounds: a spread needs repeats."""
+    if rounds < 2:
+        sys.exit(f"--rounds must be at least 2 (got {rounds}): a spread needs repeats")
+
+
 def add_flash_args(ap, *, size, zone_mb, nchs, luns, pgs_per_blk, time_scale,
                    lats=("rd", "wr", "er"), flash_type=True):
     """The drive and flash options the zoned benchmarks share, with their own defaults."""
@@ -415,6 +421,5 @@ def parse_mode_compare_args(ap):
     a = ap.parse_args()
     if a.short:
         a.region, a.runtime, a.rounds = 8, 3, 3
-    if a.rounds < 2:
-        sys.exit(f"--rounds must be at least 2 (got {a.rounds}): a spread needs repeats")
+    require_rounds(a.rounds)
     return a

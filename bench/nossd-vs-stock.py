@@ -73,8 +73,7 @@ def main():
     a = ap.parse_args()
     if a.short:
         a.rounds, a.runtime = 3, 3
-    if a.rounds < 2:
-        sys.exit("--rounds must be at least 2 (got %d): a spread needs repeats" % a.rounds)
+    bblib.require_rounds(a.rounds)
     if not 1 <= a.region <= a.size:
         sys.exit(f"--region must be in 1..--size ({a.size}) MiB (got {a.region})")
 

@@ -71,8 +71,7 @@ def parse_args():
     a = ap.parse_args()
     if a.short:
         a.rounds, a.runtime = 2, 2
-    if a.rounds < 2:
-        sys.exit(f"--rounds must be at least 2 (got {a.rounds}): a spread needs repeats")
+    bblib.require_rounds(a.rounds)
     if not 1 <= a.time_scale <= 1000000:
         sys.exit(f"--time-scale must be 1..1000000 (got {a.time_scale})")
     if a.list:

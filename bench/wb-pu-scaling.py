@@ -127,8 +127,7 @@ def main():
     except ValueError:
         sys.exit(f"--pus must be comma-separated integers (got '{a.pus}')")
     total = a.groups * a.pus_per_group
-    if a.rounds < 2:
-        sys.exit(f"--rounds must be at least 2 (got {a.rounds}): a spread needs repeats")
+    bblib.require_rounds(a.rounds)
     if not 1 <= a.qd <= 4:
         sys.exit(f"--qd must be in 1..4 (got {a.qd})")
     if not 0 <= a.bs_units <= 16:

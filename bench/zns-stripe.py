@@ -34,8 +34,7 @@ def main():
     a = ap.parse_args()
     if a.short:
         a.runtime, a.rounds = 3, 3
-    if a.rounds < 2:
-        sys.exit(f"--rounds must be at least 2 (got {a.rounds}): a spread needs repeats")
+    bblib.require_rounds(a.rounds)
     if a.size % a.zone_mb:
         sys.exit(f"--size ({a.size}) must be a multiple of --zone-mb ({a.zone_mb})")
     chips = a.nchs * a.luns
