@@ -820,6 +820,12 @@ class Controller:
         c = self.execute(sq, sqe, timeout)
         return c, self.qt.memread(addr, length)
 
+    def submit_read(self, sq, nsid, slba, nblocks):
+        """Queues and rings a read without waiting for it; its CID (see wait, wait_all)."""
+        length = nblocks * self.block_size(nsid)
+        p1, p2 = self.prps(self.buffer(length, fill=0x5A), length)
+        return self.submit(sq, self.rw_cmd(IO_READ, nsid, slba, nblocks, prp1=p1, prp2=p2))
+
     def flush(self, sq, nsid):
         return self.execute(sq, cmd(IO_FLUSH, nsid=nsid))
 

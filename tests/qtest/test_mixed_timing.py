@@ -43,16 +43,10 @@ def queues(ctrl):
     return sq1, sq2
 
 
-def submit_read(ctrl, sq, nsid, slba, nblocks):
-    length = nblocks * 512
-    p1, p2 = ctrl.prps(ctrl.buffer(length), length)
-    return ctrl.submit(sq, ctrl.rw_cmd(nvme.IO_READ, nsid, slba, nblocks, prp1=p1, prp2=p2))
-
-
 def test_zoned_read_alone(ctrl, queues):
     _, sq2 = queues
     t0 = time.monotonic()
-    c = ctrl.wait(sq2, submit_read(ctrl, sq2, 2, 0, 8))
+    c = ctrl.wait(sq2, ctrl.submit_read(sq2, 2, 0, 8))
     assert c.ok, c
     assert R <= c.t - t0 < 2 * R, c.t - t0
 
@@ -63,8 +57,8 @@ def test_slow_read_on_ns1_delays_ns2(ctrl, queues):
     sq1, sq2 = queues
     before = ctrl.vendor_log()
     t0 = time.monotonic()
-    slow = submit_read(ctrl, sq1, 1, 0, 64)
-    late = submit_read(ctrl, sq2, 2, 0, 8)
+    slow = ctrl.submit_read(sq1, 1, 0, 64)
+    late = ctrl.submit_read(sq2, 2, 0, 8)
     c_slow, c_late = ctrl.wait_all([(sq1, slow), (sq2, late)])
     assert c_slow.ok and c_late.ok, (c_slow, c_late)
     assert 8 * R <= c_slow.t - t0 < 9 * R, c_slow.t - t0

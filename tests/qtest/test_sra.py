@@ -10,7 +10,6 @@ import time
 
 import pytest
 
-import nvme
 import qtest_machine
 from qtest_machine import DevConfig
 from sralib import BLK, IDLE, PAGE, RAMP, RD, SRA, WINDOW, grew, pattern, read_page, ramp_and_wait
@@ -127,12 +126,7 @@ def test_high_queue_depth_tears_down_and_holds_off(ctrl, zq):
     ramp_and_wait(ctrl, zq, 1, base, data)
     before = stats(ctrl)
     crowded_at = time.monotonic()
-    pending = []
-    for k in range(9):
-        buf = ctrl.buffer(PAGE)
-        p1, p2 = ctrl.prps(buf, PAGE)
-        pending.append((zq, ctrl.submit(zq, ctrl.rw_cmd(nvme.IO_READ, 1, base + (40 + k) * BLK,
-                                                         BLK, prp1=p1, prp2=p2))))
+    pending = [(zq, ctrl.submit_read(zq, 1, base + (40 + k) * BLK, BLK)) for k in range(9)]
     assert all(c.ok for c in ctrl.wait_all(pending))
     mid = stats(ctrl)
     # the burst's own first reads may start a stream (fewer than 8 outstanding yet): the

@@ -28,11 +28,7 @@ DEV = DevConfig(mode=1, size_mb=16, extra=(
 
 def submit_read(ctrl, sq, page, pages=1):
     """Queue and ring a read of `pages` pages from page number `page`; its CID."""
-    length = pages * 4096
-    buf = ctrl.buffer(length, fill=0x5A)
-    p1, p2 = ctrl.prps(buf, length)
-    return ctrl.submit(sq, ctrl.rw_cmd(nvme.IO_READ, 1, page * SECTORS, pages * SECTORS,
-                                       prp1=p1, prp2=p2))
+    return ctrl.submit_read(sq, 1, page * SECTORS, pages * SECTORS)
 
 
 def within(elapsed, reads):
