@@ -115,6 +115,18 @@ NandModel *nand_model_new(const NandGeometry *g, const NandTiming *t, char **err
     return m;
 }
 
+NandModel *nand_model_copy(const NandModel *src)
+{
+    NandModel *m = g_memdup2(src, sizeof(*src));
+    uint64_t luns = nand_luns(&src->geo), chs = src->geo.nchs;
+
+    m->ch_free = g_memdup2(src->ch_free, chs * sizeof(uint64_t));
+    m->lun_free = g_memdup2(src->lun_free, luns * sizeof(uint64_t));
+    m->stats.ch_busy_ns = g_memdup2(src->stats.ch_busy_ns, chs * sizeof(uint64_t));
+    m->stats.lun_busy_ns = g_memdup2(src->stats.lun_busy_ns, luns * sizeof(uint64_t));
+    return m;
+}
+
 void nand_model_free(NandModel *m)
 {
     if (m) {

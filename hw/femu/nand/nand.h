@@ -88,6 +88,8 @@ bool nand_timing_check(const NandTiming *t, char **err);
 /* A model with every resource free at time 0; NULL and *err on an invalid configuration. */
 NandModel *nand_model_new(const NandGeometry *g, const NandTiming *t, char **err);
 void nand_model_free(NandModel *m);
+/* An independent model in the same state (timelines and statistics), for what-if timing. */
+NandModel *nand_model_copy(const NandModel *m);
 
 /* The page type (0 .. cell_bits-1) of a page: lower, upper, extra, top pages interleave. */
 static inline uint32_t nand_page_type(const NandModel *m, uint32_t pg)

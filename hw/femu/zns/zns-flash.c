@@ -584,6 +584,29 @@ uint64_t zns_flash_reset_zone(ZnsFlash *f, uint64_t zone, uint64_t now_ns)
     return result;
 }
 
+uint64_t zns_flash_program(ZnsFlash *f, NandModel *nand, uint64_t zone, uint64_t pg_lo,
+                           uint64_t pg_hi, uint64_t pad, uint64_t now_ns)
+{
+    uint64_t done = now_ns;
+
+    pg_hi = MIN(pg_hi, f->cap_pages);
+    for (uint64_t pg = pg_lo; pg < pg_hi; pg++) {
+        NandAddr a;
+        zns_flash_locate(f, zone, pg, &a);
+        done = MAX(done, nand_op(nand ? nand : f->nand, NAND_OP_PROGRAM, &a, now_ns));
+    }
+    if (!nand || nand == f->nand) {
+        f->st.pages_programmed += pg_hi > pg_lo ? pg_hi - pg_lo : 0;
+        f->st.pad_pages_programmed += pad;
+    }
+    return done;
+}
+
+const ZnsFlashConfig *zns_flash_config(const ZnsFlash *f)
+{
+    return &f->cfg;
+}
+
 const ZnsFlashStats *zns_flash_stats(const ZnsFlash *f)
 {
     return &f->st;

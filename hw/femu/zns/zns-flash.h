@@ -81,6 +81,15 @@ uint64_t zns_flash_drain_zone(ZnsFlash *f, uint64_t zone, uint64_t now_ns);
 /* Zone Reset: drops the zone's buffer and erases its blocks. */
 uint64_t zns_flash_reset_zone(ZnsFlash *f, uint64_t zone, uint64_t now_ns);
 
+/*
+ * Programs zone pages [pg_lo, pg_hi) (below the capacity) at now_ns, on nand (NULL: the
+ * flash's own model; another one, e.g. a copy, for what-if timing); pad of them hold no
+ * data. Returns when the last is done. For a buffer in front of the zones (plp/).
+ */
+uint64_t zns_flash_program(ZnsFlash *f, NandModel *nand, uint64_t zone, uint64_t pg_lo,
+                           uint64_t pg_hi, uint64_t pad, uint64_t now_ns);
+const ZnsFlashConfig *zns_flash_config(const ZnsFlash *f);
+
 /* The chip (index ch * luns_per_ch + lun) and address of a zone's page, for tests. */
 void zns_flash_locate(const ZnsFlash *f, uint64_t zone, uint64_t page, NandAddr *out);
 
