@@ -12,3 +12,6 @@ cflags=(-static -O2 -Wall -s)
 "$cc" "${cflags[@]}" -o "$out/ocssd" "$here/ocssd/ocssd.c" "$here/ocssd/oc-nvme.c" -lpthread
 # hostftl: the host FTL behind an NBD device (uses ocssd's passthrough library)
 "$cc" "${cflags[@]}" -o "$out/hostftl" "$here"/hostftl/*.c "$here/ocssd/oc-nvme.c" -lpthread
+# plp-write, plp-load: writes with the power-loss protection flag, and the power-cut test load
+"$cc" "${cflags[@]}" -o "$out/plp-write" "$here/plp/plp-write.c" "$here/plp/plp-nvme.c" "$here/plp/plp-pattern.c"
+"$cc" "${cflags[@]}" -o "$out/plp-load" "$here/plp/plp-load.c" "$here/plp/plp-nvme.c" "$here/plp/plp-pattern.c"

@@ -22,7 +22,7 @@ say() { echo "build-image: $*" >&2; }
 die() { echo "build-image: error: $*" >&2; exit 1; }
 
 recipe_files=("$here/build-image.sh" "$here/init" "$here/packages.txt" "$here/modules.txt")
-# the guest programs built from this repository (guest/: ocssd, hostftl) too
+# the guest programs built from this repository (guest/: ocssd, hostftl, plp) too
 mapfile -t guest_files < <(cd "$repo" && find guest -type f \( -name '*.[ch]' -o -name '*.sh' \) | LC_ALL=C sort)
 recipe_hash=$( (cat "${recipe_files[@]}"; for f in "${guest_files[@]}"; do echo "== $f"; cat "$repo/$f"; done) |
 	sha256sum | cut -c1-16)
@@ -409,7 +409,7 @@ EOF
 install -m 0755 "$here/init" "$root/init"
 
 # This repository's guest programs (guest/build.sh: static, so no libraries)
-say "compiling the guest programs (guest/: ocssd, hostftl)"
+say "compiling the guest programs (guest/: ocssd, hostftl, plp-write, plp-load)"
 "$repo/guest/build.sh" "$root/usr/local/bin" || die "compiling guest/ failed"
 echo "$recipe_hash" >"$root/etc/femu/recipe-hash"
 
@@ -418,7 +418,8 @@ if [[ $(id -u) == 0 ]] && command -v chroot >/dev/null; then
 	for t in "/bin/bash -c true" "/usr/bin/fio --version" "/usr/sbin/nvme version" \
 		"/sbin/blkzone --version" "/bin/lsblk --version" \
 		"/usr/sbin/mkzonefs --help" "/sbin/mkfs.btrfs --version" "/bin/btrfs --version" \
-		"/sbin/mkfs.ext4 -V" "/usr/local/bin/ocssd help" "/usr/local/bin/hostftl help"; do
+		"/sbin/mkfs.ext4 -V" "/usr/local/bin/ocssd help" "/usr/local/bin/hostftl help" \
+		"/usr/local/bin/plp-write help" "/usr/local/bin/plp-load help"; do
 		chroot "$root" $t >/dev/null || die "'$t' does not run in the initramfs tree"
 	done
 fi
