@@ -84,6 +84,11 @@ static bool femu_check_props(FemuCtrl *n, Error **errp)
                    FEMU_MAX_DEVSZ_MB);
         return false;
     }
+    if (n->fail_interval_ms > 86400000 || n->fail_prob > 100) {
+        error_setg(errp, "plp_fail_interval_ms=%u, plp_fail_prob=%u: allowed 0..86400000 ms "
+                   "and 0..100 %%", n->fail_interval_ms, n->fail_prob);
+        return false;
+    }
     if (n->serial && strlen(n->serial) > 20) {
         error_setg(errp, "serial='%s' is too long: at most 20 characters", n->serial);
         return false;
@@ -196,7 +201,8 @@ static void femu_write_cc(FemuCtrl *n, uint32_t val)
     }
 
     if (NVME_CC_SHN(val) && !NVME_CC_SHN(old)) {
-        /* data is in the backend already: a normal or abrupt shutdown completes at once */
+        /* volatile buffers go to the backend now; the shutdown completes at once */
+        femu_ns_shutdown(n, femu_now_ns());
         bar->csts = (bar->csts & ~(CSTS_SHST_MASK << CSTS_SHST_SHIFT)) |
                     NVME_CSTS_SHST_COMPLETE;
         trace_femu_shutdown();
@@ -241,6 +247,10 @@ static uint64_t femu_mmio_read(void *opaque, hwaddr addr, unsigned size)
     FemuCtrl *n = opaque;
     uint64_t val = 0;
 
+    if (qatomic_read(&n->power_lost)) {
+        /* a device without power: reads return all ones, as from a removed one */
+        return size == 8 ? UINT64_MAX : (1ULL << (8 * size)) - 1;
+    }
     if (addr < FEMU_REG_SIZE && !(addr & (size - 1))) {
         QEMU_LOCK_GUARD(&n->lock);
         val = femu_reg_read(n, addr, size);
@@ -282,6 +292,9 @@ static void femu_mmio_write(void *opaque, hwaddr addr, uint64_t data, unsigned s
     NvmeBar *bar = &n->bar;
 
     trace_femu_mmio_write(addr, size, data);
+    if (qatomic_read(&n->power_lost)) {
+        return;
+    }
     if (addr >= FEMU_REG_SIZE) {
         /* doorbells are 32-bit registers: an 8-byte write is two of them */
         femu_write_doorbell(n, addr, (uint32_t)data);
@@ -385,6 +398,56 @@ static void femu_stats_get(Object *obj, Visitor *v, const char *name, void *opaq
     visit_end_struct(v, NULL);
 }
 
+/*
+ * Power is cut: commands stop (outstanding ones never complete), the models save what
+ * their capacitors would, and the controller is dead until the machine is reset.
+ */
+static void femu_power_cut(FemuCtrl *n, const char *why)
+{
+    qemu_mutex_lock(&n->lock);
+    if (!n->power_lost) {
+        qatomic_set(&n->power_lost, true);
+        n->power_cuts++;
+        femu_ns_power_loss(n);
+        femu_ctrl_reset_locked(n);
+        n->bar.cc = n->bar.csts = 0;
+        trace_femu_power_cut(why);
+    }
+    qemu_mutex_unlock(&n->lock);
+    n->intx_level = false;
+    pci_irq_deassert(PCI_DEVICE(n));
+}
+
+static bool femu_power_cut_get(Object *obj, Error **errp)
+{
+    return qatomic_read(&FEMU(obj)->power_lost);
+}
+
+/* qom-set power-cut true: power off now; it comes back with a machine reset. */
+static void femu_power_cut_set(Object *obj, bool value, Error **errp)
+{
+    FemuCtrl *n = FEMU(obj);
+
+    if (value) {
+        femu_power_cut(n, "QMP");
+    } else if (qatomic_read(&n->power_lost)) {
+        error_setg(errp, "power-cut: power comes back with a machine reset (system_reset) "
+                   "or a restart of QEMU, not by clearing the property");
+    }
+}
+
+/* Random power loss: every plp_fail_interval_ms, with probability plp_fail_prob %. */
+static void femu_fail_tick(void *opaque)
+{
+    FemuCtrl *n = opaque;
+
+    if (!qatomic_read(&n->power_lost) &&
+        (uint32_t)g_rand_int_range(n->fail_rand, 0, 100) < n->fail_prob) {
+        femu_power_cut(n, "random");
+    }
+    timer_mod(n->fail_timer, qemu_clock_get_ms(QEMU_CLOCK_VIRTUAL) + n->fail_interval_ms);
+}
+
 static void femu_free_state(FemuCtrl *n)
 {
     g_free(n->sq);
@@ -464,6 +527,11 @@ static void femu_realize(PCIDevice *pci_dev, Error **errp)
     femu_ctrl_reset_locked(n);
     femu_init_id_ctrl(n);
     femu_dataplane_start(n);
+    if (n->fail_interval_ms && n->fail_prob) {
+        n->fail_rand = g_rand_new_with_seed(n->fail_seed);
+        n->fail_timer = timer_new_ms(QEMU_CLOCK_VIRTUAL, femu_fail_tick, n);
+        timer_mod(n->fail_timer, qemu_clock_get_ms(QEMU_CLOCK_VIRTUAL) + n->fail_interval_ms);
+    }
     kind = femu_ctrl_kind(n);
     trace_femu_realized(kind ? kind->name : "mixed", n->data_bytes, n->num_namespaces,
                         n->nr_io_queues);
@@ -473,6 +541,10 @@ static void femu_exit(PCIDevice *pci_dev)
 {
     FemuCtrl *n = FEMU(pci_dev);
 
+    if (n->fail_timer) {
+        timer_free(n->fail_timer);
+        g_rand_free(n->fail_rand);
+    }
     femu_dataplane_stop(n);
     qemu_mutex_lock(&n->lock);
     femu_ctrl_reset_locked(n);
@@ -490,6 +562,12 @@ static void femu_reset(DeviceState *dev)
     FemuCtrl *n = FEMU(dev);
 
     qemu_mutex_lock(&n->lock);
+    if (n->power_lost) {
+        /* power back: recovery first, so that the reset's zone closes see its result */
+        femu_ns_power_on(n);
+        qatomic_set(&n->power_lost, false);
+        trace_femu_power_restored();
+    }
     femu_ctrl_reset_locked(n);
     n->bar.cc = 0;
     n->bar.csts = 0;
@@ -524,6 +602,9 @@ static const Property femu_ctrl_props[] = {
     DEFINE_PROP_UINT8("aerl", FemuCtrl, aerl, 3),
     DEFINE_PROP_UINT8("elpe", FemuCtrl, elpe, 3),
     DEFINE_PROP_UINT32("poll_idle_us", FemuCtrl, poll_idle_us, 50),
+    DEFINE_PROP_UINT32("plp_fail_interval_ms", FemuCtrl, fail_interval_ms, 0),
+    DEFINE_PROP_UINT32("plp_fail_prob", FemuCtrl, fail_prob, 0),
+    DEFINE_PROP_UINT32("plp_fail_seed", FemuCtrl, fail_seed, 1),
     DEFINE_PROP_LINK("memdev", FemuCtrl, memdev, TYPE_MEMORY_BACKEND, HostMemoryBackend *),
 };
 
@@ -533,6 +614,7 @@ static size_t femu_nr_props;
 static void femu_instance_init(Object *obj)
 {
     object_property_add(obj, "stats", "FemuStats", femu_stats_get, NULL, NULL, NULL);
+    object_property_add_bool(obj, "power-cut", femu_power_cut_get, femu_power_cut_set);
 }
 
 static void femu_class_init(ObjectClass *oc, void *data)

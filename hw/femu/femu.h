@@ -16,6 +16,7 @@
 #include "qemu/osdep.h"
 #include "qemu/queue.h"
 #include "qemu/thread.h"
+#include "qemu/timer.h"
 #include "qemu/event_notifier.h"
 #include "hw/pci/pci_device.h"
 #include "system/dma.h"
@@ -111,6 +112,7 @@ struct FemuNamespace {
     uint64_t media_base;        /* subtracted from backend offsets to address the model */
     void *priv;                 /* the kind's per-namespace state */
     IoCounters io;
+    bool media_buffers;         /* its model holds written data the backend does not (plp) */
     bool dulbe;                 /* reads of unwritten blocks fail (Error Recovery feature) */
     uint8_t uuid[16];
     uint8_t nguid[16];
@@ -184,6 +186,15 @@ struct FemuCtrl {
     uint64_t resumed_ns;        /* when the VM last started running */
     VMChangeStateEntry *vmstate_entry;
 
+    /* power loss: injected over QMP (power-cut) or at random (plp_fail_*) */
+    bool power_lost;            /* guarded by lock; also read lock-free by MMIO */
+    uint32_t fail_interval_ms;
+    uint32_t fail_prob;         /* percent */
+    uint32_t fail_seed;
+    QEMUTimer *fail_timer;
+    GRand *fail_rand;
+    uint64_t power_cuts;
+
     /* controller state, guarded by lock */
     bool enabled;
     uint32_t page_size;
@@ -226,6 +237,11 @@ bool femu_ns_layout(FemuCtrl *n, Error **errp);
 bool femu_ns_create(FemuCtrl *n, Error **errp);
 void femu_ns_destroy(FemuCtrl *n);
 void femu_ns_ctrl_reset(FemuCtrl *n);
+/* Power events of a device whose namespaces are all of one kind (its power_* hooks). */
+void femu_ns_power_loss(FemuCtrl *n);
+void femu_ns_power_on(FemuCtrl *n);
+/* A controller shutdown (CC.SHN): every model writes its volatile buffers out. */
+void femu_ns_shutdown(FemuCtrl *n, uint64_t now_ns);
 FemuNamespace *femu_ns(FemuCtrl *n, uint32_t nsid);
 const FemuNsKind *femu_csi_kind(FemuCtrl *n, uint8_t csi);
 const FemuNsKind *femu_ctrl_kind(FemuCtrl *n);

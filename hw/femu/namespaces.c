@@ -290,7 +290,35 @@ bool femu_ns_create(FemuCtrl *n, Error **errp)
         femu_ns_destroy(n);
         return false;
     }
+    femu_ns_power_on(n);
     return true;
+}
+
+void femu_ns_power_loss(FemuCtrl *n)
+{
+    const FemuNsKind *k = femu_ctrl_kind(n);
+
+    if (k && k->power_loss) {
+        k->power_loss(n);
+    }
+}
+
+void femu_ns_power_on(FemuCtrl *n)
+{
+    const FemuNsKind *k = femu_ctrl_kind(n);
+
+    if (k && k->power_on) {
+        k->power_on(n);
+    }
+}
+
+void femu_ns_shutdown(FemuCtrl *n, uint64_t now_ns)
+{
+    FemuMediaReq r = { .op = FEMU_MEDIA_FLUSH, .arrival_ns = now_ns };
+
+    for (uint32_t i = 0; i < n->nr_medias; i++) {
+        femu_media_submit(n->medias[i], &r);
+    }
 }
 
 void femu_ns_destroy(FemuCtrl *n)
@@ -433,6 +461,7 @@ void femu_stats_emit(FemuCtrl *n, FemuMediaStatFn *emit, void *opaque)
     emit(opaque, "lateness_p50_ns", lateness_quantile(&n->lateness, 0.5));
     emit(opaque, "lateness_p99_ns", lateness_quantile(&n->lateness, 0.99));
     emit(opaque, "lateness_max_ns", n->lateness.max_ns);
+    emit(opaque, "power_cuts", n->power_cuts);
     for (uint32_t i = 0; i < n->nr_medias; i++) {
         g_autofree char *prefix = media_prefix(n, n->medias[i]);
         PrefixedEmit p = { emit, opaque, prefix };

@@ -68,6 +68,13 @@ typedef struct FemuNsKind {
      */
     uint16_t (*get_log)(FemuCtrl *n, FemuNamespace *ns, const NvmeCmd *cmd, uint8_t lid,
                         uint64_t off, uint64_t len);
+    /*
+     * Optional, for a device whose namespaces are all of this kind: power is cut (the core
+     * drops every command); what the drive's capacitors save is saved, the rest is lost.
+     */
+    void (*power_loss)(FemuCtrl *n);
+    /* Optional: power is on (at start, and at the reset after a power loss): recovery. */
+    void (*power_on)(FemuCtrl *n);
     /* Its reads of unwritten blocks fail when the host sets DULBE (Error Recovery). */
     bool dulbe;
     /* Its model takes sequential read-ahead (sra=on). */

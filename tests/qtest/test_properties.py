@@ -53,6 +53,21 @@ REFUSED = [
      ["devsz_mb=16", "memdev 'm' of 8 MiB"]),
     ("-object memory-backend-ram,id=m,size=64M -device femu,devsz_mb=16,memdev=m|"
      "devsz_mb=16,memdev=m", ["memdev 'm'", "already in use"]),
+    # power-loss protection (zoned)
+    (ZNS + ",plp=sometimes", ["plp='sometimes'", "none, selective, full"]),
+    (ZNS + ",namespaces=2,plp=full:none:none", ["plp=", "one per namespace"]),
+    (ZNS + ",plp=selective,plp_flush_pct=0", ["plp_flush_pct=0", "1..100"]),
+    (ZNS + ",plp=selective,plp_flush_pct=101", ["plp_flush_pct=101", "1..100"]),
+    (ZNS + ",plp=selective,plp_zones=64", ["plp_zones='64'", "0..63"]),
+    (ZNS + ",plp=selective,plp_zones=3-1", ["plp_zones='3-1'", "a <= b"]),
+    (ZNS + ",plp_zones=1", ["plp_zones='1' needs plp=selective"]),
+    (ZNS + ",plp=selective,plp_flush=fast", ["plp_flush='fast'", "balanced or normal"]),
+    (ZNS + ",plp=selective,vwc=0", ["plp= needs vwc=1"]),
+    (ZNS + ",plp=selective,buf_mb=20000", ["buf_mb=20000", "0..16384"]),
+    (ZNS + ",plp=selective,namespaces=2,ns_types=zns:nossd", ["plp=",
+                                                              "every namespace zoned"]),
+    ("plp_fail_prob=101", ["plp_fail_prob=101", "0..100"]),
+    ("plp_fail_interval_ms=86400001", ["plp_fail_interval_ms=86400001", "0..86400000"]),
     # blackbox
     (BB + ",nchs=8,luns_per_ch=8,pgs_per_blk=64,op_pcent=1", ["op_pcent"]),
     (BB + ",gc_thres_pcent=0", ["gc_thres_pcent=0", "1..99"]),

@@ -1978,7 +1978,7 @@ static void test_media_zns(void)
     char *err = NULL;
     ZoneSet *zs = zone_set_new(&zcfg, &err);
     FemuReadAhead ra = { .cfg = &sc, .readable = zones_readable, .opaque = zs };
-    FemuMedia *m = femu_media_zns_new(&zc, &ra, &err);
+    FemuMedia *m = femu_media_zns_new(&zc, &ra, NULL, &err);
     uint64_t now = 100 * IDLE, t;
     GHashTable *h;
 
@@ -2032,7 +2032,7 @@ static void test_media_zns(void)
     femu_media_destroy(m);
 
     /* without read-ahead: no SRA statistics, no prefetch */
-    m = femu_media_zns_new(&zc, NULL, &err);
+    m = femu_media_zns_new(&zc, NULL, NULL, &err);
     g_assert_nonnull(m);
     read_run(m, 0, 9, 0, NS_END, NULL);
     femu_media_idle(m, IDLE);
@@ -2044,7 +2044,7 @@ static void test_media_zns(void)
 
     /* a bad read-ahead configuration: no media, the property named */
     sc.window = 0;
-    g_assert_null(femu_media_zns_new(&zc, &ra, &err));
+    g_assert_null(femu_media_zns_new(&zc, &ra, NULL, &err));
     g_assert_nonnull(strstr(err, "sra_window"));
     g_free(err);
     zone_set_free(zs);

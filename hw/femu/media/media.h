@@ -8,6 +8,7 @@
 #ifndef FEMU_MEDIA_H
 #define FEMU_MEDIA_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef enum FemuMediaOp {
@@ -17,7 +18,8 @@ typedef enum FemuMediaOp {
     FEMU_MEDIA_DEALLOCATE,
     FEMU_MEDIA_WRITE_ZEROES,
     FEMU_MEDIA_ZONE_RESET,      /* offset/len: the zone (or chunk); its flash is erased */
-    FEMU_MEDIA_ZONE_DRAIN,      /* the zone's buffered data goes to flash (finish, close) */
+    FEMU_MEDIA_ZONE_DRAIN,      /* the zone's buffered data goes to flash (finish, close);
+                                   len: the bytes written in it, durable from then on */
 } FemuMediaOp;
 
 typedef struct FemuMediaReq {
@@ -27,6 +29,14 @@ typedef struct FemuMediaReq {
     uint64_t len;           /* bytes (0 for a flush) */
     uint64_t arrival_ns;    /* when the device fetched the command */
     uint64_t ns_end;        /* where the namespace ends, as an offset (0: not given) */
+    /*
+     * For a model that buffers data (zns with plp): a write's bytes (NULL: zeroes)
+     * and whether the host asked for them to survive a power loss; a read's buffer, which
+     * holds the backend's bytes and gets the model's newer ones.
+     */
+    const void *data;
+    void *read_buf;
+    bool protect;
 } FemuMediaReq;
 
 typedef struct FemuMedia FemuMedia;
@@ -100,10 +110,17 @@ struct FtlConfig;
 FemuMedia *femu_media_bbssd_new(const struct FtlConfig *cfg, const FemuReadAhead *ra,
                                 char **err);
 
-/* zns: zones striped over the NAND model with per-zone write buffers. */
+/*
+ * zns: zones striped over the NAND model with per-zone write buffers or, with plp (its
+ * flash field is filled in here), the power-loss-protected buffer of plp/, which holds
+ * the data of acknowledged writes until they are programmed.
+ */
 struct ZnsFlashConfig;
+struct PlpConfig;
 FemuMedia *femu_media_zns_new(const struct ZnsFlashConfig *cfg, const FemuReadAhead *ra,
-                              char **err);
+                              const struct PlpConfig *plp, char **err);
+/* The zoned model's power-loss-protected buffer, or NULL. */
+struct PlpBuffer *femu_media_zns_plp(FemuMedia *m);
 
 /* whitebox: Open-Channel chunks on the NAND model with per-PU write caches. */
 struct OcFlashConfig;

@@ -90,6 +90,7 @@ struct PlpBuffer {
     uint32_t *zone_gen;
     uint64_t barrier;           /* writes wait for the last Flush */
     uint64_t seq;
+    bool fresh;                 /* the store was formatted by plp_new */
     uint64_t *durable;          /* in the store */
     Oob *oob;                   /* in the store */
     uint8_t *slots;             /* in the store */
@@ -189,7 +190,7 @@ bool plp_config_check(const PlpConfig *c, char **err)
         *err = g_strdup("plp: no flash, data area or store");
         return false;
     }
-    z = zns_flash_config(c->flash);
+    z = zns_flash_get_config(c->flash);
     if (!sec || (sec & (sec - 1)) || z->zone_bytes % sec || z->zone_cap_bytes % sec) {
         *err = g_strdup_printf("plp: sector size %" G_GUINT64_FORMAT " must be a power of two "
                                "dividing the zone size and capacity", sec);
@@ -249,7 +250,7 @@ uint8_t *plp_zones_parse(const char *spec, uint64_t nr_zones, char **err)
     if (!spec || !*spec) {
         return g_steal_pointer(&map);
     }
-    parts = g_strsplit(spec, ",", -1);
+    parts = g_strsplit_set(spec, ":,", -1);     /* ':' needs no escaping in -device */
     for (char **q = parts; *q; q++) {
         g_auto(GStrv) ends = g_strsplit(*q, "-", 3);
         uint64_t lo, hi;
@@ -260,7 +261,7 @@ uint8_t *plp_zones_parse(const char *spec, uint64_t nr_zones, char **err)
             lo > hi || hi >= nr_zones) {
             *err = g_strdup_printf("plp_zones='%s': '%s' is not a zone or range of zones a-b "
                                    "with a <= b in 0..%" G_GUINT64_FORMAT " (the namespace's "
-                                   "zones); write e.g. plp_zones=0-1,5", spec, *q,
+                                   "zones); write e.g. plp_zones=0-1:5", spec, *q,
                                    nr_zones - 1);
             return NULL;
         }
@@ -533,6 +534,7 @@ static bool store_open(PlpBuffer *p, char **err)
 
     if (!memcmp(h, &zero, sizeof(zero))) {
         *h = want;
+        p->fresh = true;
         return true;
     }
     if (memcmp(h->magic, STORE_MAGIC, 8) || h->version != 1) {
@@ -564,7 +566,7 @@ PlpBuffer *plp_new(const PlpConfig *c, char **err)
     }
     p = g_new0(PlpBuffer, 1);
     p->cfg = *c;
-    p->zc = zns_flash_config(c->flash);
+    p->zc = zns_flash_get_config(c->flash);
     p->nand = zns_flash_nand(c->flash);
     g = &p->nand->geo;
     p->page_bytes = nand_page_bytes(g);
@@ -993,4 +995,55 @@ const PlpStats *plp_stats(const PlpBuffer *p)
     st->plp_used_bytes = (p->reg[REG_PLP].ndirty + p->reg[REG_PLP].ninflight) * sec;
     st->buf_used_bytes = (p->reg[REG_BUF].ndirty + p->reg[REG_BUF].ninflight) * sec;
     return st;
+}
+
+bool plp_take_fresh(PlpBuffer *p)
+{
+    bool fresh = p->fresh;
+
+    p->fresh = false;
+    return fresh;
+}
+
+void plp_set_durable_end(PlpBuffer *p, uint64_t zone, uint64_t bytes)
+{
+    if (zone < p->nr_zones) {
+        durable_set(p, zone, bytes);
+    }
+}
+
+void plp_emit_stats(const PlpBuffer *p, FemuMediaStatFn *emit, void *opaque)
+{
+    static const char *const cause[PLP_CAUSES] = { "host", "threshold", "space", "drain" };
+    const PlpStats *s = plp_stats(p);
+
+    emit(opaque, "plp_region_bytes", p->cfg.plp_bytes);
+    emit(opaque, "plp_region_used_bytes", s->plp_used_bytes);
+    emit(opaque, "buf_region_bytes", p->cfg.buf_bytes);
+    emit(opaque, "buf_region_used_bytes", s->buf_used_bytes);
+    emit(opaque, "plp_protected_bytes_written", s->plp_write_bytes);
+    emit(opaque, "plp_unprotected_bytes_written", s->buf_write_bytes);
+    emit(opaque, "plp_read_hit_sectors", s->read_hit_sectors);
+    emit(opaque, "plp_read_miss_sectors", s->read_miss_sectors);
+    for (int c = 0; c < PLP_CAUSES; c++) {
+        g_autofree char *n = g_strdup_printf("plp_flushes_%s", cause[c]);
+        g_autofree char *ns = g_strdup_printf("plp_flushed_sectors_%s", cause[c]);
+        emit(opaque, n, s->flushes[c]);
+        emit(opaque, ns, s->flushed_sectors[c]);
+    }
+    emit(opaque, "plp_pad_sectors", s->pad_sectors);
+    emit(opaque, "plp_buffer_waits", s->buffer_waits);
+    emit(opaque, "plp_reset_discarded_sectors", s->reset_discarded_sectors);
+    emit(opaque, "plp_power_losses", s->power_losses);
+    emit(opaque, "plp_lost_sectors", s->lost_sectors);
+    emit(opaque, "plp_loss_pages", s->pl_pages);
+    emit(opaque, "plp_loss_normal_flush_ns", s->pl_normal_ns);
+    emit(opaque, "plp_loss_balanced_flush_ns", s->pl_balanced_ns);
+    emit(opaque, "plp_loss_normal_energy_uj", s->pl_normal_uj);
+    emit(opaque, "plp_loss_balanced_energy_uj", s->pl_balanced_uj);
+    emit(opaque, "plp_loss_normal_capacitance_uf", s->pl_normal_uf);
+    emit(opaque, "plp_loss_balanced_capacitance_uf", s->pl_balanced_uf);
+    emit(opaque, "plp_spor_sectors", s->spor_sectors);
+    emit(opaque, "plp_spor_pages", s->spor_pages);
+    emit(opaque, "plp_spor_ns", s->spor_ns);
 }

@@ -51,6 +51,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../media/media.h"
 #include "../zns/zns-flash.h"
 
 #define PLP_CAP_V_FULL 12.0     /* volts the hold-up capacitors are charged to */
@@ -145,8 +146,8 @@ void plp_free(PlpBuffer *p);
  */
 bool plp_protects(PlpMode mode, bool flagged, bool durable_zone);
 /*
- * Durable zones as "a-b,c,..." (zone indexes within a namespace of nr_zones, ranges
- * inclusive): a bitmap of nr_zones bits (g_free it), or NULL and *err. "" gives all zeroes.
+ * Durable zones as "a-b:c:..." (or with ','; zone indexes within a namespace of
+ * nr_zones, ranges inclusive): a bitmap of nr_zones bits (g_free it), or NULL and *err. "" gives all zeroes.
  */
 uint8_t *plp_zones_parse(const char *spec, uint64_t nr_zones, char **err);
 static inline bool plp_zone_in(const uint8_t *map, uint64_t zone)
@@ -196,6 +197,15 @@ uint64_t plp_durable_end(const PlpBuffer *p, uint64_t zone);
 double plp_energy_uj(const PlpBuffer *p, uint64_t pages, uint64_t ns);
 double plp_capacitance_uf(double energy_uj);
 
+/*
+ * After plp_new on a store that was all zeroes (a drive that had no PLP store): nothing
+ * says which zone data is durable, so the device says it (every zone's written data).
+ */
+bool plp_take_fresh(PlpBuffer *p);     /* true once */
+void plp_set_durable_end(PlpBuffer *p, uint64_t zone, uint64_t bytes);
+
 const PlpStats *plp_stats(const PlpBuffer *p);
+/* The statistics as plp_* names (the vendor log's and QMP's). */
+void plp_emit_stats(const PlpBuffer *p, FemuMediaStatFn *emit, void *opaque);
 
 #endif

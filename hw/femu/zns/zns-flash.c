@@ -602,7 +602,7 @@ uint64_t zns_flash_program(ZnsFlash *f, NandModel *nand, uint64_t zone, uint64_t
     return done;
 }
 
-const ZnsFlashConfig *zns_flash_config(const ZnsFlash *f)
+const ZnsFlashConfig *zns_flash_get_config(const ZnsFlash *f)
 {
     return &f->cfg;
 }

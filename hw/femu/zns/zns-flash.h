@@ -88,7 +88,7 @@ uint64_t zns_flash_reset_zone(ZnsFlash *f, uint64_t zone, uint64_t now_ns);
  */
 uint64_t zns_flash_program(ZnsFlash *f, NandModel *nand, uint64_t zone, uint64_t pg_lo,
                            uint64_t pg_hi, uint64_t pad, uint64_t now_ns);
-const ZnsFlashConfig *zns_flash_config(const ZnsFlash *f);
+const ZnsFlashConfig *zns_flash_get_config(const ZnsFlash *f);
 
 /* The chip (index ch * luns_per_ch + lun) and address of a zone's page, for tests. */
 void zns_flash_locate(const ZnsFlash *f, uint64_t zone, uint64_t page, NandAddr *out);

@@ -7,6 +7,7 @@
  */
 #include "../media/media.h"
 #include "../sra/sra.h"
+#include "../plp/plp.h"
 #include "zns-flash.h"
 
 #include <glib.h>
@@ -17,6 +18,7 @@ typedef struct ZnsMedia {
     uint64_t zone_bytes;
     Sra *sra;
     FemuReadAhead ra;
+    PlpBuffer *plp;
 } ZnsMedia;
 
 static uint64_t zns_sra_read(void *opaque, uint64_t offset, uint64_t len, uint64_t now,
@@ -36,15 +38,67 @@ static uint64_t zns_sra_readable(void *opaque, uint32_t nsid, uint64_t offset, u
     return m->ra.readable(m->ra.opaque, nsid, offset, max);
 }
 
+static uint64_t flash_read(ZnsMedia *m, const FemuMediaReq *req, uint64_t t)
+{
+    return m->sra ? sra_read(m->sra, req->nsid, req->offset, req->len, req->ns_end, t)
+                  : zns_flash_read(m->flash, req->offset, req->len, t);
+}
+
+/*
+ * With plp the buffer holds the data: writes go into it, reads take what it holds (a read
+ * it serves entirely costs no NAND time), and programs happen when it writes data out.
+ */
+static uint64_t plp_submit(ZnsMedia *m, const FemuMediaReq *req)
+{
+    uint64_t t = req->arrival_ns, done = t, zone = req->offset / m->zone_bytes;
+
+    switch (req->op) {
+    case FEMU_MEDIA_READ:
+        if (!req->read_buf ||
+            plp_read(m->plp, req->offset, req->len, req->read_buf, t) < req->len) {
+            done = flash_read(m, req, t);
+        }
+        break;
+    case FEMU_MEDIA_WRITE:
+    case FEMU_MEDIA_WRITE_ZEROES:
+        done = plp_write(m->plp, req->offset, req->len, req->data, req->protect, t);
+        if (m->sra) {
+            sra_write(m->sra, req->nsid, t, done);
+        }
+        break;
+    case FEMU_MEDIA_FLUSH:
+        done = plp_flush(m->plp, t);
+        break;
+    case FEMU_MEDIA_ZONE_RESET:
+        plp_reset_zone(m->plp, zone, t);
+        done = zns_flash_reset_zone(m->flash, zone, t);
+        if (m->sra) {
+            sra_discard(m->sra, req->nsid, t, done);
+        }
+        break;
+    case FEMU_MEDIA_ZONE_DRAIN:
+        done = plp_drain_zone(m->plp, zone, req->len, t);
+        break;
+    case FEMU_MEDIA_DEALLOCATE:
+        if (m->sra) {
+            sra_discard(m->sra, req->nsid, t, t);
+        }
+        break;
+    }
+    return MAX(done, t);
+}
+
 static uint64_t zns_submit(FemuMedia *fm, const FemuMediaReq *req)
 {
     ZnsMedia *m = (ZnsMedia *)fm;
     uint64_t t = req->arrival_ns, done = t;
 
+    if (m->plp) {
+        return plp_submit(m, req);
+    }
     switch (req->op) {
     case FEMU_MEDIA_READ:
-        done = m->sra ? sra_read(m->sra, req->nsid, req->offset, req->len, req->ns_end, t)
-                      : zns_flash_read(m->flash, req->offset, req->len, t);
+        done = flash_read(m, req, t);
         break;
     case FEMU_MEDIA_WRITE:
     case FEMU_MEDIA_WRITE_ZEROES:
@@ -95,6 +149,9 @@ static void zns_stats(FemuMedia *fm, FemuMediaStatFn *emit, void *opaque)
     emit(opaque, "buffer_flushes", s->buffer_flushes);
     emit(opaque, "buffer_waits", s->buffer_waits);
     femu_media_emit_chip_busy(nand, emit, opaque);
+    if (m->plp) {
+        plp_emit_stats(m->plp, emit, opaque);
+    }
     if (m->sra) {
         sra_emit_stats(m->sra, emit, opaque);
     }
@@ -104,6 +161,7 @@ static void zns_destroy(FemuMedia *fm)
 {
     ZnsMedia *m = (ZnsMedia *)fm;
     sra_free(m->sra);
+    plp_free(m->plp);
     zns_flash_free(m->flash);
     g_free(m);
 }
@@ -124,7 +182,8 @@ static const FemuMediaOps zns_sra_ops = {
     .destroy = zns_destroy,
 };
 
-FemuMedia *femu_media_zns_new(const ZnsFlashConfig *cfg, const FemuReadAhead *ra, char **err)
+FemuMedia *femu_media_zns_new(const ZnsFlashConfig *cfg, const FemuReadAhead *ra,
+                              const PlpConfig *plp, char **err)
 {
     ZnsFlash *flash = zns_flash_new(cfg, err);
     ZnsMedia *m;
@@ -147,5 +206,19 @@ FemuMedia *femu_media_zns_new(const ZnsFlashConfig *cfg, const FemuReadAhead *ra
         }
         m->parent.ops = &zns_sra_ops;
     }
+    if (plp) {
+        PlpConfig c = *plp;
+        c.flash = flash;
+        m->plp = plp_new(&c, err);
+        if (!m->plp) {
+            zns_destroy(&m->parent);
+            return NULL;
+        }
+    }
     return &m->parent;
+}
+
+PlpBuffer *femu_media_zns_plp(FemuMedia *fm)
+{
+    return fm && fm->ops->submit == zns_submit ? ((ZnsMedia *)fm)->plp : NULL;
 }

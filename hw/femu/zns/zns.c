@@ -13,6 +13,7 @@
 #include "../femu.h"
 #include "zone.h"
 #include "zns-flash.h"
+#include "../plp/plp.h"
 #include "../trace.h"
 
 #define ZNS_META_ALIGN MiB
@@ -38,12 +39,23 @@ typedef struct ZnsParams {
     uint32_t stripe;            /* chips per zone; 0: all */
     uint32_t wbuf_kb;           /* per-zone write buffer; 0: two program units */
     uint32_t wbuf_zones;        /* zones holding a buffer at once; 0: max_open or 8 */
+    /* power-loss protection (plp/); plp unset: none, the timing-only per-zone buffers */
+    char *plp;                  /* none|selective|full, one for all or one per namespace */
+    char *plp_zones;            /* durable zones of each namespace in selective mode */
+    char *plp_flush;            /* balanced|normal: the power-loss flush applied */
+    uint32_t plp_buf_mb;        /* PLP (capacitor-backed) region */
+    uint32_t buf_mb;            /* non-PLP region */
+    uint32_t plp_flush_pct;
+    uint32_t plp_ctrl_mw;
+    uint32_t plp_chip_mw;
 } ZnsParams;
 
 /* A zoned namespace's state (FemuNamespace.priv). */
 typedef struct ZnsNs {
     ZoneSet *zones;
     uint8_t *meta;              /* where the zone state persists, in the backend */
+    PlpMode plp_mode;
+    uint8_t *plp_zones;         /* durable zones (a bitmap), with plp */
 } ZnsNs;
 
 static const FemuNsKind zns_kind;
@@ -56,6 +68,53 @@ static ZnsParams *zns_params(FemuCtrl *n)
 static ZoneSet *ns_zones(FemuNamespace *ns)
 {
     return ((ZnsNs *)ns->priv)->zones;
+}
+
+static ZnsNs *ns_zns(FemuNamespace *ns)
+{
+    return ns->priv;
+}
+
+/* Power-loss protection is on: plp= names a mode. */
+static bool plp_on(FemuCtrl *n)
+{
+    const char *s = zns_params(n)->plp;
+    return s && *s;
+}
+
+/* Namespace nsid's mode, from plp=: one word for every namespace, or one per namespace. */
+static bool plp_mode_of(FemuCtrl *n, uint32_t nsid, PlpMode *mode, Error **errp)
+{
+    static const char *const names[] = { "none", "selective", "full" };
+    const char *spec = zns_params(n)->plp;
+    g_auto(GStrv) words = g_strsplit_set(spec, ":,", -1);
+    guint nw = g_strv_length(words);
+
+    if (nw != 1 && nw != n->num_namespaces) {
+        error_setg(errp, "plp='%s': give one of none, selective, full for every namespace, "
+                   "or one per namespace separated by ':' (namespaces=%u)", spec,
+                   n->num_namespaces);
+        return false;
+    }
+    for (PlpMode m = PLP_MODE_NONE; m <= PLP_MODE_FULL; m++) {
+        if (!strcmp(words[nw == 1 ? 0 : nsid - 1], names[m])) {
+            *mode = m;
+            return true;
+        }
+    }
+    error_setg(errp, "plp='%s': '%s' is not a mode: allowed none, selective, full", spec,
+               words[nw == 1 ? 0 : nsid - 1]);
+    return false;
+}
+
+/* Bytes of the PLP store (after namespace 1's zone state) for data of `bytes`. */
+static uint64_t plp_store_bytes(FemuCtrl *n, uint64_t bytes)
+{
+    ZnsParams *p = zns_params(n);
+    uint64_t zone = (uint64_t)p->zone_size_mb * MiB;
+
+    return ROUND_UP(plp_store_size(n->lba_index ? 4096 : 512, (uint64_t)p->plp_buf_mb * MiB,
+                                   bytes / zone), ZNS_META_ALIGN);
 }
 
 /* ZoneStatus -> NVMe status (zone statuses are command specific, type 1). */
@@ -137,7 +196,9 @@ static void on_zone_change(void *opaque, uint64_t zone, ZoneState from, ZoneStat
         r.op = FEMU_MEDIA_ZONE_RESET;
     } else if ((to == ZONE_FULL || to == ZONE_CLOSED) &&
                (from == ZONE_IMPLICIT_OPEN || from == ZONE_EXPLICIT_OPEN)) {
+        const Zone *z = &ns_zones(ns)->zones[zone];
         r.op = FEMU_MEDIA_ZONE_DRAIN;
+        r.len = (z->wp - z->zslba) << ns->lba_shift;
     } else {
         return;
     }
@@ -241,6 +302,17 @@ static bool zns_ns_init(FemuCtrl *n, FemuNamespace *ns, uint8_t *meta, Error **e
     z->meta = meta;
     ns->priv = z;
     ns->nlbas = c.nr_zones * c.zone_size;
+    if (plp_on(n)) {
+        if (!plp_mode_of(n, ns->nsid, &z->plp_mode, errp)) {
+            return false;
+        }
+        z->plp_zones = plp_zones_parse(zns_params(n)->plp_zones, c.nr_zones, &err);
+        if (!z->plp_zones) {
+            error_setg(errp, "namespace %u: %s", ns->nsid, err);
+            return false;
+        }
+        ns->media_buffers = true;
+    }
     return !meta || zns_state_open(n, ns, meta, errp);
 }
 
@@ -253,6 +325,9 @@ static void zns_ctrl_reset(FemuCtrl *n, FemuNamespace *ns)
     ZoneSet *zs = ns_zones(ns);
     ZoneChangeCtx ctx = { .n = n, .ns = ns, .now = femu_now_ns(), .power_cycle = true };
 
+    if (n->power_lost) {
+        return;     /* nothing is drained: what was not saved is lost (zns_power_on) */
+    }
     zs->on_change = on_zone_change;
     zs->opaque = &ctx;
     zone_power_cycle(zs);
@@ -264,6 +339,7 @@ static void zns_ns_free(FemuNamespace *ns)
     ZnsNs *z = ns->priv;
 
     zone_set_free(z->zones);
+    g_free(z->plp_zones);
     g_free(z);
     ns->priv = NULL;
 }
@@ -360,6 +436,7 @@ static FemuMedia *zns_media_new(FemuCtrl *n, uint64_t bytes, NandModel *shared,
     ZnsFlashConfig c;
     SraConfig sra;
     FemuReadAhead ra = { .cfg = &sra, .readable = zns_readable, .opaque = n };
+    PlpConfig plp;
     FemuMedia *m;
 
     if (!zns_flash_config(n, bytes, shared, first_block, &c, errp)) {
@@ -369,8 +446,31 @@ static FemuMedia *zns_media_new(FemuCtrl *n, uint64_t bytes, NandModel *shared,
                                       &sra, errp)) {
         return NULL;
     }
+    if (plp_on(n)) {
+        ZnsParams *p = zns_params(n);
+        ZoneConfig zc;
+
+        if (shared || !zns_zone_config(n, n->ns_bytes[0], n->lba_index ? 12 : 9, &zc, errp)) {
+            error_setg(errp, "plp= needs every namespace zoned (femu_mode=3, no ns_types)");
+            return NULL;
+        }
+        plp = (PlpConfig){
+            .sector_bytes = n->lba_index ? 4096 : 512,
+            .plp_bytes = (uint64_t)p->plp_buf_mb * MiB,
+            .buf_bytes = (uint64_t)p->buf_mb * MiB,
+            .flush_pct = p->plp_flush_pct,
+            .method = p->plp_flush && !strcmp(p->plp_flush, "normal") ? PLP_FLUSH_NORMAL
+                                                                       : PLP_FLUSH_BALANCED,
+            .ctrl_mw = p->plp_ctrl_mw,
+            .chip_mw = p->plp_chip_mw,
+            .data = n->data,
+            /* after namespace 1's zone state (zns_size_ns) */
+            .store = n->data + n->data_bytes + ROUND_UP(zone_store_size(&zc), ZNS_META_ALIGN),
+        };
+    }
     if (!zns_flash_config_check(&c, &err) ||
-        !(m = femu_media_zns_new(&c, n->sra.on ? &ra : NULL, &err))) {
+        !(m = femu_media_zns_new(&c, n->sra.on ? &ra : NULL, plp_on(n) ? &plp : NULL,
+                                 &err))) {
         error_setg(errp, "%s", err);
         return NULL;
     }
@@ -381,6 +481,49 @@ static uint64_t zns_zasl_bytes(FemuCtrl *n)
 {
     uint8_t zasl = zns_params(n)->zasl ? zns_params(n)->zasl : n->mdts;
     return zasl ? 4096ULL << zasl : 0;
+}
+
+/*
+ * With power-loss protection the data goes to the model's buffer, not to the backend: it
+ * reaches the backend when it is programmed, or is in the PLP store when protected (bit 0
+ * of CDW3, a durable zone or namespace). The data is in the buffer before the write
+ * pointer moves, so a zone that fills up drains it too.
+ */
+static uint16_t zns_write_buffered(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns,
+                                   const NvmeCmd *cmd, ZoneChangeCtx *ctx, QEMUSGList *sg,
+                                   uint64_t lba, uint64_t nlb)
+{
+    ZnsNs *z = ns_zns(ns);
+    uint64_t len = nlb << ns->lba_shift;
+    bool flagged = (le64_to_cpu(cmd->res1) >> 32) & 1;
+    g_autofree uint8_t *data = NULL;
+    FemuMediaReq r = {
+        .op = FEMU_MEDIA_WRITE, .nsid = ns->nsid, .len = len, .arrival_ns = ctx->now,
+        .offset = ns->backend_offset + (lba << ns->lba_shift),
+        .protect = plp_protects(z->plp_mode, flagged,
+                                plp_zone_in(z->plp_zones, zone_index(z->zones, lba))),
+    };
+
+    if (cmd->opcode == NVME_CMD_WRITE_ZEROES) {
+        r.op = FEMU_MEDIA_WRITE_ZEROES;
+    } else {
+        uint16_t status;
+        data = g_malloc(len);
+        status = femu_sg_from_guest(n, sg, data, len);
+        if (status) {
+            return status;
+        }
+        r.data = data;
+        ns->io.bytes_written += len;
+        ns->io.write_cmds++;
+    }
+    ctx->deadline = MAX(ctx->deadline, femu_ns_media_submit(ns, &r));
+    zone_write_commit(z->zones, lba, nlb);
+    if (cmd->opcode == NVME_CMD_ZONE_APPEND) {
+        req->cqe.result = cpu_to_le32(lba);
+        req->cqe.dw1 = cpu_to_le32(lba >> 32);
+    }
+    return NVME_SUCCESS;
 }
 
 /*
@@ -415,6 +558,10 @@ static uint16_t zns_write(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns,
         goto out;
     }
     offset = ns->backend_offset + (lba << ns->lba_shift);
+    if (ns->media_buffers) {
+        status = zns_write_buffered(n, req, ns, cmd, ctx, &sg, lba, nlb);
+        goto out;
+    }
     if (zeroes) {
         femu_backend_zero(n, offset, len);
     } else {
@@ -659,6 +806,55 @@ static void zns_effects(FemuCtrl *n, NvmeEffectsLog *log)
     log->iocs[NVME_CMD_ZONE_MGMT_RECV] = cpu_to_le32(NVME_CMD_EFF_CSUPP);
 }
 
+static bool zns_check_plp(FemuCtrl *n, Error **errp)
+{
+    ZnsParams *p = zns_params(n);
+    PlpMode mode;
+
+    if (!plp_on(n)) {
+        if (p->plp_zones && *p->plp_zones) {
+            error_setg(errp, "plp_zones='%s' needs plp=selective", p->plp_zones);
+            return false;
+        }
+        return true;
+    }
+    for (uint32_t nsid = 1; nsid <= n->num_namespaces; nsid++) {
+        if (!plp_mode_of(n, nsid, &mode, errp)) {
+            return false;
+        }
+    }
+    if (femu_ctrl_kind(n) != &zns_kind) {
+        error_setg(errp, "plp= needs every namespace zoned (femu_mode=3 without ns_types)");
+        return false;
+    }
+    if (!n->vwc) {
+        error_setg(errp, "plp= needs vwc=1: the non-PLP buffer is a volatile write cache "
+                   "that the host flushes");
+        return false;
+    }
+    if (p->plp_flush && *p->plp_flush && strcmp(p->plp_flush, "balanced") &&
+        strcmp(p->plp_flush, "normal")) {
+        error_setg(errp, "plp_flush='%s': allowed balanced or normal", p->plp_flush);
+        return false;
+    }
+    if (p->plp_flush_pct < 1 || p->plp_flush_pct > 100) {
+        error_setg(errp, "plp_flush_pct=%u is out of range: allowed 1..100",
+                   p->plp_flush_pct);
+        return false;
+    }
+    if (p->plp_buf_mb > 16384 || p->buf_mb > 16384) {
+        error_setg(errp, "plp_buf_mb=%u, buf_mb=%u: allowed 0..16384 each (MiB of host "
+                   "memory)", p->plp_buf_mb, p->buf_mb);
+        return false;
+    }
+    if (p->plp_ctrl_mw > 100000 || p->plp_chip_mw > 100000) {
+        error_setg(errp, "plp_ctrl_mw=%u, plp_chip_mw=%u: allowed 0..100000 each",
+                   p->plp_ctrl_mw, p->plp_chip_mw);
+        return false;
+    }
+    return true;
+}
+
 static bool zns_check_props(FemuCtrl *n, Error **errp)
 {
     ZnsParams *p = zns_params(n);
@@ -674,7 +870,7 @@ static bool zns_check_props(FemuCtrl *n, Error **errp)
                    p->zasl, n->mdts);
         return false;
     }
-    return true;
+    return zns_check_plp(n, errp);
 }
 
 /* A zoned namespace holds whole zones; its zone state follows the device's data. */
@@ -699,6 +895,13 @@ static bool zns_size_ns(FemuCtrl *n, uint32_t nsid, uint64_t *bytes, bool derive
         return false;
     }
     *meta_bytes = ROUND_UP(zone_store_size(&c), ZNS_META_ALIGN);
+    if (nsid == 1 && plp_on(n)) {
+        uint64_t all = 0;
+        for (uint32_t i = 0; i < n->num_namespaces; i++) {
+            all += n->ns_bytes[i];      /* at least what the namespaces end up with */
+        }
+        *meta_bytes += plp_store_bytes(n, all);
+    }
     return true;
 }
 
@@ -708,6 +911,59 @@ static void zns_stats(FemuNamespace *ns, FemuMediaStatFn *emit, void *opaque)
 
     emit(opaque, "zones_open", zs->nr_open);
     emit(opaque, "zones_active", zs->nr_active);
+}
+
+static PlpBuffer *zns_plp(FemuCtrl *n)
+{
+    return n->nr_medias == 1 ? femu_media_zns_plp(n->medias[0]) : NULL;
+}
+
+/* Power is cut: the capacitors flush the PLP region; the rest of the buffer is gone. */
+static void zns_power_loss(FemuCtrl *n)
+{
+    PlpBuffer *p = zns_plp(n);
+    PlpLoss loss;
+
+    if (p) {
+        plp_power_loss(p, femu_now_ns(), &loss);
+        trace_femu_plp_power_loss(loss.pages, loss.lost_sectors, loss.normal_ns,
+                                  loss.balanced_ns);
+    }
+}
+
+/*
+ * Power is back (at start and at the reset after a power loss): the protected data goes
+ * back to its place, and each zone's write pointer back to where its durable data ends.
+ */
+static void zns_power_on(FemuCtrl *n)
+{
+    PlpBuffer *p = zns_plp(n);
+    uint64_t zone_bytes = (uint64_t)zns_params(n)->zone_size_mb * MiB, rolled = 0;
+    bool adopt;
+    PlpRecovery rec;
+
+    if (!p) {
+        return;
+    }
+    adopt = plp_take_fresh(p);
+    plp_recover(p, femu_now_ns(), &rec);
+    for (uint32_t i = 0; i < n->num_namespaces; i++) {
+        FemuNamespace *ns = &n->ns[i];
+        ZoneSet *zs = ns_zones(ns);
+        uint64_t first = ns->backend_offset / zone_bytes;
+
+        for (uint64_t z = 0; z < zs->cfg.nr_zones; z++) {
+            Zone *zone = &zs->zones[z];
+            if (adopt) {
+                /* a store made now: what the backend holds is durable */
+                plp_set_durable_end(p, first + z, (zone->wp - zone->zslba) << ns->lba_shift);
+                continue;
+            }
+            rolled += zone_rollback(zs, z, zone->zslba +
+                                    (plp_durable_end(p, first + z) >> ns->lba_shift));
+        }
+    }
+    trace_femu_plp_power_on(rec.sectors, rec.pages, rec.ns, rolled);
 }
 
 static const Property zns_props[] = {
@@ -729,6 +985,14 @@ static const Property zns_props[] = {
     DEFINE_PROP_UINT32("zns_stripe", ZnsParams, stripe, 0),
     DEFINE_PROP_UINT32("zns_wbuf_kb", ZnsParams, wbuf_kb, 0),
     DEFINE_PROP_UINT32("zns_wbuf_zones", ZnsParams, wbuf_zones, 0),
+    DEFINE_PROP_STRING("plp", ZnsParams, plp),
+    DEFINE_PROP_STRING("plp_zones", ZnsParams, plp_zones),
+    DEFINE_PROP_STRING("plp_flush", ZnsParams, plp_flush),
+    DEFINE_PROP_UINT32("plp_buf_mb", ZnsParams, plp_buf_mb, 32),
+    DEFINE_PROP_UINT32("buf_mb", ZnsParams, buf_mb, 64),
+    DEFINE_PROP_UINT32("plp_flush_pct", ZnsParams, plp_flush_pct, 70),
+    DEFINE_PROP_UINT32("plp_ctrl_mw", ZnsParams, plp_ctrl_mw, 2000),
+    DEFINE_PROP_UINT32("plp_chip_mw", ZnsParams, plp_chip_mw, 150),
 };
 
 static const FemuNsKind zns_kind = {
@@ -752,6 +1016,8 @@ static const FemuNsKind zns_kind = {
     .effects = zns_effects,
     .ctrl_reset = zns_ctrl_reset,
     .stats = zns_stats,
+    .power_loss = zns_power_loss,
+    .power_on = zns_power_on,
 };
 
 FEMU_NS_KIND_REGISTER(zns_kind)

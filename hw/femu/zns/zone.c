@@ -680,6 +680,28 @@ void zone_power_cycle(ZoneSet *zs)
     }
 }
 
+bool zone_rollback(ZoneSet *zs, uint64_t zone, uint64_t wp)
+{
+    Zone *z = &zs->zones[zone];
+    ZoneState to;
+    ZoneEventFn *fn = zs->on_change;
+
+    if (wp >= z->wp || wp < z->zslba || z->state == ZONE_EMPTY ||
+        z->state == ZONE_READ_ONLY || z->state == ZONE_OFFLINE) {
+        return false;
+    }
+    to = wp == z->zslba && !z->attrs ? ZONE_EMPTY : ZONE_CLOSED;
+    if (to == ZONE_CLOSED && !holds_active(z->state) && active_full(zs)) {
+        return false;
+    }
+    z->wp = wp;
+    zs->on_change = NULL;
+    set_state(zs, zone, to);
+    zs->on_change = fn;
+    save(zs, zone, false);
+    return true;
+}
+
 const uint8_t *zone_zde(const ZoneSet *zs, uint64_t zone)
 {
     if (!zs->zde || !(zs->zones[zone].attrs & ZONE_ATTR_ZDEV)) {

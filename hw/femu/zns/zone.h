@@ -166,6 +166,14 @@ void zone_fail(ZoneSet *zs, uint64_t zone, ZoneState state);
  * (on_change sees them); O(zones it changes).
  */
 void zone_power_cycle(ZoneSet *zs);
+/*
+ * Power-loss recovery: the zone's data is durable only below wp (an LBA under its write
+ * pointer), so the write pointer goes back there and the zone becomes Empty (nothing
+ * durable, no extension) or Closed. A Full zone stays Full when that would take an active
+ * resource there is none of. Read Only, Offline and Empty zones are left alone. Saved; no
+ * on_change. Returns whether the zone changed.
+ */
+bool zone_rollback(ZoneSet *zs, uint64_t zone, uint64_t wp);
 /* The zone's descriptor extension, or NULL when it has none (it reads as zeroes). */
 const uint8_t *zone_zde(const ZoneSet *zs, uint64_t zone);
 

@@ -1,0 +1,296 @@
+"""Selective power-loss protection (plp=) on a zoned namespace, driven through qtest:
+a protected write (CDW3 bit 0, a durable zone, a full-protection namespace) survives a
+power cut, an unprotected one that no Flush covered does not (its zone's write pointer
+goes back to where durable data ends), a flushed one does; Flush leaves the PLP region
+alone; Zone Reset discards; power comes back with a machine reset or a new QEMU on the
+same file; random injection. (Refused properties: test_properties.py.)"""
+
+
+import pytest
+
+import nvme
+import qtest_machine
+from nvme import IO_WRITE, IO_ZONE_APPEND, ZS_CLOSED, ZS_EMPTY, ZS_FULL, cmd
+from qtest_machine import DevConfig, Machine
+
+pytestmark = pytest.mark.skipif(qtest_machine.DEVICE == "stock", reason="femu's plp")
+
+PATH = "/machine/peripheral/femu0"
+ZONE_MB = 1
+SIZE_MB = 16
+BASE = ("zns_zone_size_mb=%d,zns_num_ch=2,zns_num_lun=2,plp_buf_mb=1,buf_mb=1"
+        % ZONE_MB)
+BS = 512
+ZONE = (ZONE_MB << 20) // BS
+
+
+class Drive:
+    """One QEMU (on a backing file when given), controller on, one I/O queue pair."""
+
+    def __init__(self, tmp_path, extra="plp=selective", backing=None, namespaces=1):
+        qtest_machine.skip_unless_qemu()
+        cfg = DevConfig(mode=3, size_mb=SIZE_MB, namespaces=namespaces,
+                        extra=BASE + "," + extra, memdev_file=backing,
+                        memdev_mb=SIZE_MB + 8 if backing else 0)
+        self.m = Machine(cfg, str(tmp_path))
+        self.start()
+
+    def start(self):
+        self.ctrl = self.m.ctrl
+        self.ctrl.enable(css=nvme.CC_CSS_ALL)
+        self.sq = self.ctrl.create_io_queues(1, entries=64)
+
+    def write(self, lba, data, protect=False, nsid=1, opc=IO_WRITE):
+        addr = self.ctrl.buffer(len(data), data)
+        p1, p2 = self.ctrl.prps(addr, len(data))
+        c = self.ctrl.execute(self.sq, cmd(opc, nsid=nsid, prp1=p1, prp2=p2,
+                                           cdw10=lba & 0xFFFFFFFF, cdw11=lba >> 32,
+                                           cdw12=len(data) // BS - 1,
+                                           cdw3=1 if protect else 0))
+        assert c.ok, c
+        return c
+
+    def read(self, lba, n, nsid=1):
+        c, data = self.ctrl.read(self.sq, nsid, lba, n)
+        assert c.ok, c
+        return data
+
+    def zone(self, z, nsid=1):
+        return self.ctrl.zone(self.sq, nsid, z * ZONE)
+
+    def flush(self, nsid=1):
+        c = self.ctrl.flush(self.sq, nsid)
+        assert c.ok, c
+
+    def stats(self):
+        r = self.m.qmp("qom-get", path=PATH, property="stats")["return"]
+        return {k.replace("-", "_"): v for k, v in r.items()}
+
+    def cut(self):
+        r = self.m.qmp("qom-set", path=PATH, property="power-cut", value=True)
+        assert "error" not in r, r
+        assert self.m.qmp("qom-get", path=PATH, property="power-cut")["return"] is True
+
+    def power_on(self):
+        """A machine reset: power back, recovery, a fresh controller."""
+        assert "error" not in self.m.qmp("system_reset")
+        assert self.m.qmp("qom-get", path=PATH, property="power-cut")["return"] is False
+        self.m.rebind()
+        self.start()
+
+    def close(self):
+        self.m.close()
+
+
+def blob(n, seed):
+    return bytes((seed * 31 + i * 7) & 0xFF for i in range(n * BS))
+
+
+@pytest.fixture
+def drive(tmp_path):
+    d = Drive(tmp_path)
+    yield d
+    d.close()
+
+
+def test_protected_survives_unprotected_does_not(drive):
+    d = drive
+    prot, unprot, flushed = blob(8, 1), blob(8, 2), blob(4, 3)
+    d.write(2 * ZONE, flushed)              # zone 2: unprotected, then flushed
+    d.flush()
+    d.write(0, unprot)                      # zone 0: unprotected, no flush after it
+    d.write(ZONE, prot, protect=True)       # zone 1: protected
+    # before the cut every write reads back (zone 0's from the buffer)
+    assert d.read(0, 8) == unprot and d.read(ZONE, 8) == prot
+    st = d.stats()
+    assert st["plp_region_used_bytes"] == 8 * BS
+    assert st["plp_read_hit_sectors"] >= 16
+    d.cut()
+    st = d.stats()
+    assert st["plp_power_losses"] == 1 and st["power_cuts"] == 1
+    assert st["plp_lost_sectors"] == 8 and st["plp_loss_pages"] == 1
+    assert 0 < st["plp_loss_balanced_flush_ns"] <= st["plp_loss_normal_flush_ns"]
+    d.power_on()
+    assert d.stats()["plp_spor_sectors"] == 8
+    z0, z1, z2 = d.zone(0), d.zone(1), d.zone(2)
+    assert z0["zs"] == ZS_EMPTY and z0["wp"] == 0
+    assert d.read(0, 8) == bytes(8 * BS)
+    assert z1["zs"] == ZS_CLOSED and z1["wp"] == ZONE + 8
+    assert d.read(ZONE, 8) == prot
+    assert z2["zs"] == ZS_CLOSED and z2["wp"] == 2 * ZONE + 4
+    assert d.read(2 * ZONE, 4) == flushed
+    # the drive works on after the recovery: the rolled-back zone takes writes again
+    d.write(0, blob(2, 9))
+    assert d.read(0, 2) == blob(2, 9)
+
+
+def test_write_pointer_goes_back_to_where_durable_data_ends(drive):
+    d = drive
+    d.write(0, blob(4, 1))
+    d.flush()                               # lbas 0..3 durable
+    d.write(4, blob(4, 2))                  # 4..7 lost
+    d.write(8, blob(2, 3), protect=True)    # 8..9 protected: the pointer ends after them
+    d.write(10, blob(6, 4))                 # 10..15 lost
+    d.cut()
+    d.power_on()
+    z = d.zone(0)
+    assert z["zs"] == ZS_CLOSED and z["wp"] == 10
+    assert d.read(0, 4) == blob(4, 1)
+    assert d.read(4, 4) == bytes(4 * BS)    # a hole: lost data reads as zeroes
+    assert d.read(8, 2) == blob(2, 3)
+
+
+def test_flush_leaves_the_plp_region_alone(drive):
+    d = drive
+    d.write(0, blob(8, 1), protect=True)
+    d.write(ZONE, blob(8, 2))
+    before = d.stats()
+    d.flush()
+    after = d.stats()
+    assert after["plp_flushes_host"] == before["plp_flushes_host"] + 1
+    assert after["plp_flushed_sectors_host"] == before["plp_flushed_sectors_host"] + 8
+    assert after["plp_region_used_bytes"] == before["plp_region_used_bytes"] == 8 * BS
+    # a read of a programmed page goes to flash, a read of PLP-buffered data does not
+    assert d.read(0, 8) == blob(8, 1)
+    assert d.stats()["plp_read_hit_sectors"] == after["plp_read_hit_sectors"] + 8
+
+
+def test_zone_reset_discards(drive):
+    d = drive
+    d.write(0, blob(8, 1), protect=True)
+    d.write(8, blob(8, 2))
+    c = d.ctrl.zone_send(d.sq, 1, 0, nvme.ZSA_RESET)
+    assert c.ok, c
+    st = d.stats()
+    assert st["plp_reset_discarded_sectors"] == 16
+    assert st["plp_region_used_bytes"] == 0 and st["buf_region_used_bytes"] == 0
+    assert d.read(0, 16) == bytes(16 * BS)
+    d.cut()
+    d.power_on()
+    assert d.stats()["plp_spor_sectors"] == 0
+    assert d.zone(0)["zs"] == ZS_EMPTY and d.read(0, 16) == bytes(16 * BS)
+
+
+def test_finish_and_append_and_durable_zones(tmp_path):
+    d = Drive(tmp_path, extra="plp=selective,plp_zones=3")
+    try:
+        d.write(0, blob(4, 1))
+        assert d.ctrl.zone_send(d.sq, 1, 0, nvme.ZSA_FINISH).ok     # drains: durable
+        d.write(3 * ZONE, blob(4, 2))                 # a durable zone: protected unflagged
+        c = d.write(4 * ZONE, blob(2, 3), protect=True, opc=IO_ZONE_APPEND)
+        assert nvme.append_lba(c) == 4 * ZONE
+        d.write(5 * ZONE, blob(2, 4))                 # lost
+        st = d.stats()
+        assert st["plp_protected_bytes_written"] == 6 * BS
+        d.cut()
+        d.power_on()
+        assert d.zone(0)["zs"] == ZS_FULL and d.read(0, 4) == blob(4, 1)
+        assert d.zone(3)["wp"] == 3 * ZONE + 4 and d.read(3 * ZONE, 4) == blob(4, 2)
+        assert d.zone(4)["wp"] == 4 * ZONE + 2 and d.read(4 * ZONE, 2) == blob(2, 3)
+        assert d.zone(5)["zs"] == ZS_EMPTY
+    finally:
+        d.close()
+
+
+def test_modes_per_namespace(tmp_path):
+    """plp=full:none: namespace 1 protects everything, namespace 2 nothing (even flagged)."""
+    d = Drive(tmp_path, extra="plp=full:none", namespaces=2)
+    try:
+        d.write(0, blob(4, 1), nsid=1)
+        d.write(0, blob(4, 2), nsid=2, protect=True)
+        d.cut()
+        d.power_on()
+        assert d.read(0, 4, nsid=1) == blob(4, 1)
+        assert d.zone(0, nsid=2)["zs"] == ZS_EMPTY
+        assert d.read(0, 4, nsid=2) == bytes(4 * BS)
+    finally:
+        d.close()
+
+
+def test_threshold_writes_the_region_out(tmp_path):
+    """buf_mb=1 with plp_flush_pct=50: passing 512 KiB of dirty data programs it all."""
+    d = Drive(tmp_path, extra="plp=none,plp_flush_pct=50")
+    try:
+        d.write(0, blob(128, 1) * 8)                  # 512 KiB: at the threshold, not past
+        assert d.stats()["plp_flushes_threshold"] == 0
+        d.write(1024, blob(8, 2))                     # past it
+        st = d.stats()
+        assert st["plp_flushes_threshold"] == 1
+        assert st["plp_flushed_sectors_threshold"] == 1032
+        d.cut()
+        d.power_on()
+        # programmed by the threshold: durable though never flushed
+        assert d.zone(0)["wp"] == 1032 and d.read(1024, 8) == blob(8, 2)
+    finally:
+        d.close()
+
+
+def test_dead_controller_until_reset(drive):
+    d = drive
+    addr = d.ctrl.buffer(BS, blob(1, 5))
+    d.cut()
+    assert d.ctrl.rd32(0x1C) == 0xFFFFFFFF            # CSTS of a device without power
+    assert d.ctrl.rd64(0) == 0xFFFFFFFFFFFFFFFF
+    # a command rung now never completes
+    sqe = cmd(IO_WRITE, nsid=1, prp1=addr, cdw10=0, cdw12=0)
+    cid = d.ctrl.queue_cmd(d.sq, sqe)
+    d.ctrl.ring_sq(d.sq)
+    assert d.ctrl.try_wait(d.sq, cid, 0.5) is None
+    r = d.m.qmp("qom-set", path=PATH, property="power-cut", value=False)
+    assert "system_reset" in r["error"]["desc"]
+    d.power_on()
+    assert d.zone(0)["zs"] == ZS_EMPTY                # the write never happened
+
+
+def test_restart_with_a_file_backend(tmp_path):
+    """A power cut, then QEMU quits; and QEMU killed without any cut: a new QEMU on the
+    file restores what was protected and nothing else."""
+    path = str(tmp_path / "plp.img")
+    d = Drive(tmp_path, backing=path)
+    d.write(0, blob(8, 1), protect=True)
+    d.write(ZONE, blob(8, 2))
+    d.cut()
+    d.close()
+    with open(path, "rb") as f:
+        assert f.read(8 * BS) == bytes(8 * BS)      # not at its place yet: in the store
+    d = Drive(tmp_path, backing=path)
+    assert d.read(0, 8) == blob(8, 1) and d.zone(0)["wp"] == 8
+    assert d.zone(1)["zs"] == ZS_EMPTY
+    assert d.stats()["plp_spor_sectors"] == 8
+    d.write(2 * ZONE, blob(4, 3), protect=True)
+    d.write(3 * ZONE, blob(4, 4))
+    d.m.qt.kill()
+    d.close()
+    d = Drive(tmp_path, backing=path)
+    try:
+        assert d.read(0, 8) == blob(8, 1)
+        assert d.read(2 * ZONE, 4) == blob(4, 3) and d.zone(2)["wp"] == 2 * ZONE + 4
+        assert d.zone(3)["zs"] == ZS_EMPTY and d.read(3 * ZONE, 4) == bytes(4 * BS)
+    finally:
+        d.close()
+
+
+def test_clean_shutdown_keeps_everything(tmp_path):
+    path = str(tmp_path / "plp.img")
+    d = Drive(tmp_path, backing=path)
+    d.write(0, blob(8, 1))
+    d.ctrl.shutdown()
+    d.close()
+    d = Drive(tmp_path, backing=path)
+    try:
+        assert d.zone(0)["wp"] == 8 and d.read(0, 8) == blob(8, 1)
+    finally:
+        d.close()
+
+
+def test_random_power_loss(tmp_path):
+    d = Drive(tmp_path, extra="plp=selective,plp_fail_interval_ms=5,plp_fail_prob=100")
+    try:
+        for _ in range(200):
+            if d.m.qmp("qom-get", path=PATH, property="power-cut")["return"]:
+                break
+            d.m.qt.clock_step(5 * 10**6)
+        assert d.m.qmp("qom-get", path=PATH, property="power-cut")["return"] is True
+        assert d.stats()["power_cuts"] == 1
+    finally:
+        d.close()
