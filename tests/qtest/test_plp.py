@@ -294,3 +294,24 @@ def test_random_power_loss(tmp_path):
         assert d.stats()["power_cuts"] == 1
     finally:
         d.close()
+
+
+def test_flush_of_one_namespace(tmp_path):
+    """A Flush names a namespace: only that namespace's buffered data is written out
+    (a broadcast Flush writes out every namespace's)."""
+    d = Drive(tmp_path, extra="plp=none", namespaces=2)
+    try:
+        d.write(0, blob(4, 1), nsid=1)
+        d.write(0, blob(4, 2), nsid=2)
+        d.flush(nsid=1)
+        d.cut()
+        d.power_on()
+        assert d.zone(0, nsid=1)["wp"] == 4 and d.read(0, 4, nsid=1) == blob(4, 1)
+        assert d.zone(0, nsid=2)["zs"] == ZS_EMPTY
+        d.write(0, blob(4, 3), nsid=2)
+        d.flush(nsid=0xFFFFFFFF)
+        d.cut()
+        d.power_on()
+        assert d.read(0, 4, nsid=2) == blob(4, 3)
+    finally:
+        d.close()

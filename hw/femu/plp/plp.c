@@ -25,7 +25,8 @@
 #define STORE_ALIGN 4096u
 #define OOB_MAGIC 0x504c504fu       /* "OPLP" */
 #define NO_SECTOR UINT32_MAX
-#define AT_HOME UINT32_MAX          /* OOB: the page was flushed to its own location */
+#define UNPLACED UINT32_MAX         /* OOB: no power-loss flush placed it (QEMU stopped) */
+#define AT_HOME (UINT32_MAX - 1)    /* OOB: the normal flush put it at its own location */
 
 enum { REG_PLP, REG_BUF, REGIONS };
 enum { S_FREE, S_DIRTY, S_INFLIGHT, S_CLEAN };
@@ -44,7 +45,7 @@ typedef struct Oob {
     uint32_t sum;               /* of off, seq and the slot's data */
     uint64_t off;               /* original address (model offset) */
     uint64_t seq;
-    uint32_t chip;              /* where the power-loss flush put it, or AT_HOME */
+    uint32_t chip;              /* where the power-loss flush put it, AT_HOME, UNPLACED */
     uint32_t rpage;             /* page in the chip's reserved blocks */
 } Oob;
 
@@ -63,6 +64,7 @@ typedef struct ZoneList {
 } ZoneList;
 
 typedef struct Batch {
+    uint64_t zone;
     uint64_t done;
     uint32_t head;
     uint64_t count;
@@ -96,6 +98,12 @@ struct PlpBuffer {
     uint8_t *slots;             /* in the store */
     PlpStats st;
 };
+
+/* A function, not GLib's MAX: its arguments are calls that must run once. */
+static inline uint64_t later(uint64_t a, uint64_t b)
+{
+    return a > b ? a : b;
+}
 
 /* ---- store ---- */
 
@@ -164,7 +172,7 @@ static void oob_write(PlpBuffer *p, uint32_t slot, uint64_t off)
     __atomic_store_n(&o->magic, 0, __ATOMIC_RELEASE);
     o->off = off;
     o->seq = ++p->seq;
-    o->chip = o->rpage = AT_HOME;
+    o->chip = o->rpage = UNPLACED;
     o->sum = oob_sum(off, o->seq, slot_data(p, slot), p->cfg.sector_bytes);
     __atomic_store_n(&o->magic, OOB_MAGIC, __ATOMIC_RELEASE);
 }
@@ -364,10 +372,14 @@ static uint64_t first_done(const Region *r)
     return t;
 }
 
-static uint64_t last_done(const Region *r, uint64_t t)
+/* When the region's programs (of every zone: zone UINT64_MAX) are done. */
+static uint64_t last_done(const Region *r, uint64_t zone, uint64_t t)
 {
     for (guint i = 0; i < r->batches->len; i++) {
-        t = MAX(t, g_array_index(r->batches, Batch, i).done);
+        const Batch *b = &g_array_index(r->batches, Batch, i);
+        if (zone == UINT64_MAX || b->zone == zone) {
+            t = MAX(t, b->done);
+        }
     }
     return t;
 }
@@ -381,7 +393,7 @@ static uint64_t write_zone(PlpBuffer *p, Region *r, uint64_t zone, uint64_t t)
     ZoneList *zl = &r->zl[zone];
     uint64_t zbase = zone * p->zc->zone_bytes, done = t, end = 0;
     uint64_t run_lo = UINT64_MAX, run_hi = 0, run_secs = 0;
-    Batch b = { .head = zl->head, .count = zl->count };
+    Batch b = { .zone = zone, .head = zl->head, .count = zl->count };
 
     if (!zl->count) {
         return t;
@@ -393,7 +405,7 @@ static uint64_t write_zone(PlpBuffer *p, Region *r, uint64_t zone, uint64_t t)
         /* a run of consecutive pages goes out together */
         if (run_secs && pg != run_hi - 1 && pg != run_hi) {
             uint64_t pages = run_hi - run_lo;
-            done = MAX(done, zns_flash_program(p->cfg.flash, NULL, zone, run_lo, run_hi,
+            done = later(done, zns_flash_program(p->cfg.flash, NULL, zone, run_lo, run_hi,
                                                0, t));
             p->st.pad_sectors += pages * p->secs_per_page - run_secs;
             run_secs = 0;
@@ -412,7 +424,7 @@ static uint64_t write_zone(PlpBuffer *p, Region *r, uint64_t zone, uint64_t t)
     }
     if (run_secs) {
         uint64_t pages = run_hi - run_lo;
-        done = MAX(done, zns_flash_program(p->cfg.flash, NULL, zone, run_lo, run_hi, 0, t));
+        done = later(done, zns_flash_program(p->cfg.flash, NULL, zone, run_lo, run_hi, 0, t));
         p->st.pad_sectors += pages * p->secs_per_page - run_secs;
     }
     durable_set(p, zone, MAX(p->durable[zone], end));
@@ -426,21 +438,31 @@ static uint64_t write_zone(PlpBuffer *p, Region *r, uint64_t zone, uint64_t t)
     return done;
 }
 
-/* Writes every dirty sector of the region out (oldest zone first). */
+/* Writes the region's dirty sectors of zones [zlo, zhi) out (oldest zone first). */
+static uint64_t write_zones(PlpBuffer *p, Region *r, uint64_t zlo, uint64_t zhi, uint64_t t,
+                            PlpFlushCause cause)
+{
+    uint64_t done = t, sectors = 0;
+    GList *l = r->dirty_zones.head;
+
+    while (l) {
+        uint64_t zone = GPOINTER_TO_SIZE(l->data);
+        l = l->next;        /* write_zone unlinks this zone */
+        if (zone >= zlo && zone < zhi) {
+            sectors += r->zl[zone].count;
+            done = later(done, write_zone(p, r, zone, t));
+        }
+    }
+    if (sectors) {
+        p->st.flushes[cause]++;
+        p->st.flushed_sectors[cause] += sectors;
+    }
+    return done;
+}
+
 static uint64_t write_region(PlpBuffer *p, Region *r, uint64_t t, PlpFlushCause cause)
 {
-    uint64_t done = t, sectors = r->ndirty;
-
-    if (!sectors) {
-        return t;
-    }
-    while (!g_queue_is_empty(&r->dirty_zones)) {
-        uint64_t zone = GPOINTER_TO_SIZE(g_queue_peek_head(&r->dirty_zones));
-        done = MAX(done, write_zone(p, r, zone, t));
-    }
-    p->st.flushes[cause]++;
-    p->st.flushed_sectors[cause] += sectors;
-    return done;
+    return write_zones(p, r, 0, p->nr_zones, t, cause);
 }
 
 /*
@@ -698,20 +720,28 @@ uint64_t plp_read(PlpBuffer *p, uint64_t offset, uint64_t len, uint8_t *out, uin
     return hit;
 }
 
-uint64_t plp_flush(PlpBuffer *p, uint64_t now)
+uint64_t plp_flush_range(PlpBuffer *p, uint64_t offset, uint64_t len, uint64_t now)
 {
     Region *r = &p->reg[REG_BUF];
-    uint64_t t = MAX(now, p->barrier), done;
+    uint64_t t = MAX(now, p->barrier), zb = p->zc->zone_bytes, done;
+    uint64_t zlo = MIN(offset / zb, p->nr_zones);
+    uint64_t all = p->nr_zones * zb;
+    uint64_t zhi = (len > all ? all : MIN(offset + len, all) + zb - 1) / zb;
+    uint64_t before = p->st.flushes[PLP_CAUSE_HOST];
 
-    if (r->ndirty) {
-        done = write_region(p, r, t, PLP_CAUSE_HOST);
-    } else {
-        p->st.flushes[PLP_CAUSE_HOST]++;
-        done = t;
+    done = write_zones(p, r, zlo, zhi, t, PLP_CAUSE_HOST);
+    if (p->st.flushes[PLP_CAUSE_HOST] == before) {
+        p->st.flushes[PLP_CAUSE_HOST]++;    /* every Flush counts, even with nothing to do */
     }
-    done = last_done(r, done);
+    /* earlier programs of the region count too: the data is on flash when they are done */
+    done = last_done(r, UINT64_MAX, done);
     p->barrier = done;
     return done;
+}
+
+uint64_t plp_flush(PlpBuffer *p, uint64_t now)
+{
+    return plp_flush_range(p, 0, UINT64_MAX, now);
 }
 
 uint64_t plp_drain_zone(PlpBuffer *p, uint64_t zone, uint64_t written_bytes, uint64_t now)
@@ -723,7 +753,8 @@ uint64_t plp_drain_zone(PlpBuffer *p, uint64_t zone, uint64_t written_bytes, uin
     }
     for (int i = 0; i < REGIONS; i++) {
         sectors += p->reg[i].zl[zone].count;
-        done = MAX(done, write_zone(p, &p->reg[i], zone, t));
+        done = later(done, write_zone(p, &p->reg[i], zone, t));
+        done = last_done(&p->reg[i], zone, done);   /* earlier programs of the zone too */
     }
     if (sectors) {
         p->st.flushes[PLP_CAUSE_DRAIN]++;
@@ -807,15 +838,22 @@ static GArray *pages_of(PlpBuffer *p, const uint32_t *slots, uint32_t n)
     return pages;
 }
 
-/* Normal flush: every page to its own location. Returns when all are done. */
-static uint64_t flush_normal(PlpBuffer *p, NandModel *nand, GArray *pages, uint64_t now)
+/*
+ * Normal flush: every page to its own location (recorded in the OOB records when
+ * record). Returns when all are done.
+ */
+static uint64_t flush_normal(PlpBuffer *p, NandModel *nand, GArray *pages,
+                             const uint32_t *slots, uint64_t now, bool record)
 {
     uint64_t done = now;
 
     for (guint i = 0; i < pages->len; i++) {
         const PlpPage *pg = &g_array_index(pages, PlpPage, i);
-        done = MAX(done, zns_flash_program(p->cfg.flash, nand, pg->zone, pg->pg, pg->pg + 1,
-                                           0, now));
+        for (uint32_t k = 0; record && k < pg->count; k++) {
+            p->oob[slots[pg->first + k]].chip = AT_HOME;
+        }
+        done = later(done, zns_flash_program(p->cfg.flash, nand, pg->zone, pg->pg, pg->pg + 1,
+                                             0, now));
     }
     return done;
 }
@@ -852,7 +890,7 @@ static uint64_t flush_balanced(PlpBuffer *p, NandModel *nand, GArray *pages,
             }
         }
         chip_addr(nand, chip, next[chip], &a);
-        done = MAX(done, nand_op(nand, NAND_OP_PROGRAM, &a, now));
+        done = later(done, nand_op(nand, NAND_OP_PROGRAM, &a, now));
         if (record) {
             for (uint32_t k = 0; k < pg->count; k++) {
                 Oob *o = &p->oob[slots[pg->first + k]];
@@ -905,7 +943,7 @@ void plp_power_loss(PlpBuffer *p, uint64_t now, PlpLoss *out)
     uint64_t t_norm, t_bal;
 
     *out = (PlpLoss){ .pages = pages->len, .lost_sectors = buf->ndirty };
-    t_norm = flush_normal(p, balanced ? other : p->nand, pages, now);
+    t_norm = flush_normal(p, balanced ? other : p->nand, pages, slots, now, !balanced);
     t_bal = flush_balanced(p, balanced ? p->nand : other, pages, slots, now, balanced);
     nand_model_free(other);
     out->normal_ns = t_norm - now;
@@ -957,13 +995,16 @@ void plp_recover(PlpBuffer *p, uint64_t now, PlpRecovery *out)
         const Oob *o = &p->oob[slots[pg->first]];
         uint64_t t = now;
 
-        if (o->chip != AT_HOME && o->chip < nand_luns(&p->nand->geo)) {
+        /* a page at home costs nothing; one in a reserved block is read and moved home */
+        if (o->chip < nand_luns(&p->nand->geo)) {
             NandAddr a;
             chip_addr(p->nand, o->chip, o->rpage, &a);
             t = nand_op(p->nand, NAND_OP_READ, &a, now);
         }
-        done = MAX(done, zns_flash_program(p->cfg.flash, NULL, pg->zone, pg->pg, pg->pg + 1,
-                                           0, t));
+        if (o->chip != AT_HOME) {
+            done = later(done, zns_flash_program(p->cfg.flash, NULL, pg->zone, pg->pg,
+                                                 pg->pg + 1, 0, t));
+        }
         for (uint32_t k = 0; k < pg->count; k++) {
             uint32_t slot = slots[pg->first + k];
             uint64_t off = p->oob[slot].off, zone = zone_of(p, off);

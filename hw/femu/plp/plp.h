@@ -169,6 +169,8 @@ uint64_t plp_write(PlpBuffer *p, uint64_t offset, uint64_t len, const uint8_t *d
 uint64_t plp_read(PlpBuffer *p, uint64_t offset, uint64_t len, uint8_t *out, uint64_t now);
 /* NVMe Flush: writes the non-PLP region out; completion time. Later writes wait for it. */
 uint64_t plp_flush(PlpBuffer *p, uint64_t now);
+/* The same for the zones of [offset, offset + len) only (a Flush of one namespace). */
+uint64_t plp_flush_range(PlpBuffer *p, uint64_t offset, uint64_t len, uint64_t now);
 /*
  * Zone Finish/Close: writes the zone's data out (both regions); the zone's data up to
  * written_bytes is durable from then on. Completion time.

@@ -593,7 +593,8 @@ uint64_t zns_flash_program(ZnsFlash *f, NandModel *nand, uint64_t zone, uint64_t
     for (uint64_t pg = pg_lo; pg < pg_hi; pg++) {
         NandAddr a;
         zns_flash_locate(f, zone, pg, &a);
-        done = MAX(done, nand_op(nand ? nand : f->nand, NAND_OP_PROGRAM, &a, now_ns));
+        uint64_t t = nand_op(nand ? nand : f->nand, NAND_OP_PROGRAM, &a, now_ns);
+        done = MAX(done, t);
     }
     if (!nand || nand == f->nand) {
         f->st.pages_programmed += pg_hi > pg_lo ? pg_hi - pg_lo : 0;

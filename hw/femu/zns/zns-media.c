@@ -67,7 +67,10 @@ static uint64_t plp_submit(ZnsMedia *m, const FemuMediaReq *req)
         }
         break;
     case FEMU_MEDIA_FLUSH:
-        done = plp_flush(m->plp, t);
+        /* a Flush of one namespace (ns_end given) writes out that namespace's zones */
+        done = req->ns_end > req->offset
+               ? plp_flush_range(m->plp, req->offset, req->ns_end - req->offset, t)
+               : plp_flush(m->plp, t);
         break;
     case FEMU_MEDIA_ZONE_RESET:
         plp_reset_zone(m->plp, zone, t);
