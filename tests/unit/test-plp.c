@@ -1218,6 +1218,31 @@ static void test_store_other_config(void)
     rig_free(r);
 }
 
+/*
+ * The worst case the capacitors must cover: a full PLP region of 32 pages written from
+ * zone 0 on. With stripe 1 a zone is one chip: the normal flush programs 16 pages on each
+ * of two chips (channel transfers overlap other chips' programs), the balanced one 8 per
+ * chip on all four.
+ */
+static void test_worst_case(void)
+{
+    Rig *r = rig_new(opts(1, 32 * SPP, 8 * SPP, 70));
+    PlpLoss w;
+
+    plp_worst_case(r->p, &w);
+    g_assert_cmpuint(w.pages, ==, 32);
+    g_assert_cmpuint(w.normal_ns, >=, 16 * TPROG + TXFER);
+    g_assert_cmpuint(w.normal_ns, <=, 16 * TP + TXFER);
+    g_assert_cmpuint(w.balanced_ns, >=, 8 * TPROG + TXFER);
+    g_assert_cmpuint(w.balanced_ns, <=, 8 * TP + 2 * TXFER);
+    g_assert_cmpfloat_with_epsilon(w.balanced_uj, plp_energy_uj(r->p, 32, w.balanced_ns), 1e-6);
+    g_assert_cmpfloat(w.balanced_uf, <, w.normal_uf);
+    /* nothing of the buffer or its timelines changed */
+    g_assert_cmpuint(nand(r)->stats.programs, ==, 0);
+    g_assert_cmpuint(nand_all_idle_ns(nand(r)), ==, 0);
+    rig_free(r);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1238,6 +1263,7 @@ int main(int argc, char **argv)
     g_test_add_func("/plp/power-loss/oob-round-trip", test_oob_round_trip);
     g_test_add_func("/plp/power-loss/spor-durable-ends", test_spor_durable_ends);
     g_test_add_func("/plp/power-loss/random", test_random_power_loss);
+    g_test_add_func("/plp/power-loss/worst-case", test_worst_case);
     g_test_add_func("/plp/config/refused", test_config_refused);
     g_test_add_func("/plp/config/store-other-config", test_store_other_config);
     return g_test_run();

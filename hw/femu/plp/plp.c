@@ -96,6 +96,7 @@ struct PlpBuffer {
     uint64_t *durable;          /* in the store */
     Oob *oob;                   /* in the store */
     uint8_t *slots;             /* in the store */
+    PlpLoss worst;              /* plp_worst_case, at creation */
     PlpStats st;
 };
 
@@ -613,6 +614,7 @@ PlpBuffer *plp_new(const PlpConfig *c, char **err)
             p->seq = MAX(p->seq, p->oob[i].seq);
         }
     }
+    plp_worst_case(p, &p->worst);
     return p;
 }
 
@@ -1023,6 +1025,36 @@ void plp_recover(PlpBuffer *p, uint64_t now, PlpRecovery *out)
     g_array_free(pages, TRUE);
 }
 
+void plp_worst_case(const PlpBuffer *p, PlpLoss *out)
+{
+    PlpBuffer *q = (PlpBuffer *)p;      /* nothing of p changes: no OOB is recorded */
+    uint64_t n = (p->cfg.plp_bytes + p->page_bytes - 1) / p->page_bytes;
+    uint64_t cap = p->zc->zone_cap_bytes / p->page_bytes;
+    GArray *pages = g_array_sized_new(FALSE, FALSE, sizeof(PlpPage), n);
+    NandModel *a = nand_model_copy(p->nand), *b = nand_model_copy(p->nand);
+    uint64_t luns = nand_luns(&p->nand->geo);
+
+    for (NandModel **m = (NandModel *[]){ a, b, NULL }; *m; m++) {
+        memset((*m)->lun_free, 0, luns * sizeof(uint64_t));
+        memset((*m)->ch_free, 0, p->nand->geo.nchs * sizeof(uint64_t));
+    }
+    /* a full region of data written in order from zone 0, as a log would */
+    for (uint64_t i = 0; i < n; i++) {
+        PlpPage pg = { .zone = i / cap % p->nr_zones, .pg = i % cap, .count = 1 };
+        g_array_append_val(pages, pg);
+    }
+    *out = (PlpLoss){ .pages = n };
+    out->normal_ns = flush_normal(q, a, pages, NULL, 0, false);
+    out->balanced_ns = flush_balanced(q, b, pages, NULL, 0, false);
+    out->normal_uj = plp_energy_uj(p, n, out->normal_ns);
+    out->balanced_uj = plp_energy_uj(p, n, out->balanced_ns);
+    out->normal_uf = plp_capacitance_uf(out->normal_uj);
+    out->balanced_uf = plp_capacitance_uf(out->balanced_uj);
+    nand_model_free(a);
+    nand_model_free(b);
+    g_array_free(pages, TRUE);
+}
+
 uint64_t plp_durable_end(const PlpBuffer *p, uint64_t zone)
 {
     return zone < p->nr_zones ? p->durable[zone] : 0;
@@ -1084,6 +1116,13 @@ void plp_emit_stats(const PlpBuffer *p, FemuMediaStatFn *emit, void *opaque)
     emit(opaque, "plp_loss_balanced_energy_uj", s->pl_balanced_uj);
     emit(opaque, "plp_loss_normal_capacitance_uf", s->pl_normal_uf);
     emit(opaque, "plp_loss_balanced_capacitance_uf", s->pl_balanced_uf);
+    emit(opaque, "plp_worst_pages", p->worst.pages);
+    emit(opaque, "plp_worst_normal_flush_ns", p->worst.normal_ns);
+    emit(opaque, "plp_worst_balanced_flush_ns", p->worst.balanced_ns);
+    emit(opaque, "plp_worst_normal_energy_uj", p->worst.normal_uj);
+    emit(opaque, "plp_worst_balanced_energy_uj", p->worst.balanced_uj);
+    emit(opaque, "plp_worst_normal_capacitance_uf", p->worst.normal_uf);
+    emit(opaque, "plp_worst_balanced_capacitance_uf", p->worst.balanced_uf);
     emit(opaque, "plp_spor_sectors", s->spor_sectors);
     emit(opaque, "plp_spor_pages", s->spor_pages);
     emit(opaque, "plp_spor_ns", s->spor_ns);

@@ -195,6 +195,11 @@ void plp_recover(PlpBuffer *p, uint64_t now, PlpRecovery *out);
 /* Bytes from the zone's start up to the end of its last durable (programmed) sector. */
 uint64_t plp_durable_end(const PlpBuffer *p, uint64_t zone);
 
+/*
+ * What the capacitors must cover at worst: the PLP region full of data written in order
+ * from zone 0 (as a log is), flushed by each method on idle chips.
+ */
+void plp_worst_case(const PlpBuffer *p, PlpLoss *out);
 /* Hold-up energy (uJ) and capacitance (uF) for a flush of pages pages taking ns. */
 double plp_energy_uj(const PlpBuffer *p, uint64_t pages, uint64_t ns);
 double plp_capacitance_uf(double energy_uj);
