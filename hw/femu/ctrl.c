@@ -563,7 +563,7 @@ static void femu_reset(DeviceState *dev)
 
     qemu_mutex_lock(&n->lock);
     if (n->power_lost) {
-        /* power back: recovery first, so that the reset's zone closes see its result */
+        /* power back: recovery first, so that the reset's own work sees its result */
         femu_ns_power_on(n);
         qatomic_set(&n->power_lost, false);
         trace_femu_power_restored();
