@@ -419,7 +419,8 @@ if [[ $(id -u) == 0 ]] && command -v chroot >/dev/null; then
 		"/sbin/blkzone --version" "/bin/lsblk --version" \
 		"/usr/sbin/mkzonefs --help" "/sbin/mkfs.btrfs --version" "/bin/btrfs --version" \
 		"/sbin/mkfs.ext4 -V" "/usr/local/bin/ocssd help" "/usr/local/bin/hostftl help" \
-		"/usr/local/bin/plp-write help" "/usr/local/bin/plp-load help"; do
+		"/usr/local/bin/plp-write help" "/usr/local/bin/plp-load help" \
+		"/usr/bin/db_bench --version" "/usr/bin/ldb --version"; do
 		chroot "$root" $t >/dev/null || die "'$t' does not run in the initramfs tree"
 	done
 fi
