@@ -645,6 +645,12 @@ static uint64_t write_through(PlpBuffer *p, uint64_t offset, uint64_t len, const
     uint64_t pg_lo = zoff / p->page_bytes, pg_hi = (zoff + len + p->page_bytes - 1) /
                                                    p->page_bytes;
 
+    for (uint64_t at = 0; at < len; at += p->cfg.sector_bytes) {
+        uint32_t old;
+        if (lookup(p, offset + at, &old)) {
+            unmap(p, old);      /* no older copy may answer a read */
+        }
+    }
     if (data) {
         memcpy(p->cfg.data + offset, data, len);
     } else {
