@@ -48,79 +48,48 @@ static uint64_t flash_read(ZnsMedia *m, const FemuMediaReq *req, uint64_t t)
  * With plp the buffer holds the data: writes go into it, reads take what it holds (a read
  * it serves entirely costs no NAND time), and programs happen when it writes data out.
  */
-static uint64_t plp_submit(ZnsMedia *m, const FemuMediaReq *req)
+static uint64_t zns_submit(FemuMedia *fm, const FemuMediaReq *req)
 {
+    ZnsMedia *m = (ZnsMedia *)fm;
     uint64_t t = req->arrival_ns, done = t, zone = req->offset / m->zone_bytes;
 
     switch (req->op) {
     case FEMU_MEDIA_READ:
-        if (!req->read_buf ||
+        if (!m->plp || !req->read_buf ||
             plp_read(m->plp, req->offset, req->len, req->read_buf, t) < req->len) {
             done = flash_read(m, req, t);
         }
         break;
     case FEMU_MEDIA_WRITE:
     case FEMU_MEDIA_WRITE_ZEROES:
-        done = plp_write(m->plp, req->offset, req->len, req->data, req->protect, t);
+        done = m->plp ? plp_write(m->plp, req->offset, req->len, req->data, req->protect, t)
+                      : zns_flash_write(m->flash, req->offset, req->len, t);
         if (m->sra) {
             sra_write(m->sra, req->nsid, t, done);
         }
         break;
     case FEMU_MEDIA_FLUSH:
-        /* a Flush of one namespace (ns_end given) writes out that namespace's zones */
-        done = req->ns_end > req->offset
-               ? plp_flush_range(m->plp, req->offset, req->ns_end - req->offset, t)
-               : plp_flush(m->plp, t);
+        if (!m->plp) {
+            done = zns_flash_flush(m->flash, t);
+        } else if (req->ns_end > req->offset) {
+            /* a Flush of one namespace writes out that namespace's zones */
+            done = plp_flush_range(m->plp, req->offset, req->ns_end - req->offset, t);
+        } else {
+            done = plp_flush(m->plp, t);
+        }
         break;
     case FEMU_MEDIA_ZONE_RESET:
-        plp_reset_zone(m->plp, zone, t);
+        if (m->plp) {
+            plp_reset_zone(m->plp, zone, t);
+        }
         done = zns_flash_reset_zone(m->flash, zone, t);
         if (m->sra) {
             sra_discard(m->sra, req->nsid, t, done);
         }
         break;
     case FEMU_MEDIA_ZONE_DRAIN:
-        done = plp_drain_zone(m->plp, zone, req->len, t);
-        break;
-    case FEMU_MEDIA_DEALLOCATE:
-        if (m->sra) {
-            sra_discard(m->sra, req->nsid, t, t);
-        }
-        break;
-    }
-    return MAX(done, t);
-}
-
-static uint64_t zns_submit(FemuMedia *fm, const FemuMediaReq *req)
-{
-    ZnsMedia *m = (ZnsMedia *)fm;
-    uint64_t t = req->arrival_ns, done = t;
-
-    if (m->plp) {
-        return plp_submit(m, req);
-    }
-    switch (req->op) {
-    case FEMU_MEDIA_READ:
-        done = flash_read(m, req, t);
-        break;
-    case FEMU_MEDIA_WRITE:
-    case FEMU_MEDIA_WRITE_ZEROES:
-        done = zns_flash_write(m->flash, req->offset, req->len, t);
-        if (m->sra) {
-            sra_write(m->sra, req->nsid, t, done);
-        }
-        break;
-    case FEMU_MEDIA_FLUSH:
-        done = zns_flash_flush(m->flash, t);
-        break;
-    case FEMU_MEDIA_ZONE_RESET:
-        done = zns_flash_reset_zone(m->flash, req->offset / m->zone_bytes, t);
-        if (m->sra) {
-            sra_discard(m->sra, req->nsid, t, done);
-        }
-        break;
-    case FEMU_MEDIA_ZONE_DRAIN:
-        done = zns_flash_drain_zone(m->flash, req->offset / m->zone_bytes, t);
+        done = m->plp ? plp_drain_zone(m->plp, zone, req->len, t)
+                      : zns_flash_drain_zone(m->flash, zone, t);
         break;
     case FEMU_MEDIA_DEALLOCATE:
         /* a zone reset is how zoned space is freed; the host still asked to discard */
