@@ -959,8 +959,14 @@ static void zns_power_on(FemuCtrl *n)
                 plp_set_durable_end(p, first + z, (zone->wp - zone->zslba) << ns->lba_shift);
                 continue;
             }
-            rolled += zone_rollback(zs, z, zone->zslba +
-                                    (plp_durable_end(p, first + z) >> ns->lba_shift));
+            if (zone_rollback(zs, z, zone->zslba +
+                              (plp_durable_end(p, first + z) >> ns->lba_shift))) {
+                /* nothing above a write pointer, even a program QEMU stopped in */
+                uint64_t from = ns->backend_offset + (zone->wp << ns->lba_shift);
+                femu_backend_zero(n, from, ns->backend_offset +
+                                  ((zone->zslba + zs->cfg.zone_size) << ns->lba_shift) - from);
+                rolled++;
+            }
         }
     }
     trace_femu_plp_power_on(rec.sectors, rec.pages, rec.ns, rolled);
