@@ -25,8 +25,9 @@ shell on the serial console (Ctrl-A x quits QEMU, 'exit' powers off).
                     or the size of an existing --backing file)
   --backing FILE    keep the device's data in FILE (created sparse if missing,
                     --size MiB plus 16 MiB for the device's metadata such as
-                    zone state, 64 MiB with --mode 0 for chunk state and OOB;
-                    shared file backend, so data survives restarts)
+                    zone state, 64 MiB with --mode 0 for chunk state and OOB,
+                    plus plp_buf_mb * 17/16 + 4 MiB with plp= in --dev for the
+                    PLP store; shared file backend, so data survives restarts)
   --stock-nvme      use QEMU's own 'nvme' device on an equivalent raw file
                     (the reference for benchmarks); --dev then adds nvme props
   --with-stock      keep the femu device and add QEMU's stock 'nvme' next to it
@@ -101,6 +102,13 @@ check_int --smp "$smp" 1 32
 check_int --mode "$mode" 0 3
 # whitebox keeps 16 bytes of OOB per 4 KiB sector after the data too (64 MiB: 12 GiB)
 ((mode != 0)) || meta_mb=64
+# with plp= the protected region is mirrored after the zone state: its size, 1/16 more for
+# the sectors' OOB records (512-byte LBAs) and a little for the zones' durable ends
+if [[ ,$dev, =~ ,plp=[^,]+, ]]; then
+	plp_mb=32
+	[[ ! ,$dev, =~ ,plp_buf_mb=([0-9]+), ]] || plp_mb=${BASH_REMATCH[1]}
+	meta_mb=$((meta_mb + plp_mb + plp_mb / 16 + 4))
+fi
 [[ -z $cmd_set || -n $cmd ]] || die "--cmd needs a non-empty command"
 prop='[A-Za-z_][A-Za-z0-9_.-]*=[^,]*'
 [[ -z $dev || $dev =~ ^$prop(,$prop)*$ ]] ||
