@@ -25,7 +25,7 @@ while (($#)); do
 	--dir) dir=${2:?--dir needs a value}; shift 2 ;;
 	--keep) keep=1; shift ;;
 	--dev) extra_dev=${2:?--dev needs a value}; shift 2 ;;
-	--help | -h) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--help | -h) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "$prog: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -49,9 +49,9 @@ else
 fi
 backing=$dir/drive.img sock=$dir/qmp.sock
 rm -f "$backing" "$sock"
-# 64 MiB, 32 zones of 2 MiB (4096 LBAs of 512 bytes); buffers that fit the run scripts'
-# 16 MiB metadata area
-dev="zns_zone_size_mb=2,plp=selective,plp_zones=0-1,plp_buf_mb=8,buf_mb=16${extra_dev:+,$extra_dev}"
+# 64 MiB, 32 zones of 2 MiB (4096 LBAs of 512 bytes); the default buffers (PLP 32 MiB,
+# non-PLP 64 MiB: the launcher makes room for the PLP store in the backing file)
+dev="zns_zone_size_mb=2,plp=selective,plp_zones=0-1${extra_dev:+,$extra_dev}"
 run=("$here/run-zns.sh" --size 64 --backing "$backing" --dev "$dev" --timeout 300)
 cut=(python3 "$here/femu-power-cut.py" --qmp "$sock")
 
