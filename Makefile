@@ -27,13 +27,14 @@ endif
 # directory so that the normal build is not disturbed.
 SAN_BUILD := $(if $(filter yes,$(FEMU_SANITIZERS)),$(BUILD),$(BUILD)/sanitizers)
 
-.PHONY: all qemu image demo unit unit-build qtest guest check check-sanitizers bench venv clean help
+.PHONY: all qemu image demo demo-plp unit unit-build qtest guest check check-sanitizers bench venv clean help
 
 all: qemu image
 
 help:
 	@echo "./configure   choose the build directory, QEMU source, debug/sanitizer/fuzzing builds (--help)"
 	@echo "make demo     boot a guest with an emulated zoned NVMe SSD and show it working"
+	@echo "make demo-plp a selective-PLP zoned drive: write, cut power, restart, show what survived"
 	@echo "make          build QEMU with FEMU ($(BUILD)/qemu-system-x86_64) and the guest image"
 	@echo "make qemu     build only QEMU (incremental after edits to hw/femu)"
 	@echo "make image    build only the guest image ($(BUILD)/image)"
@@ -53,6 +54,9 @@ image:
 # Boots a zoned drive (1 GiB, 256 zones of 4 MiB), shows it, and writes and verifies data.
 demo: qemu image
 	@femu-scripts/run-zns.sh --size 1024 --dev zns_zone_size_mb=4 --cmd "$$(cat femu-scripts/demo-guest.sh)"
+
+demo-plp: qemu image
+	@femu-scripts/demo-plp.sh
 
 # The venv comes from Debian's python3 so that it is the same on every machine.
 venv:
