@@ -40,12 +40,12 @@ class Drive:
         self.ctrl.enable(css=nvme.CC_CSS_ALL)
         self.sq = self.ctrl.create_io_queues(1, entries=64)
 
-    def write(self, lba, data, protect=False, nsid=1, opc=IO_WRITE):
+    def write(self, lba, data, protect=False, nsid=1, opc=IO_WRITE, fua=False):
         addr = self.ctrl.buffer(len(data), data)
         p1, p2 = self.ctrl.prps(addr, len(data))
         c = self.ctrl.execute(self.sq, cmd(opc, nsid=nsid, prp1=p1, prp2=p2,
                                            cdw10=lba & 0xFFFFFFFF, cdw11=lba >> 32,
-                                           cdw12=len(data) // BS - 1,
+                                           cdw12=len(data) // BS - 1 | fua << 30,
                                            cdw3=1 if protect else 0))
         assert c.ok, c
         return c
@@ -313,5 +313,23 @@ def test_flush_of_one_namespace(tmp_path):
         d.cut()
         d.power_on()
         assert d.read(0, 4, nsid=2) == blob(4, 3)
+    finally:
+        d.close()
+
+
+def test_fua_write_is_on_flash_when_it_completes(tmp_path):
+    """Force Unit Access on an unprotected write: programmed (with the zone's earlier
+    unprotected data, which goes first) before the completion; other zones stay buffered."""
+    d = Drive(tmp_path, extra="plp=none")
+    try:
+        d.write(0, blob(4, 1))
+        d.write(4, blob(4, 2), fua=True)
+        d.write(ZONE, blob(4, 3))
+        st = d.stats()
+        assert st["plp_flushes_fua"] == 1 and st["plp_flushed_sectors_fua"] == 8
+        d.cut()
+        d.power_on()
+        assert d.zone(0)["wp"] == 8 and d.read(0, 8) == blob(4, 1) + blob(4, 2)
+        assert d.zone(1)["zs"] == ZS_EMPTY
     finally:
         d.close()

@@ -37,6 +37,7 @@ typedef struct FemuMediaReq {
     const void *data;
     void *read_buf;
     bool protect;
+    bool fua;               /* Force Unit Access: complete when the data is on flash */
 } FemuMediaReq;
 
 typedef struct FemuMedia FemuMedia;

@@ -772,6 +772,23 @@ uint64_t plp_drain_zone(PlpBuffer *p, uint64_t zone, uint64_t written_bytes, uin
     return done;
 }
 
+uint64_t plp_write_out_zone(PlpBuffer *p, uint64_t zone, uint64_t now)
+{
+    Region *r = &p->reg[REG_BUF];
+    uint64_t t = MAX(now, p->barrier), done, sectors;
+
+    if (zone >= p->nr_zones) {
+        return now;
+    }
+    sectors = r->zl[zone].count;
+    done = write_zone(p, r, zone, t);
+    if (sectors) {
+        p->st.flushes[PLP_CAUSE_FUA]++;
+        p->st.flushed_sectors[PLP_CAUSE_FUA] += sectors;
+    }
+    return last_done(r, zone, done);
+}
+
 void plp_reset_zone(PlpBuffer *p, uint64_t zone, uint64_t now)
 {
     (void)now;      /* dropping buffers takes no time; the erase is zns-flash's */
@@ -1093,7 +1110,8 @@ void plp_set_durable_end(PlpBuffer *p, uint64_t zone, uint64_t bytes)
 
 void plp_emit_stats(const PlpBuffer *p, FemuMediaStatFn *emit, void *opaque)
 {
-    static const char *const cause[PLP_CAUSES] = { "host", "threshold", "space", "drain" };
+    static const char *const cause[PLP_CAUSES] = { "host", "threshold", "space", "drain",
+                                                   "fua" };
     const PlpStats *s = plp_stats(p);
 
     emit(opaque, "plp_region_bytes", p->cfg.plp_bytes);

@@ -74,6 +74,7 @@ typedef enum PlpFlushCause {
     PLP_CAUSE_THRESHOLD,    /* the region's dirty data passed flush_pct */
     PLP_CAUSE_SPACE,        /* a write found no free buffer */
     PLP_CAUSE_DRAIN,        /* Zone Finish or Close (or a controller shutdown) */
+    PLP_CAUSE_FUA,          /* a write with Force Unit Access that was not protected */
     PLP_CAUSES
 } PlpFlushCause;
 
@@ -176,6 +177,11 @@ uint64_t plp_flush_range(PlpBuffer *p, uint64_t offset, uint64_t len, uint64_t n
  * written_bytes is durable from then on. Completion time.
  */
 uint64_t plp_drain_zone(PlpBuffer *p, uint64_t zone, uint64_t written_bytes, uint64_t now);
+/*
+ * Force Unit Access of an unprotected write: writes the zone's non-PLP data out (it is in
+ * order, so the write's data goes with what precedes it) and returns when it is programmed.
+ */
+uint64_t plp_write_out_zone(PlpBuffer *p, uint64_t zone, uint64_t now);
 /* Zone Reset: drops the zone's buffered data unwritten (its erase is zns-flash's). */
 void plp_reset_zone(PlpBuffer *p, uint64_t zone, uint64_t now);
 

@@ -62,8 +62,14 @@ static uint64_t zns_submit(FemuMedia *fm, const FemuMediaReq *req)
         break;
     case FEMU_MEDIA_WRITE:
     case FEMU_MEDIA_WRITE_ZEROES:
-        done = m->plp ? plp_write(m->plp, req->offset, req->len, req->data, req->protect, t)
-                      : zns_flash_write(m->flash, req->offset, req->len, t);
+        if (!m->plp) {
+            done = zns_flash_write(m->flash, req->offset, req->len, t);
+        } else {
+            done = plp_write(m->plp, req->offset, req->len, req->data, req->protect, t);
+            if (req->fua && !req->protect) {
+                done = plp_write_out_zone(m->plp, zone, done);
+            }
+        }
         if (m->sra) {
             sra_write(m->sra, req->nsid, t, done);
         }

@@ -502,6 +502,7 @@ static uint16_t zns_write_buffered(FemuCtrl *n, FemuRequest *req, FemuNamespace 
         .offset = ns->backend_offset + (lba << ns->lba_shift),
         .protect = plp_protects(z->plp_mode, flagged,
                                 plp_zone_in(z->plp_zones, zone_index(z->zones, lba))),
+        .fua = le16_to_cpu(((const NvmeRwCmd *)cmd)->control) & NVME_RW_FUA,
     };
 
     if (cmd->opcode == NVME_CMD_WRITE_ZEROES) {
