@@ -1218,6 +1218,31 @@ static void test_store_other_config(void)
     rig_free(r);
 }
 
+/* FUA: the zone's unprotected data goes out, in order, and nothing of other zones. */
+static void test_write_out_zone(void)
+{
+    Rig *r = rig_new(opts(1, 16 * SPP, 16 * SPP, 100));
+    uint64_t t = 1000, done;
+
+    wr(r, 0, 0, 12, false, 1, t);
+    wr(r, 1, 0, 4, false, 1, t);
+    wr(r, 0, 12, 2, true, 1, t);          /* protected: stays in the PLP region */
+    done = plp_write_out_zone(r->p, 0, t);
+    g_assert_cmpuint(done, >=, t + TPROG);
+    g_assert_cmpuint(done, <=, t + 2 * TP + TXFER);
+    assert_data(r, 0, 0, 12, 1);
+    assert_zero(r, 0, 12, 2);
+    assert_zero(r, 1, 0, 4);
+    g_assert_cmpuint(st(r)->flushes[PLP_CAUSE_FUA], ==, 1);
+    g_assert_cmpuint(st(r)->flushed_sectors[PLP_CAUSE_FUA], ==, 12);
+    g_assert_cmpuint(plp_durable_end(r->p, 0), ==, 12 * SEC);
+    /* nothing left to write: done at once, not counted */
+    g_assert_cmpuint(plp_write_out_zone(r->p, 1, done) - done, >=, TPROG);
+    g_assert_cmpuint(plp_write_out_zone(r->p, 1, 10 * done), ==, 10 * done);
+    g_assert_cmpuint(st(r)->flushes[PLP_CAUSE_FUA], ==, 2);
+    rig_free(r);
+}
+
 /*
  * The worst case the capacitors must cover: a full PLP region of 32 pages written from
  * zone 0 on. With stripe 1 a zone is one chip: the normal flush programs 16 pages on each
@@ -1264,6 +1289,7 @@ int main(int argc, char **argv)
     g_test_add_func("/plp/power-loss/spor-durable-ends", test_spor_durable_ends);
     g_test_add_func("/plp/power-loss/random", test_random_power_loss);
     g_test_add_func("/plp/power-loss/worst-case", test_worst_case);
+    g_test_add_func("/plp/write-out/fua-zone", test_write_out_zone);
     g_test_add_func("/plp/config/refused", test_config_refused);
     g_test_add_func("/plp/config/store-other-config", test_store_other_config);
     return g_test_run();
