@@ -22,14 +22,11 @@ gap with K at least the acknowledged count, and their values must equal those of
 fillseq run again to K keys in RAM (db_bench's values are a fixed sequence). The device's
 counters must show that the cut flushed protected data and that the power-up put it back.
 
-PLP_ROCKSDB_SEED fixes the cut point (default: random, printed). About a minute.
+PLP_ROCKSDB_SEED fixes the cut point (default: random, printed). About 30 s.
 
-Known failure (device, at the time of writing): a Write with FUA on a namespace without
-protection is acknowledged from the volatile buffer and lost at a cut, so btrfs's last
-superblock (written with FUA after a flush) on the data namespace can vanish with the
-MANIFEST update it carried while the WAL it retired is already gone: an SST's worth of
-acknowledged keys (about 300) is missing after the restart, in most runs. With plp=full
-on both namespaces (no volatile data) or without plp= the same test passes.
+A FUA write on the data namespace must be durable when it completes: btrfs's superblock
+is one, and without that an SST's worth of acknowledged keys (about 300) went missing in
+most runs (the device acknowledged FUA writes from its volatile buffer before cd1195f).
 """
 
 import importlib.util
@@ -45,7 +42,6 @@ from guestlib import ENV, SCRIPTS, STOCK, launch_argv
 
 ZONE_MB = 4
 NS_MB = 512
-# the PLP region's store must fit the 16 MiB the launcher keeps after the data
 DEV = (f"namespaces=2,ns_sizes_mb={NS_MB}:{NS_MB},zns_zone_size_mb={ZONE_MB},"
        "plp=none:full,plp_buf_mb=8,buf_mb=16")
 VALUE = 800
@@ -194,7 +190,7 @@ def test_rocksdb_survives_power_cut(plp_qemu, tmp_path):
     keys = [int(x[:18], 16) for x in between(out, "@@KEYS@@", "@@KEYS-END@@").split()]
     runs = key_runs(keys)
     report = f"key runs {runs}\n{report}"
-    # the data namespace is made durable only by Flush and FUA (see the docstring)
+    # the data namespace is made durable only by Flush and FUA
     assert keys and runs[0][0] == 0 and len(runs) == 1, f"keys missing or out of place\n{report}"
     assert len(keys) >= n_acked, f"acknowledged keys lost\n{report}"
     assert vals.get("VALUE_LENGTHS", "").split() == [str(VALUE)], report
