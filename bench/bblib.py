@@ -151,6 +151,16 @@ class Guest:
                                             property="stats")
                     for d in self.devices}
 
+    def power_cut(self, serial):
+        """Cuts the power of one device now (QMP qom-set power-cut): its statistics
+        (before, after) the cut."""
+        dev = next(d for d in self.devices if d.serial == serial)
+        path = f"/machine/peripheral/{dev.id}"
+        with self._lock:
+            before = self._qmp.cmd("qom-get", path=path, property="stats")
+            self._qmp.cmd("qom-set", path=path, property="power-cut", value=True)
+            return before, self._qmp.cmd("qom-get", path=path, property="stats")
+
     def _sampler(self, stop):
         while not stop.wait(self.sample_s):
             try:

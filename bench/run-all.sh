@@ -1,8 +1,8 @@
 #!/bin/bash
 # Every benchmark in bench/, one after another, each with its wall time. They
 # print figures; they are not tests and never fail on a number.
-# By default each runs in its short form (--short, about 28 minutes in all on
-# 2 cores); FEMU_BENCH_FULL=1 runs them at full length (about 53 minutes).
+# By default each runs in its short form (--short, about 34 minutes in all on
+# 2 cores); FEMU_BENCH_FULL=1 runs them at full length (about 72 minutes).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # they need qemu.qmp and matplotlib: the project's venv
@@ -11,7 +11,8 @@ py=$here/../build/venv/bin/python3
 short=(--short)
 [[ ${FEMU_BENCH_FULL:-0} == 1 ]] && short=()
 for b in nossd-vs-stock bb-latency bb-parallelism bb-gc-waf zns-vs-blackbox zns-stripe \
-	zns-gc-free wb-pu-scaling wb-vs-modes wb-gc sra-readahead; do
+	zns-gc-free wb-pu-scaling wb-vs-modes wb-gc sra-readahead plp-flush-time plp-dbbench \
+	plp-size-sweep; do
 	echo
 	echo "=== $b ${short[*]}"
 	start=$SECONDS
