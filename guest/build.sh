@@ -9,9 +9,10 @@ mkdir -p "$out"
 cc=${CC:-gcc}
 cflags=(-static -O2 -Wall -s)
 # ocssd: the OCSSD 2.0 command-line tool
-"$cc" "${cflags[@]}" -o "$out/ocssd" "$here/ocssd/ocssd.c" "$here/ocssd/oc-nvme.c" -lpthread
+cli=$here/cli/cli.c     # the command-line helpers they share
+"$cc" "${cflags[@]}" -o "$out/ocssd" "$here/ocssd/ocssd.c" "$here/ocssd/oc-nvme.c" "$cli" -lpthread
 # hostftl: the host FTL behind an NBD device (uses ocssd's passthrough library)
-"$cc" "${cflags[@]}" -o "$out/hostftl" "$here"/hostftl/*.c "$here/ocssd/oc-nvme.c" -lpthread
+"$cc" "${cflags[@]}" -o "$out/hostftl" "$here"/hostftl/*.c "$here/ocssd/oc-nvme.c" "$cli" -lpthread
 # plp-write, plp-load: writes with the power-loss protection flag, and the power-cut test load
-"$cc" "${cflags[@]}" -o "$out/plp-write" "$here/plp/plp-write.c" "$here/plp/plp-nvme.c" "$here/plp/plp-pattern.c"
-"$cc" "${cflags[@]}" -o "$out/plp-load" "$here/plp/plp-load.c" "$here/plp/plp-nvme.c" "$here/plp/plp-pattern.c"
+"$cc" "${cflags[@]}" -o "$out/plp-write" "$here/plp/plp-write.c" "$here/plp/plp-nvme.c" "$here/plp/plp-pattern.c" "$cli"
+"$cc" "${cflags[@]}" -o "$out/plp-load" "$here/plp/plp-load.c" "$here/plp/plp-nvme.c" "$here/plp/plp-pattern.c" "$cli"

@@ -16,6 +16,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #define _GNU_SOURCE
+#include "../cli/cli.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -68,18 +69,6 @@ static const char usage_text[] =
 "+ padding), by GC, WAF = device / host, chunk erases, lines collected. They are\n"
 "printed at exit, written to " RUN_DIR "/NAME.stats on SIGUSR1 and at exit;\n"
 "the server's log is " RUN_DIR "/NAME.log.\n";
-
-static void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    fprintf(stderr, "hostftl: ");
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, " (see hostftl help)\n");
-    exit(2);
-}
 
 struct opts {
     const char *dev, *nbd;
@@ -169,7 +158,7 @@ static struct mem_dev *mem_device(const char *spec, struct ftl_geo *g)
     long mb = strtol(spec + 4, &end, 10);
     struct mem_dev *m;
     if (*end || mb < 64 || mb > 4096)
-        usage_error("--dev mem:MiB needs a size in 64..4096 (got '%s')", spec);
+        cli_usage_error("--dev mem:MiB needs a size in 64..4096 (got '%s')", spec);
     *g = (struct ftl_geo){ .num_grp = 2, .num_pu = 4, .num_chk = mb / 8, .clba = 256,
                            .ws_min = 4, .ws_opt = 8, .sector_size = 4096 };
     m = mem_dev_new(g);
@@ -444,6 +433,7 @@ static int cmd_stats(const struct opts *o)
 
 int main(int argc, char **argv)
 {
+    cli_prog = "hostftl";
     enum { O_DEV = 256, O_NBD, O_OP, O_LPUS, O_FORMAT, O_FORCE, O_FG };
     static const struct option lo[] = {
         { "dev", 1, 0, O_DEV }, { "nbd", 1, 0, O_NBD }, { "op", 1, 0, O_OP },
@@ -466,7 +456,7 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "format") && strcmp(cmd, "start") && strcmp(cmd, "stop") &&
         strcmp(cmd, "stats"))
-        usage_error("unknown command '%s'", cmd);
+        cli_usage_error("unknown command '%s'", cmd);
     optind = 2;
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (c) {
@@ -476,40 +466,40 @@ int main(int argc, char **argv)
             errno = 0;
             o.op = strtod(optarg, &end);
             if (errno || end == optarg || *end || o.op < 0 || o.op > 400)
-                usage_error("--op must be a number in 0..400 (got '%s')", optarg);
+                cli_usage_error("--op must be a number in 0..400 (got '%s')", optarg);
             op_given = 1;
             break;
         case O_LPUS:
             errno = 0;
             o.line_pus = strtol(optarg, &end, 10);
             if (errno || end == optarg || *end || o.line_pus < 1 || o.line_pus > 65536)
-                usage_error("--line-pus must be an integer in 1..65536 (got '%s')", optarg);
+                cli_usage_error("--line-pus must be an integer in 1..65536 (got '%s')", optarg);
             lpus_given = 1;
             break;
         case O_FORMAT: o.format = 1; break;
         case O_FORCE: o.force = 1; break;
         case O_FG: o.foreground = 1; break;
-        default: usage_error("%s: unknown option", cmd);
+        default: cli_usage_error("%s: unknown option", cmd);
         }
     }
     if (optind < argc)
-        usage_error("%s: unexpected argument '%s'", cmd, argv[optind]);
+        cli_usage_error("%s: unexpected argument '%s'", cmd, argv[optind]);
     int is_start = !strcmp(cmd, "start"), is_format = !strcmp(cmd, "format");
     if ((op_given || lpus_given) && !is_format &&
         !(is_start && (o.format || !strncmp(o.dev, "mem:", 4))))
-        usage_error("--op and --line-pus are fixed when the device is formatted: give them to "
+        cli_usage_error("--op and --line-pus are fixed when the device is formatted: give them to "
                     "`format` or to `start --format`");
     if (o.format && !is_start)
-        usage_error("--format goes with start (or use the format command)");
+        cli_usage_error("--format goes with start (or use the format command)");
     if (o.foreground && !is_start)
-        usage_error("--foreground goes with start");
+        cli_usage_error("--foreground goes with start");
     if (is_format) {
         struct oc_dev d;
         struct ftl_geo g;
         if (running_pid(o.nbd))
-            usage_error("a server for %s is running: stop it before formatting", o.nbd);
+            cli_usage_error("a server for %s is running: stop it before formatting", o.nbd);
         if (!strncmp(o.dev, "mem:", 4))
-            usage_error("a mem: device lives in the server only: use start --dev %s", o.dev);
+            cli_usage_error("a mem: device lives in the server only: use start --dev %s", o.dev);
         open_device(o.dev, &d, &g);
         return do_format(&o, &nvme_dev_ops, &d, &g);
     }

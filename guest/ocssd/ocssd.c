@@ -5,6 +5,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #define _GNU_SOURCE
+#include "../cli/cli.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -20,7 +21,6 @@
 #include "oc-nvme.h"
 
 #define EXIT_NVME 1  /* the device answered with an error status */
-#define EXIT_USAGE 2 /* bad command line or cannot open the device */
 
 static const char *dev_path = "/dev/nvme0n1";
 static struct oc_dev dev;
@@ -70,31 +70,6 @@ static const char usage_text[] =
 "\n"
 "Exit status: 0 success, 1 the device returned an error status (printed as\n"
 "STATUS=0xSCT_SC and its name), 2 usage error or device not usable.\n";
-
-static void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    fprintf(stderr, "ocssd: ");
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, " (see ocssd help)\n");
-    exit(EXIT_USAGE);
-}
-
-static uint64_t parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max)
-{
-    char *end;
-    unsigned long long v;
-
-    errno = 0;
-    v = strtoull(s, &end, 0);
-    if (errno || end == s || *end || s[0] == '-' || v < min || v > max)
-        usage_error("%s must be an integer in %" PRIu64 "..%" PRIu64 " (got '%s')", opt, min,
-                    max, s);
-    return v;
-}
 
 static void open_dev(void)
 {
@@ -209,41 +184,41 @@ static void parse_opts(int argc, char **argv, struct target *t, const char *allo
             if (o->val == c)
                 name = o->name;
         if (c == '?' || !name)
-            usage_error("%s: unknown option", argv[0]);
+            cli_usage_error("%s: unknown option", argv[0]);
         char key[32];
         snprintf(key, sizeof(key), " %s ", name);
         if (!strstr(allowed, key))
-            usage_error("%s does not take --%s", argv[0], name);
+            cli_usage_error("%s does not take --%s", argv[0], name);
         snprintf(key, sizeof(key), "--%s", name);
         switch (c) {
-        case O_CHUNK: t->chunk = parse_u64(key, optarg, 0, total - 1); break;
-        case O_GRP: t->grp = parse_u64(key, optarg, 0, g->num_grp - 1); break;
-        case O_PU: t->pu = parse_u64(key, optarg, 0, g->num_pu - 1); break;
-        case O_CHK: t->chk = parse_u64(key, optarg, 0, g->num_chk - 1); break;
-        case O_LBA: t->lba = parse_u64(key, optarg, 0, total * g->clba - 1); break;
-        case O_SECTOR: t->sector = parse_u64(key, optarg, 0, g->clba - 1); break;
-        case O_SECTORS: t->sectors = parse_u64(key, optarg, 1, total * g->clba); break;
+        case O_CHUNK: t->chunk = cli_parse_u64(key, optarg, 0, total - 1); break;
+        case O_GRP: t->grp = cli_parse_u64(key, optarg, 0, g->num_grp - 1); break;
+        case O_PU: t->pu = cli_parse_u64(key, optarg, 0, g->num_pu - 1); break;
+        case O_CHK: t->chk = cli_parse_u64(key, optarg, 0, g->num_chk - 1); break;
+        case O_LBA: t->lba = cli_parse_u64(key, optarg, 0, total * g->clba - 1); break;
+        case O_SECTOR: t->sector = cli_parse_u64(key, optarg, 0, g->clba - 1); break;
+        case O_SECTORS: t->sectors = cli_parse_u64(key, optarg, 1, total * g->clba); break;
         case O_FILE: t->file = optarg; break;
-        case O_PATTERN: t->pattern = parse_u64(key, optarg, 0, UINT32_MAX); t->have_pattern = 1; break;
+        case O_PATTERN: t->pattern = cli_parse_u64(key, optarg, 0, UINT32_MAX); t->have_pattern = 1; break;
         case O_LBAS: t->lbas = optarg; break;
         case O_TO: t->to = optarg; break;
         case O_CHUNKS:
             if (strstr(allowed, " chunks-list "))
                 t->chunks_list = optarg;
             else
-                t->nchunks = parse_u64(key, optarg, 1, total);
+                t->nchunks = cli_parse_u64(key, optarg, 1, total);
             break;
         case O_STATE: t->states = optarg; break;
-        case O_FIRST: t->first = parse_u64(key, optarg, 0, total - 1); break;
-        case O_COUNT: t->count = parse_u64(key, optarg, 1, total); break;
+        case O_FIRST: t->first = cli_parse_u64(key, optarg, 0, total - 1); break;
+        case O_COUNT: t->count = cli_parse_u64(key, optarg, 1, total); break;
         case O_SUMMARY: t->summary = 1; break;
-        case O_SEED: t->seed = parse_u64(key, optarg, 0, UINT32_MAX); break;
+        case O_SEED: t->seed = cli_parse_u64(key, optarg, 0, UINT32_MAX); break;
         case O_PUS: t->pus = optarg; break;
-        case O_FIRSTCHK: t->first_chk = parse_u64(key, optarg, 0, g->num_chk - 1); break;
+        case O_FIRSTCHK: t->first_chk = cli_parse_u64(key, optarg, 0, g->num_chk - 1); break;
         }
     }
     if (optind < argc)
-        usage_error("%s: unexpected argument '%s'", argv[0], argv[optind]);
+        cli_usage_error("%s: unexpected argument '%s'", argv[0], argv[optind]);
 }
 
 /* The chunk named by --chunk or --grp/--pu/--chk; -1 if none given. */
@@ -251,9 +226,9 @@ static int64_t chunk_of(const struct target *t)
 {
     int addr = (t->grp >= 0) + (t->pu >= 0) + (t->chk >= 0);
     if (t->chunk >= 0 && addr)
-        usage_error("give either --chunk or --grp/--pu/--chk, not both");
+        cli_usage_error("give either --chunk or --grp/--pu/--chk, not both");
     if (addr && addr != 3)
-        usage_error("--grp, --pu and --chk go together");
+        cli_usage_error("--grp, --pu and --chk go together");
     if (addr)
         return oc_chunk_index(&dev.geo, t->grp, t->pu, t->chk);
     return t->chunk;
@@ -267,23 +242,23 @@ static void range_of(const struct target *t, const char *cmd, uint64_t *slba, ui
     uint64_t end = oc_total_chunks(g) * g->clba;
 
     if (c >= 0 && t->lba >= 0)
-        usage_error("%s: give a chunk or --lba, not both", cmd);
+        cli_usage_error("%s: give a chunk or --lba, not both", cmd);
     if (c < 0 && t->lba < 0)
-        usage_error("%s needs a chunk (--chunk or --grp/--pu/--chk) or --lba", cmd);
+        cli_usage_error("%s needs a chunk (--chunk or --grp/--pu/--chk) or --lba", cmd);
     if (c >= 0) {
         uint64_t off = t->sector >= 0 ? (uint64_t)t->sector : 0;
         *slba = c * g->clba + off;
         *n = t->sectors >= 0 ? (uint64_t)t->sectors : g->clba - off;
     } else {
         if (t->sector >= 0)
-            usage_error("%s: --sector is an offset in a chunk; with --lba give the LBA itself", cmd);
+            cli_usage_error("%s: --sector is an offset in a chunk; with --lba give the LBA itself", cmd);
         if (t->sectors < 0)
-            usage_error("%s --lba needs --sectors", cmd);
+            cli_usage_error("%s --lba needs --sectors", cmd);
         *slba = t->lba;
         *n = t->sectors;
     }
     if (*slba + *n > end)
-        usage_error("%s: LBAs %" PRIu64 "..%" PRIu64 " go past the namespace's end (%" PRIu64
+        cli_usage_error("%s: LBAs %" PRIu64 "..%" PRIu64 " go past the namespace's end (%" PRIu64
                     " LBAs)", cmd, *slba, *slba + *n - 1, end);
 }
 
@@ -294,7 +269,7 @@ static void *write_data(const struct target *t, const char *cmd, uint64_t slba, 
     uint8_t *buf = xalloc(len);
 
     if (t->file && t->have_pattern)
-        usage_error("%s: --file or --pattern, not both", cmd);
+        cli_usage_error("%s: --file or --pattern, not both", cmd);
     if (t->file) {
         int fd = strcmp(t->file, "-") ? open(t->file, O_RDONLY) : 0;
         size_t got = 0;
@@ -318,7 +293,7 @@ static void *write_data(const struct target *t, const char *cmd, uint64_t slba, 
     } else if (t->have_pattern) {
         fill_pattern(buf, slba, n, t->pattern, dev.lba_size);
     } else {
-        usage_error("%s needs --file F or --pattern SEED", cmd);
+        cli_usage_error("%s needs --file F or --pattern SEED", cmd);
     }
     return buf;
 }
@@ -406,7 +381,7 @@ static uint8_t parse_states(const char *s)
         else if (!strcmp(w, "open")) mask |= OC_CS_OPEN;
         else if (!strcmp(w, "closed")) mask |= OC_CS_CLOSED;
         else if (!strcmp(w, "offline")) mask |= OC_CS_OFFLINE;
-        else usage_error("--state: '%s' is not one of free, open, closed, offline", w);
+        else cli_usage_error("--state: '%s' is not one of free, open, closed, offline", w);
     }
     free(copy);
     return mask;
@@ -426,7 +401,7 @@ static int cmd_report(int argc, char **argv)
         mask = parse_states(t.states);
     n = t.count == UINT64_MAX ? total - t.first : t.count;
     if (t.first + n > total)
-        usage_error("report: chunks %" PRIu64 "..%" PRIu64 " go past the last chunk (%" PRIu64 ")",
+        cli_usage_error("report: chunks %" PRIu64 "..%" PRIu64 " go past the last chunk (%" PRIu64 ")",
                     t.first, t.first + n - 1, total - 1);
     for (uint64_t at = t.first; at < t.first + n && !st;) {
         uint32_t k = t.first + n - at < page ? t.first + n - at : page;
@@ -468,7 +443,7 @@ static int cmd_reset(int argc, char **argv)
     parse_opts(argc, argv, &t, " chunk grp pu chk ");
     c = chunk_of(&t);
     if (c < 0)
-        usage_error("reset needs a chunk (--chunk or --grp/--pu/--chk)");
+        cli_usage_error("reset needs a chunk (--chunk or --grp/--pu/--chk)");
     lba = c * dev.geo.clba;
     st = oc_vector(&dev, OC_VECTOR_RESET, &lba, 1, NULL, NULL, &result);
     printf("CHUNK=%" PRId64 "\nRESULT=0x%08x\n", c, result);
@@ -486,20 +461,20 @@ static uint32_t parse_list(const char *s, uint64_t *out, uint64_t max, const cha
         uint64_t a, k = 1;
         if (plus) {
             *plus = 0;
-            k = parse_u64(opt, plus + 1, 1, OC_MAX_VECTOR);
+            k = cli_parse_u64(opt, plus + 1, 1, OC_MAX_VECTOR);
         }
-        a = parse_u64(opt, w, 0, max);
+        a = cli_parse_u64(opt, w, 0, max);
         for (uint64_t i = 0; i < k; i++) {
             if (n == OC_MAX_VECTOR)
-                usage_error("%s: more than %d entries", opt, OC_MAX_VECTOR);
+                cli_usage_error("%s: more than %d entries", opt, OC_MAX_VECTOR);
             if (a + i > max)
-                usage_error("%s: %" PRIu64 " is past the last (%" PRIu64 ")", opt, a + i, max);
+                cli_usage_error("%s: %" PRIu64 " is past the last (%" PRIu64 ")", opt, a + i, max);
             out[n++] = a + i;
         }
     }
     free(copy);
     if (!n)
-        usage_error("%s: empty list", opt);
+        cli_usage_error("%s: empty list", opt);
     return n;
 }
 
@@ -529,7 +504,7 @@ static int cmd_vector(int argc, char **argv, uint8_t opcode)
     }
     if (opcode == OC_VECTOR_RESET) {
         if (!t.chunks_list)
-            usage_error("vreset needs --chunks LIST");
+            cli_usage_error("vreset needs --chunks LIST");
         n = parse_list(t.chunks_list, lbas, oc_total_chunks(g) - 1, "--chunks");
         for (uint32_t i = 0; i < n; i++)
             lbas[i] *= g->clba;
@@ -537,13 +512,13 @@ static int cmd_vector(int argc, char **argv, uint8_t opcode)
         return vector_done("vreset", st, result, n);
     }
     if (!t.lbas)
-        usage_error("%s needs --lbas LIST", argv[0]);
+        cli_usage_error("%s needs --lbas LIST", argv[0]);
     n = parse_list(t.lbas, lbas, maxlba, "--lbas");
     if (opcode == OC_VECTOR_COPY) {
         if (!t.to)
-            usage_error("vcopy needs --to LIST");
+            cli_usage_error("vcopy needs --to LIST");
         if (parse_list(t.to, dst, maxlba, "--to") != n)
-            usage_error("vcopy: --lbas and --to must have as many entries");
+            cli_usage_error("vcopy: --lbas and --to must have as many entries");
         st = oc_vector(&dev, opcode, lbas, n, dst, NULL, &result);
         return vector_done("vcopy", st, result, n);
     }
@@ -553,7 +528,7 @@ static int cmd_vector(int argc, char **argv, uint8_t opcode)
             for (uint32_t i = 0; i < n; i++)
                 fill_pattern(buf + (size_t)i * dev.lba_size, lbas[i], 1, t.pattern, dev.lba_size);
             if (t.file)
-                usage_error("vwrite: --file or --pattern, not both");
+                cli_usage_error("vwrite: --file or --pattern, not both");
         } else {
             free(buf);
             t.sectors = n;
@@ -595,11 +570,11 @@ static int cmd_verify(int argc, char **argv)
     parse_opts(argc, argv, &t, " chunk grp pu chk chunks seed ");
     c0 = chunk_of(&t);
     if (c0 < 0)
-        usage_error("verify needs a chunk (--chunk or --grp/--pu/--chk)");
+        cli_usage_error("verify needs a chunk (--chunk or --grp/--pu/--chk)");
     if (!t.nchunks)
         t.nchunks = 1;
     if (c0 + t.nchunks > oc_total_chunks(g))
-        usage_error("verify: --chunks %" PRIu64 " from chunk %" PRId64 " goes past the last chunk",
+        cli_usage_error("verify: --chunks %" PRIu64 " from chunk %" PRId64 " goes past the last chunk",
                     t.nchunks, c0);
     for (uint64_t c = c0; c < c0 + t.nchunks; c++) {
         struct oc_chunk ck;
@@ -727,8 +702,8 @@ static int cmd_bench(int argc, char **argv)
         npus = 0;
         for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
             if (npus == 32)
-                usage_error("--pus: at most 32 entries");
-            pus[npus++] = parse_u64("--pus", w, 1, npu > 1024 ? 1024 : npu);
+                cli_usage_error("--pus: at most 32 entries");
+            pus[npus++] = cli_parse_u64("--pus", w, 1, npu > 1024 ? 1024 : npu);
         }
         free(copy);
     } else {
@@ -811,6 +786,7 @@ static int cmd_bench(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    cli_prog = "ocssd";
     const char *cmd;
     int i = 1;
 
@@ -832,7 +808,7 @@ int main(int argc, char **argv)
     for (const char *const *k = known; *k; k++)
         found |= !strcmp(*k, cmd);
     if (!found)
-        usage_error("unknown command '%s'", cmd);
+        cli_usage_error("unknown command '%s'", cmd);
     open_dev();
     if (!strcmp(cmd, "geometry"))
         return cmd_geometry();

@@ -31,6 +31,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #define _GNU_SOURCE
+#include "../cli/cli.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -45,7 +46,6 @@
 #include "plp-pattern.h"
 
 #define EXIT_FAIL 1
-#define EXIT_USAGE 2
 #define MAX_ZONES 1024
 
 static const char usage_text[] =
@@ -72,31 +72,6 @@ static const char usage_text[] =
 "A zone found full is reset first; a read-only or offline zone is an error.\n"
 "Exit status: 0 done, 1 a command failed (an E line), 2 usage error.\n";
 
-static void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    fprintf(stderr, "plp-load: ");
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, " (see plp-load help)\n");
-    exit(EXIT_USAGE);
-}
-
-static uint64_t parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max)
-{
-    char *end;
-    unsigned long long v;
-
-    errno = 0;
-    v = strtoull(s, &end, 0);
-    if (errno || end == s || *end || s[0] == '-' || v < min || v > max)
-        usage_error("%s must be an integer in %" PRIu64 "..%" PRIu64 " (got '%s')", opt, min,
-                    max, s);
-    return v;
-}
-
 static double parse_double(const char *opt, const char *s, double min, double max)
 {
     char *end;
@@ -105,7 +80,7 @@ static double parse_double(const char *opt, const char *s, double min, double ma
     errno = 0;
     v = strtod(s, &end);
     if (errno || end == s || *end || !(v >= min && v <= max))
-        usage_error("%s must be a number in %g..%g (got '%s')", opt, min, max, s);
+        cli_usage_error("%s must be a number in %g..%g (got '%s')", opt, min, max, s);
     return v;
 }
 
@@ -120,10 +95,10 @@ static int parse_zone_list(const char *s, uint32_t *out)
         uint64_t a, b;
         if (dash) {
             *dash = 0;
-            a = parse_u64("--zones", tok, 0, UINT32_MAX);
-            b = parse_u64("--zones", dash + 1, a, UINT32_MAX);
+            a = cli_parse_u64("--zones", tok, 0, UINT32_MAX);
+            b = cli_parse_u64("--zones", dash + 1, a, UINT32_MAX);
         } else {
-            a = b = parse_u64("--zones", tok, 0, UINT32_MAX);
+            a = b = cli_parse_u64("--zones", tok, 0, UINT32_MAX);
         }
         for (uint64_t z = a; z <= b; z++) {
             int dup = 0;
@@ -132,13 +107,13 @@ static int parse_zone_list(const char *s, uint32_t *out)
             if (dup)
                 continue;
             if (n == MAX_ZONES)
-                usage_error("--zones: at most %d zones", MAX_ZONES);
+                cli_usage_error("--zones: at most %d zones", MAX_ZONES);
             out[n++] = (uint32_t)z;
         }
     }
     free(copy);
     if (!n)
-        usage_error("--zones is empty");
+        cli_usage_error("--zones is empty");
     return n;
 }
 
@@ -208,6 +183,7 @@ static int reset_zone(struct zone_use *z)
 
 int main(int argc, char **argv)
 {
+    cli_prog = "plp-load";
     const char *dev = NULL, *zone_list = NULL;
     double time_limit = 10, p_durable = 0.5, p_append = 0, p_reset = 1, delay = 0;
     uint64_t count = 0, seed = 1, gen = 0, flush_every = 0, bs = 4096, bs_max = 0;
@@ -225,23 +201,23 @@ int main(int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (a[0] != '-') {
             if (dev)
-                usage_error("unexpected argument '%s'", a);
+                cli_usage_error("unexpected argument '%s'", a);
             dev = a;
             continue;
         }
         if (!v)
-            usage_error("%s needs a value", a);
+            cli_usage_error("%s needs a value", a);
         i++;
         if (!strcmp(a, "--zones"))
             zone_list = v;
         else if (!strcmp(a, "--time"))
             time_limit = parse_double(a, v, 0, 1e7);
         else if (!strcmp(a, "--count"))
-            count = parse_u64(a, v, 0, UINT64_MAX);
+            count = cli_parse_u64(a, v, 0, UINT64_MAX);
         else if (!strcmp(a, "--seed"))
-            seed = parse_u64(a, v, 0, UINT64_MAX);
+            seed = cli_parse_u64(a, v, 0, UINT64_MAX);
         else if (!strcmp(a, "--gen"))
-            gen = parse_u64(a, v, 0, (1ull << 47) - 1), have_gen = 1;
+            gen = cli_parse_u64(a, v, 0, (1ull << 47) - 1), have_gen = 1;
         else if (!strcmp(a, "--p-durable"))
             p_durable = parse_double(a, v, 0, 1);
         else if (!strcmp(a, "--p-append"))
@@ -249,26 +225,26 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--p-reset"))
             p_reset = parse_double(a, v, 0, 1);
         else if (!strcmp(a, "--flush-every"))
-            flush_every = parse_u64(a, v, 0, UINT32_MAX);
+            flush_every = cli_parse_u64(a, v, 0, UINT32_MAX);
         else if (!strcmp(a, "--bs"))
-            bs = parse_u64(a, v, 1, 1 << 20);
+            bs = cli_parse_u64(a, v, 1, 1 << 20);
         else if (!strcmp(a, "--bs-max"))
-            bs_max = parse_u64(a, v, 1, 1 << 20);
+            bs_max = cli_parse_u64(a, v, 1, 1 << 20);
         else if (!strcmp(a, "--delay"))
             delay = parse_double(a, v, 0, 3600);
         else
-            usage_error("unknown option '%s'", a);
+            cli_usage_error("unknown option '%s'", a);
     }
     if (!dev)
-        usage_error("no DEVICE");
+        cli_usage_error("no DEVICE");
     if (!zone_list)
-        usage_error("--zones is required");
+        cli_usage_error("--zones is required");
     if (!have_gen)
         gen = seed & ((1ull << 47) - 1);
     if (!bs_max)
         bs_max = bs;
     if (bs_max < bs)
-        usage_error("--bs-max must be at least --bs");
+        cli_usage_error("--bs-max must be at least --bs");
     nz = parse_zone_list(zone_list, idx);
 
     fd = open(dev, O_RDWR);
@@ -283,7 +259,7 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
     if (bs % lba_size || bs_max % lba_size)
-        usage_error("--bs and --bs-max must be multiples of the LBA size (%u)", lba_size);
+        cli_usage_error("--bs and --bs-max must be multiples of the LBA size (%u)", lba_size);
 
     /* zone size from the first two zones, then each zone's descriptor */
     struct plp_zone zd[2];

@@ -6,6 +6,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #define _GNU_SOURCE
+#include "../cli/cli.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -20,7 +21,6 @@
 #include "plp-pattern.h"
 
 #define EXIT_FAIL 1  /* an NVMe error status, or `check` found other data */
-#define EXIT_USAGE 2
 
 static const char usage_text[] =
 "Usage: plp-write COMMAND DEVICE [OPTIONS]\n"
@@ -53,31 +53,6 @@ static const char usage_text[] =
 "\n"
 "Exit status: 0 success, 1 the device returned an error (STATUS= and its name) or\n"
 "check found other data, 2 usage error or device not usable.\n";
-
-static void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    fprintf(stderr, "plp-write: ");
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, " (see plp-write help)\n");
-    exit(EXIT_USAGE);
-}
-
-static uint64_t parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max)
-{
-    char *end;
-    unsigned long long v;
-
-    errno = 0;
-    v = strtoull(s, &end, 0);
-    if (errno || end == s || *end || s[0] == '-' || v < min || v > max)
-        usage_error("%s must be an integer in %" PRIu64 "..%" PRIu64 " (got '%s')", opt, min,
-                    max, s);
-    return v;
-}
 
 static int fd = -1;
 static uint32_t nsid, lba_size;
@@ -139,15 +114,15 @@ static void parse_opts(int argc, char **argv, int i, const char *const *known,
         for (const char *const *k = known; !ok && k && *k; k++)
             ok = !strcmp(a, *k);
         if (!ok)
-            usage_error("unknown option '%s'", a);
+            cli_usage_error("unknown option '%s'", a);
         if (o->n == 16)
-            usage_error("too many options");
+            cli_usage_error("too many options");
         o->name[o->n] = a;
         if (is_flag) {
             o->v[o->n++] = "1";
         } else {
             if (i + 1 >= argc)
-                usage_error("%s needs a value", a);
+                cli_usage_error("%s needs a value", a);
             o->v[o->n++] = argv[++i];
         }
     }
@@ -180,15 +155,15 @@ static int cmd_write(int argc, char **argv, int i)
     file = opt(&o, "--file");
     durable = opt(&o, "--durable") != NULL;
     if (!lba_s == !app_s)
-        usage_error("write needs one of --lba and --append");
+        cli_usage_error("write needs one of --lba and --append");
     if (gen_s && file)
-        usage_error("--gen and --file exclude each other");
+        cli_usage_error("--gen and --file exclude each other");
     append = app_s != NULL;
-    slba = parse_u64(append ? "--append" : "--lba", append ? app_s : lba_s, 0, UINT64_MAX);
+    slba = cli_parse_u64(append ? "--append" : "--lba", append ? app_s : lba_s, 0, UINT64_MAX);
     if (gen_s)
-        gen = parse_u64("--gen", gen_s, 0, UINT64_MAX);
+        gen = cli_parse_u64("--gen", gen_s, 0, UINT64_MAX);
     if (nlb_s)
-        nlb = parse_u64("--nlb", nlb_s, 1, 65536);
+        nlb = cli_parse_u64("--nlb", nlb_s, 1, 65536);
     if (file) {
         int ffd = open(file, O_RDONLY);
         struct stat sb;
@@ -199,7 +174,7 @@ static int cmd_write(int argc, char **argv, int i)
         if (!nlb_s)
             nlb = sb.st_size ? ((uint64_t)sb.st_size + lba_size - 1) / lba_size : 1;
         if (nlb > 65536)
-            usage_error("%s is larger than 65536 LBAs", file);
+            cli_usage_error("%s is larger than 65536 LBAs", file);
         buf = alloc_sectors(nlb);
         size_t want = (size_t)nlb * lba_size, got = 0;
         while (got < want) {
@@ -263,9 +238,9 @@ static int cmd_zones(int argc, char **argv, int i)
 
     parse_opts(argc, argv, i, known, NULL, &o);
     if (opt(&o, "--first"))
-        first = parse_u64("--first", opt(&o, "--first"), 0, UINT64_MAX);
+        first = cli_parse_u64("--first", opt(&o, "--first"), 0, UINT64_MAX);
     if (opt(&o, "--count"))
-        count = parse_u64("--count", opt(&o, "--count"), 1, UINT64_MAX);
+        count = cli_parse_u64("--count", opt(&o, "--count"), 1, UINT64_MAX);
     zsze = zone_size();
     if (!zsze)
         return fail("zone report (not a zoned namespace?)", -EINVAL);
@@ -300,13 +275,13 @@ static int cmd_check(int argc, char **argv, int i)
 
     parse_opts(argc, argv, i, known, NULL, &o);
     if (!opt(&o, "--lba"))
-        usage_error("check needs --lba");
-    slba = parse_u64("--lba", opt(&o, "--lba"), 0, UINT64_MAX);
+        cli_usage_error("check needs --lba");
+    slba = cli_parse_u64("--lba", opt(&o, "--lba"), 0, UINT64_MAX);
     if (opt(&o, "--nlb"))
-        nlb = parse_u64("--nlb", opt(&o, "--nlb"), 1, 65536);
+        nlb = cli_parse_u64("--nlb", opt(&o, "--nlb"), 1, 65536);
     have_gen = opt(&o, "--gen") != NULL;
     if (have_gen)
-        want_gen = parse_u64("--gen", opt(&o, "--gen"), 0, UINT64_MAX);
+        want_gen = cli_parse_u64("--gen", opt(&o, "--gen"), 0, UINT64_MAX);
     buf = alloc_sectors(nlb);
     st = plp_read(fd, nsid, slba, (uint32_t)nlb, buf, (uint32_t)(nlb * lba_size));
     if (st)
@@ -347,6 +322,7 @@ static int cmd_check(int argc, char **argv, int i)
 
 int main(int argc, char **argv)
 {
+    cli_prog = "plp-write";
     const char *cmd;
     int i = 2, st;
 
@@ -363,9 +339,9 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "write") && strcmp(cmd, "flush") && strcmp(cmd, "reset") &&
         strcmp(cmd, "zones") && strcmp(cmd, "check"))
-        usage_error("unknown command '%s'", cmd);
+        cli_usage_error("unknown command '%s'", cmd);
     if (i >= argc)
-        usage_error("%s needs a DEVICE", cmd);
+        cli_usage_error("%s needs a DEVICE", cmd);
     open_dev(argv[i++]);
     if (!strcmp(cmd, "write"))
         return cmd_write(argc, argv, i);
@@ -375,7 +351,7 @@ int main(int argc, char **argv)
         return cmd_check(argc, argv, i);
     if (!strcmp(cmd, "flush")) {
         if (i != argc)
-            usage_error("flush takes only DEVICE");
+            cli_usage_error("flush takes only DEVICE");
         st = plp_flush(fd, nsid);
         if (st)
             return fail("flush", st);
@@ -384,8 +360,8 @@ int main(int argc, char **argv)
     }
     /* reset */
     if (i + 1 != argc)
-        usage_error("reset takes DEVICE ZSLBA");
-    st = plp_reset_zone(fd, nsid, parse_u64("ZSLBA", argv[i], 0, UINT64_MAX));
+        cli_usage_error("reset takes DEVICE ZSLBA");
+    st = plp_reset_zone(fd, nsid, cli_parse_u64("ZSLBA", argv[i], 0, UINT64_MAX));
     if (st)
         return fail("reset", st);
     printf("RESET=%s\n", argv[i]);
