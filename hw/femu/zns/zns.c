@@ -450,8 +450,8 @@ static FemuMedia *zns_media_new(FemuCtrl *n, uint64_t bytes, NandModel *shared,
         ZnsParams *p = zns_params(n);
         ZoneConfig zc;
 
-        if (shared || !zns_zone_config(n, n->ns_bytes[0], n->lba_index ? 12 : 9, &zc, errp)) {
-            error_setg(errp, "plp= needs every namespace zoned (femu_mode=3, no ns_types)");
+        /* zns_check_plp refused mixed devices; namespace 1's zones were checked when sized */
+        if (!zns_zone_config(n, n->ns_bytes[0], n->lba_index ? 12 : 9, &zc, errp)) {
             return NULL;
         }
         plp = (PlpConfig){
