@@ -78,6 +78,7 @@ typedef struct Region {
     ZoneList *zl;               /* per zone: its dirty sectors */
     GQueue dirty_zones;         /* zones with dirty sectors, oldest first */
     GArray *batches;            /* Batch: programs in flight */
+    uint64_t next_done;         /* the earliest batch's completion (UINT64_MAX: none) */
     uint8_t *data;              /* n sectors */
 } Region;
 
@@ -347,9 +348,22 @@ static Sector *lookup(PlpBuffer *p, uint64_t off, uint32_t *idx)
     return s;
 }
 
-/* Batches done by t: their sectors become clean. */
+static uint64_t first_done(const Region *r)
+{
+    uint64_t t = UINT64_MAX;
+
+    for (guint i = 0; i < r->batches->len; i++) {
+        t = MIN(t, g_array_index(r->batches, Batch, i).done);
+    }
+    return t;
+}
+
+/* Batches done by t: their sectors become clean (cheap when none is: every sector asks). */
 static void reap(PlpBuffer *p, Region *r, uint64_t t)
 {
+    if (t < r->next_done) {
+        return;
+    }
     for (guint i = r->batches->len; i-- > 0;) {
         Batch *b = &g_array_index(r->batches, Batch, i);
         if (b->done <= t) {
@@ -361,16 +375,7 @@ static void reap(PlpBuffer *p, Region *r, uint64_t t)
             g_array_remove_index_fast(r->batches, i);
         }
     }
-}
-
-static uint64_t first_done(const Region *r)
-{
-    uint64_t t = UINT64_MAX;
-
-    for (guint i = 0; i < r->batches->len; i++) {
-        t = MIN(t, g_array_index(r->batches, Batch, i).done);
-    }
-    return t;
+    r->next_done = first_done(r);
 }
 
 /* When the region's programs (of every zone: zone UINT64_MAX) are done. */
@@ -431,6 +436,7 @@ static uint64_t write_zone(PlpBuffer *p, Region *r, uint64_t zone, uint64_t t)
     durable_set(p, zone, MAX(p->durable[zone], end));
     b.done = done;
     g_array_append_val(r->batches, b);
+    r->next_done = MIN(r->next_done, done);
     r->ndirty -= zl->count;
     r->ninflight += zl->count;
     zl->head = zl->tail = NO_SECTOR;
@@ -536,6 +542,7 @@ static void region_init(PlpBuffer *p, Region *r, uint32_t base, uint32_t n, uint
     }
     g_queue_init(&r->dirty_zones);
     r->batches = g_array_new(FALSE, FALSE, sizeof(Batch));
+    r->next_done = UINT64_MAX;
     r->free_head = NO_SECTOR;
     r->nfree = 0;
     for (uint32_t i = n; i-- > 0;) {
@@ -995,6 +1002,7 @@ void plp_power_loss(PlpBuffer *p, uint64_t now, PlpLoss *out)
         }
         g_queue_clear(&r->dirty_zones);
         g_array_set_size(r->batches, 0);
+        r->next_done = UINT64_MAX;
     }
     p->barrier = 0;
     p->st.power_losses++;
