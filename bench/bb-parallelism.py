@@ -210,11 +210,7 @@ echo @@end@@
                      "rounds)", fontsize=10)
         ax.grid(alpha=0.3)
         ax.legend()
-        bblib.RESULTS.mkdir(parents=True, exist_ok=True)
-        path = bblib.RESULTS / f"bb-parallelism-{bblib.stamp()}.png"
-        fig.tight_layout()
-        fig.savefig(path, dpi=110)
-        print(f"plot: {path}")
+        bblib.save_plot(fig, "bb-parallelism")
     print("results: " + str(bblib.save_json("bb-parallelism", dict(
         args=vars(a), rows=rows, ref_write_mbps=bblib.spread(wref),
         ref_read_iops=bblib.spread(rref)), guest=g)))

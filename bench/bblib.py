@@ -377,6 +377,16 @@ def save_json(name, data, guest=None):
     return path
 
 
+def save_plot(fig, name):
+    """bench/results/NAME-STAMP.png, laid out; prints where."""
+    fig.tight_layout()
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"{name}-{stamp()}.png"
+    fig.savefig(path, dpi=110)
+    print(f"plot: {path}")
+    return path
+
+
 def pyplot():
     """matplotlib's pyplot without a display, or None (the figures are still printed)."""
     try:

@@ -219,11 +219,7 @@ def plot(a, rows):
     ax1.set_yscale("log")
     ax2.set_ylabel("balanced vs normal, reduction %")
     ax2.set_ylim(0, 100)
-    fig.tight_layout()
-    bblib.RESULTS.mkdir(parents=True, exist_ok=True)
-    path = bblib.RESULTS / f"plp-flush-time-{bblib.stamp()}.png"
-    fig.savefig(path, dpi=110)
-    print(f"plot: {path}")
+    bblib.save_plot(fig, "plp-flush-time")
 
 
 if __name__ == "__main__":

@@ -323,11 +323,7 @@ def plot(a, rows):
     ratio_ax.set_ylabel("on / off")
     ratio_ax.set_title("read-ahead gain, zoned")
     ratio_ax.legend(fontsize=8)
-    fig.tight_layout()
-    bblib.RESULTS.mkdir(parents=True, exist_ok=True)
-    path = bblib.RESULTS / f"sra-readahead-{bblib.stamp()}.png"
-    fig.savefig(path, dpi=110)
-    print(f"plot: {path}")
+    bblib.save_plot(fig, "sra-readahead")
 
 
 if __name__ == "__main__":

@@ -249,11 +249,7 @@ def main():
                      fontsize=10)
         ax.grid(alpha=0.3)
         ax.legend()
-        bblib.RESULTS.mkdir(parents=True, exist_ok=True)
-        path = bblib.RESULTS / f"wb-pu-scaling-{bblib.stamp()}.png"
-        fig.tight_layout()
-        fig.savefig(path, dpi=110)
-        print(f"plot: {path}")
+        bblib.save_plot(fig, "wb-pu-scaling")
     print("results: " + str(bblib.save_json("wb-pu-scaling", dict(
         args=vars(a), geometry=geo, rows=rows, ref_mbps=bblib.spread(refbw),
         pu_model_mbps=pu_model, vendor_log=vlog,
