@@ -745,13 +745,13 @@ static void test_balanced_vs_normal(void)
         g_assert_cmpfloat(loss.normal_uj, <=, 8568.0 + 50.0 + 1e-6);
 
         g_assert_cmpuint(s->power_losses, ==, 1);
-        g_assert_cmpuint(s->pl_pages, ==, P);
-        g_assert_cmpuint(s->pl_normal_ns, ==, loss.normal_ns);
-        g_assert_cmpuint(s->pl_balanced_ns, ==, loss.balanced_ns);
-        g_assert_cmpfloat(fabs((double)s->pl_normal_uj - loss.normal_uj), <=, 1.0);
-        g_assert_cmpfloat(fabs((double)s->pl_balanced_uj - loss.balanced_uj), <=, 1.0);
-        g_assert_cmpfloat(fabs((double)s->pl_normal_uf - loss.normal_uf), <=, 1.0);
-        g_assert_cmpfloat(fabs((double)s->pl_balanced_uf - loss.balanced_uf), <=, 1.0);
+        g_assert_cmpuint(s->last_loss.pages, ==, P);
+        g_assert_cmpuint(s->last_loss.normal_ns, ==, loss.normal_ns);
+        g_assert_cmpuint(s->last_loss.balanced_ns, ==, loss.balanced_ns);
+        g_assert_cmpfloat(fabs((double)s->last_loss.normal_uj - loss.normal_uj), <=, 1.0);
+        g_assert_cmpfloat(fabs((double)s->last_loss.balanced_uj - loss.balanced_uj), <=, 1.0);
+        g_assert_cmpfloat(fabs((double)s->last_loss.normal_uf - loss.normal_uf), <=, 1.0);
+        g_assert_cmpfloat(fabs((double)s->last_loss.balanced_uf - loss.balanced_uf), <=, 1.0);
         g_test_message("%s: normal %.0f us %.0f uJ %.1f uF, balanced %.0f us %.0f uJ %.1f uF",
                        method ? "normal" : "balanced", loss.normal_ns / 1e3, loss.normal_uj,
                        loss.normal_uf, loss.balanced_ns / 1e3, loss.balanced_uj,

@@ -843,6 +843,15 @@ double plp_capacitance_uf(double energy_uj)
     return 2 * energy_uj / (PLP_CAP_V_FULL * PLP_CAP_V_FULL - PLP_CAP_V_MIN * PLP_CAP_V_MIN);
 }
 
+/* The energy and capacitance of both methods of a flush whose pages and times are set. */
+static void loss_energy(const PlpBuffer *p, PlpLoss *l)
+{
+    l->normal_uj = plp_energy_uj(p, l->pages, l->normal_ns);
+    l->balanced_uj = plp_energy_uj(p, l->pages, l->balanced_ns);
+    l->normal_uf = plp_capacitance_uf(l->normal_uj);
+    l->balanced_uf = plp_capacitance_uf(l->balanced_uj);
+}
+
 /* A page of protected data: its zone location and its sectors (pool indexes or slots). */
 typedef struct PlpPage {
     uint64_t zone, pg;
@@ -980,10 +989,7 @@ void plp_power_loss(PlpBuffer *p, uint64_t now, PlpLoss *out)
     nand_model_free(other);
     out->normal_ns = t_norm - now;
     out->balanced_ns = t_bal - now;
-    out->normal_uj = plp_energy_uj(p, pages->len, out->normal_ns);
-    out->balanced_uj = plp_energy_uj(p, pages->len, out->balanced_ns);
-    out->normal_uf = plp_capacitance_uf(out->normal_uj);
-    out->balanced_uf = plp_capacitance_uf(out->balanced_uj);
+    loss_energy(p, out);
     g_array_free(pages, TRUE);
 
     /* DRAM goes dark: every buffer is free; the store keeps the protected sectors */
@@ -1007,13 +1013,7 @@ void plp_power_loss(PlpBuffer *p, uint64_t now, PlpLoss *out)
     p->barrier = 0;
     p->st.power_losses++;
     p->st.lost_sectors += out->lost_sectors;
-    p->st.pl_pages = out->pages;
-    p->st.pl_normal_ns = out->normal_ns;
-    p->st.pl_balanced_ns = out->balanced_ns;
-    p->st.pl_normal_uj = out->normal_uj;
-    p->st.pl_balanced_uj = out->balanced_uj;
-    p->st.pl_normal_uf = out->normal_uf;
-    p->st.pl_balanced_uf = out->balanced_uf;
+    p->st.last_loss = *out;
 }
 
 void plp_recover(PlpBuffer *p, uint64_t now, PlpRecovery *out)
@@ -1077,10 +1077,7 @@ void plp_worst_case(const PlpBuffer *p, PlpLoss *out)
     *out = (PlpLoss){ .pages = n };
     out->normal_ns = flush_normal(q, a, pages, NULL, 0, false);
     out->balanced_ns = flush_balanced(q, b, pages, NULL, 0, false);
-    out->normal_uj = plp_energy_uj(p, n, out->normal_ns);
-    out->balanced_uj = plp_energy_uj(p, n, out->balanced_ns);
-    out->normal_uf = plp_capacitance_uf(out->normal_uj);
-    out->balanced_uf = plp_capacitance_uf(out->balanced_uj);
+    loss_energy(p, out);
     nand_model_free(a);
     nand_model_free(b);
     g_array_free(pages, TRUE);
@@ -1116,6 +1113,27 @@ void plp_set_durable_end(PlpBuffer *p, uint64_t zone, uint64_t bytes)
     }
 }
 
+/* A power-loss flush as PREFIX_pages, PREFIX_{normal,balanced}_{flush_ns,...}. */
+static void emit_loss(const char *prefix, const PlpLoss *l, FemuMediaStatFn *emit,
+                      void *opaque)
+{
+    const struct {
+        const char *name;
+        double value;
+    } v[] = {
+        { "pages", l->pages },
+        { "normal_flush_ns", l->normal_ns }, { "balanced_flush_ns", l->balanced_ns },
+        { "normal_energy_uj", l->normal_uj }, { "balanced_energy_uj", l->balanced_uj },
+        { "normal_capacitance_uf", l->normal_uf },
+        { "balanced_capacitance_uf", l->balanced_uf },
+    };
+
+    for (size_t i = 0; i < G_N_ELEMENTS(v); i++) {
+        g_autofree char *name = g_strdup_printf("%s_%s", prefix, v[i].name);
+        emit(opaque, name, (uint64_t)v[i].value);
+    }
+}
+
 void plp_emit_stats(const PlpBuffer *p, FemuMediaStatFn *emit, void *opaque)
 {
     static const char *const cause[PLP_CAUSES] = { "host", "threshold", "space", "drain",
@@ -1141,20 +1159,8 @@ void plp_emit_stats(const PlpBuffer *p, FemuMediaStatFn *emit, void *opaque)
     emit(opaque, "plp_reset_discarded_sectors", s->reset_discarded_sectors);
     emit(opaque, "plp_power_losses", s->power_losses);
     emit(opaque, "plp_lost_sectors", s->lost_sectors);
-    emit(opaque, "plp_loss_pages", s->pl_pages);
-    emit(opaque, "plp_loss_normal_flush_ns", s->pl_normal_ns);
-    emit(opaque, "plp_loss_balanced_flush_ns", s->pl_balanced_ns);
-    emit(opaque, "plp_loss_normal_energy_uj", s->pl_normal_uj);
-    emit(opaque, "plp_loss_balanced_energy_uj", s->pl_balanced_uj);
-    emit(opaque, "plp_loss_normal_capacitance_uf", s->pl_normal_uf);
-    emit(opaque, "plp_loss_balanced_capacitance_uf", s->pl_balanced_uf);
-    emit(opaque, "plp_worst_pages", p->worst.pages);
-    emit(opaque, "plp_worst_normal_flush_ns", p->worst.normal_ns);
-    emit(opaque, "plp_worst_balanced_flush_ns", p->worst.balanced_ns);
-    emit(opaque, "plp_worst_normal_energy_uj", p->worst.normal_uj);
-    emit(opaque, "plp_worst_balanced_energy_uj", p->worst.balanced_uj);
-    emit(opaque, "plp_worst_normal_capacitance_uf", p->worst.normal_uf);
-    emit(opaque, "plp_worst_balanced_capacitance_uf", p->worst.balanced_uf);
+    emit_loss("plp_loss", &s->last_loss, emit, opaque);
+    emit_loss("plp_worst", &p->worst, emit, opaque);
     emit(opaque, "plp_spor_sectors", s->spor_sectors);
     emit(opaque, "plp_spor_pages", s->spor_pages);
     emit(opaque, "plp_spor_ns", s->spor_ns);

@@ -91,6 +91,15 @@ typedef struct PlpConfig {
     uint8_t *store;             /* plp_store_size bytes (survives restarts) */
 } PlpConfig;
 
+/* The result of one power loss (also in the statistics). */
+typedef struct PlpLoss {
+    uint64_t pages;                 /* PLP pages flushed */
+    uint64_t normal_ns, balanced_ns;
+    double normal_uj, balanced_uj;
+    double normal_uf, balanced_uf;
+    uint64_t lost_sectors;          /* non-PLP sectors dropped */
+} PlpLoss;
+
 typedef struct PlpStats {
     uint64_t plp_used_bytes, buf_used_bytes;        /* dirty + in flight, now */
     uint64_t plp_write_bytes, buf_write_bytes;      /* host data taken by each region */
@@ -102,23 +111,10 @@ typedef struct PlpStats {
     uint64_t reset_discarded_sectors;
     uint64_t power_losses;
     uint64_t lost_sectors;          /* non-PLP sectors dropped by power losses */
-    /* the last power loss */
-    uint64_t pl_pages;              /* PLP pages flushed */
-    uint64_t pl_normal_ns, pl_balanced_ns;
-    uint64_t pl_normal_uj, pl_balanced_uj;      /* hold-up energy, microjoules */
-    uint64_t pl_normal_uf, pl_balanced_uf;      /* capacitance, microfarads */
+    PlpLoss last_loss;              /* the last power loss */
     /* the last recovery */
     uint64_t spor_sectors, spor_pages, spor_ns;
 } PlpStats;
-
-/* The result of one power loss (also in the statistics). */
-typedef struct PlpLoss {
-    uint64_t pages;                 /* PLP pages flushed */
-    uint64_t normal_ns, balanced_ns;
-    double normal_uj, balanced_uj;
-    double normal_uf, balanced_uf;
-    uint64_t lost_sectors;          /* non-PLP sectors dropped */
-} PlpLoss;
 
 typedef struct PlpRecovery {
     uint64_t sectors;               /* protected sectors copied back to their place */
