@@ -285,16 +285,9 @@ static void program_pending(ZnsFlash *f, ZoneBuf *b, uint64_t t, bool pad)
     uint64_t unit = b->lo / f->unit_bytes;
     uint64_t pg_lo = b->lo / f->page_bytes, data_hi = div_up(b->hi, f->page_bytes);
     uint64_t pg_hi = pad ? MIN((unit + 1) * f->cfg.stripe, f->cap_pages) : data_hi;
-    InFlight p = { .pg_lo = pg_lo, .pg_hi = pg_hi, .bytes = b->hi - b->lo, .done = t };
+    InFlight p = { .pg_lo = pg_lo, .pg_hi = pg_hi, .bytes = b->hi - b->lo };
 
-    for (uint64_t pg = pg_lo; pg < pg_hi; pg++) {
-        NandAddr a;
-        zns_flash_locate(f, b->zone, pg, &a);
-        uint64_t done = nand_op(f->nand, NAND_OP_PROGRAM, &a, t);
-        p.done = MAX(p.done, done);
-    }
-    f->st.pages_programmed += pg_hi - pg_lo;
-    f->st.pad_pages_programmed += pg_hi - data_hi;
+    p.done = zns_flash_program(f, NULL, b->zone, pg_lo, pg_hi, pg_hi - data_hi, t);
     g_array_append_val(b->inflight, p);
     b->lo = b->hi;
 }
