@@ -390,6 +390,14 @@ static uint64_t last_done(const Region *r, uint64_t zone, uint64_t t)
     return t;
 }
 
+/* Pages [lo, hi) of a zone holding secs sectors of data (the rest is padding), at t. */
+static uint64_t program_run(PlpBuffer *p, uint64_t zone, uint64_t lo, uint64_t hi,
+                            uint64_t secs, uint64_t t)
+{
+    p->st.pad_sectors += (hi - lo) * p->secs_per_page - secs;
+    return zns_flash_program(p->cfg.flash, NULL, zone, lo, hi, 0, t);
+}
+
 /*
  * Programs the zone's dirty sectors of region r at t, page by page (a partial page padded),
  * and copies their data to the data area. Returns when the programs are done.
@@ -410,10 +418,7 @@ static uint64_t write_zone(PlpBuffer *p, Region *r, uint64_t zone, uint64_t t)
 
         /* a run of consecutive pages goes out together */
         if (run_secs && pg != run_hi - 1 && pg != run_hi) {
-            uint64_t pages = run_hi - run_lo;
-            done = later(done, zns_flash_program(p->cfg.flash, NULL, zone, run_lo, run_hi,
-                                               0, t));
-            p->st.pad_sectors += pages * p->secs_per_page - run_secs;
+            done = later(done, program_run(p, zone, run_lo, run_hi, run_secs, t));
             run_secs = 0;
         }
         if (!run_secs) {
@@ -429,9 +434,7 @@ static uint64_t write_zone(PlpBuffer *p, Region *r, uint64_t zone, uint64_t t)
         end = MAX(end, s->off - zbase + p->cfg.sector_bytes);
     }
     if (run_secs) {
-        uint64_t pages = run_hi - run_lo;
-        done = later(done, zns_flash_program(p->cfg.flash, NULL, zone, run_lo, run_hi, 0, t));
-        p->st.pad_sectors += pages * p->secs_per_page - run_secs;
+        done = later(done, program_run(p, zone, run_lo, run_hi, run_secs, t));
     }
     durable_set(p, zone, MAX(p->durable[zone], end));
     b.done = done;
