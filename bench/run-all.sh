@@ -1,6 +1,7 @@
 #!/bin/bash
 # Every benchmark in bench/, one after another, each with its wall time. They
-# print figures; they are not tests and never fail on a number.
+# print figures; they are not tests and never fail on a number. Then the kill
+# campaign (kill-loop.py), which fails on a violation.
 # By default each runs in its short form (--short, about 34 minutes in all on
 # 2 cores); FEMU_BENCH_FULL=1 runs them at full length (about 72 minutes).
 set -euo pipefail
@@ -19,3 +20,10 @@ for b in nossd-vs-stock bb-latency bb-parallelism bb-gc-waf zns-vs-blackbox zns-
 	"$py" "$here/$b.py" "${short[@]}"
 	echo "=== $b: $((SECONDS - start)) s"
 done
+# The kill campaign last: it checks rather than measures, and exits non-zero (ending this
+# script) on a violation. Short: 10 kills per kind (about a minute); full: 100 (about 7).
+echo
+echo "=== kill-loop ${short[*]}"
+start=$SECONDS
+"$py" "$here/kill-loop.py" "${short[@]}"
+echo "=== kill-loop: $((SECONDS - start)) s"

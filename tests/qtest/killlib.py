@@ -1,0 +1,719 @@
+"""The kill loop: a logging load on a drive kept in a file (memory-backend-file,
+share=on), QEMU killed with SIGKILL at a random moment while commands are in flight,
+started again on the same file, and what it holds checked by kill_check.py against what
+the load submitted and saw complete. Shared by tests/qtest/test_kill_loop.py (a few kills
+per kind, in `make check`) and bench/kill-loop.py (the campaign: 100 kills per kind).
+
+No guest OS: the load is this module acting as the host's driver over qtest (nvme.py's
+queues), with several I/O queues and up to QD commands in flight. The device thread runs
+in real time, so commands progress while the load waits. Each block written is
+self-describing (kill_check.block: its LBA, the zone/chunk generation, the write's
+sequence number, a checksum). A completion is "acknowledged" once the load has read it
+from its completion queue; the kill comes after a random delay, or right after the next
+doorbell (sometimes only that of a zone/chunk reset, finish or close, or a Flush), with a
+random spin of 1 us to 2 ms after it.
+
+Kinds (KINDS): zns (plp unset), zns-plp (plp=selective, small buffers so that the device
+also writes out on its own), whitebox (vector writes with OOB, standard writes, chunk
+resets), blackbox (writes, Write Zeroes, Deallocate, FUA, Flush; the FTL's GC runs).
+
+Each run of a campaign starts from a seed: the same seed gives the same load decisions
+and delays (the device's timing, and so the exact kill point, vary from run to run).
+"""
+
+import base64
+import dataclasses
+import math
+import os
+import random
+import re
+import signal
+import struct
+import subprocess
+import time
+
+import kill_check as kc
+import nvme
+import qtest_machine
+from kill_check import Layout, Op, View, block, make_gen, oob_block
+from nvme import Completion, PAGE
+from qtest_machine import DevConfig, Machine
+
+QUEUES = 4                  # I/O queue pairs the load spreads its commands over
+ENTRIES = 64
+QD = 12                     # commands in flight at most
+MAX_BYTES = 64 << 10        # one command's data at most
+
+OPC = {"write": nvme.IO_WRITE, "append": nvme.IO_ZONE_APPEND, "zeroes": nvme.IO_WRITE_ZEROES}
+ZSA = {"finish": nvme.ZSA_FINISH, "close": nvme.ZSA_CLOSE, "open": nvme.ZSA_OPEN,
+       "reset": nvme.ZSA_RESET}
+ZONE_STATES = {nvme.ZS_EMPTY: "empty", nvme.ZS_IMPLICIT_OPEN: "implicitly open",
+               nvme.ZS_EXPLICIT_OPEN: "explicitly open", nvme.ZS_CLOSED: "closed",
+               nvme.ZS_FULL: "full", nvme.ZS_READ_ONLY: "read only",
+               nvme.ZS_OFFLINE: "offline"}
+CHUNK_STATES = {nvme.OC_CS_FREE: "free", nvme.OC_CS_OPEN: "open", nvme.OC_CS_CLOSED: "closed",
+                nvme.OC_CS_OFFLINE: "offline"}
+
+
+@dataclasses.dataclass
+class Req:
+    """A command of the load: the Op the checker sees, and how to send it."""
+    op: Op
+    opc: int
+    cdw10: int = 0
+    cdw11: int = 0
+    cdw12: int = 0
+    cdw13: int = 0
+    cdw3: int = 0
+    data: bytes = b""
+    meta: bytes = b""
+    lbas: list = None           # vector commands
+
+
+# --- the kinds ---
+
+class Kind:
+    """How one kind of drive is configured, loaded and read back."""
+    name = ""
+    css = nvme.CC_CSS_NVM
+    lba_size = 512
+
+    def dev(self, path):
+        raise NotImplementedError
+
+    def layout(self, ctrl):
+        raise NotImplementedError
+
+    def views(self, drive, layout):
+        raise NotImplementedError
+
+    def load(self, layout, state, rng, seq, gens):
+        """The round's Load: layout, the checked state, the campaign's RNG, the last
+        sequence number used, {unit: generation}."""
+        raise NotImplementedError
+
+
+def released(ctrl, fn, *args):
+    """fn(*args) (a command of nvme.Controller), its guest buffers given back after."""
+    mark = ctrl.alloc.mark()
+    try:
+        return fn(*args)
+    finally:
+        ctrl.alloc.release(mark)
+
+
+def read_blocks(ctrl, sq, slba, n, per_cmd):
+    """n blocks from slba through Read commands."""
+    out = []
+    for first in range(slba, slba + n, per_cmd):
+        c, data = released(ctrl, ctrl.read, sq, 1, first, min(per_cmd, slba + n - first))
+        if not c.ok:
+            raise nvme.NvmeCommandError("Read of LBA %d" % first, c)
+        out.append(data)
+    return b"".join(out)
+
+
+class Zoned(Kind):
+    """16 zones of 1 MiB with 512 KiB capacity (1024 LBAs); the load uses the first 8."""
+    css = nvme.CC_CSS_ALL
+    ZONES, LOAD_ZONES, ZONE_LBAS, CAP_LBAS = 16, 8, 2048, 1024
+    BASE = "zns_zone_size_mb=1,zns_zone_cap=512K,zns_num_ch=2,zns_num_lun=2"
+
+    def __init__(self, plp=None):
+        self.plp = plp
+        self.name = "zns-plp" if plp else "zns"
+
+    def dev(self, path):
+        extra = self.BASE
+        if self.plp:
+            # small regions: the device writes them out by itself (threshold, space) too
+            extra += ",plp=%s,plp_zones=0,plp_buf_mb=1,buf_mb=1" % self.plp
+        return DevConfig(mode=3, size_mb=16, queues=QUEUES, extra=extra, memdev_file=path,
+                         memdev_mb=16 + (8 if self.plp else 1))
+
+    def layout(self, ctrl):
+        return Layout("zoned", self.lba_size,
+                      [(z * self.ZONE_LBAS, self.CAP_LBAS) for z in range(self.ZONES)],
+                      plp=self.plp, plp_zones=frozenset({0}) if self.plp else frozenset())
+
+    def views(self, drive, layout):
+        ctrl, sq = drive.ctrl, drive.sqs[0]
+        c, rep = released(ctrl, ctrl.zone_report, sq, 1, 0, 64 + 64 * self.ZONES)
+        if not c.ok:
+            raise nvme.NvmeCommandError("Report Zones", c)
+        out = {}
+        for u, z in enumerate(rep["zones"]):
+            start, cap = layout.units[u]
+            out[u] = View(ZONE_STATES.get(z["zs"], "state 0x%x" % z["zs"]), z["wp"],
+                          read_blocks(ctrl, sq, start, cap, 256))
+        return out
+
+    def load(self, *args):
+        return ZonedLoad(self, *args)
+
+
+class Whitebox(Kind):
+    """OCSSD 2.0, 2 groups x 4 PUs, 1 MiB chunks (256 sectors of 4 KiB) written 4 sectors
+    at a time, 32 bytes of OOB per sector; the load uses one chunk on each PU."""
+    GEO = ("lnum_ch=2,lnum_lun=4,lnum_pln=1,lsecs_per_pg=4,lpgs_per_blk=64,lmetasize=32,"
+           "flash_type=1")
+    META = 32
+    name = "whitebox"
+    lba_size = 4096
+
+    def dev(self, path):
+        return DevConfig(mode=0, size_mb=16, lba_index=1, queues=QUEUES, extra=self.GEO,
+                         memdev_file=path, memdev_mb=16 + 4)
+
+    def layout(self, ctrl):
+        _, g = ctrl.oc_geometry(1)
+        self.ws_min, clba = g["ws_min"], g["clba"]
+        npu, nchk = g["num_grp"] * g["num_pu"], g["num_chk"]
+        self.chunks = [pu * nchk for pu in range(npu)]
+        self.nchunks = npu * nchk
+        return Layout("whitebox", self.lba_size, [(c * clba, clba) for c in self.chunks],
+                      meta=self.META)
+
+    def views(self, drive, layout):
+        ctrl, sq = drive.ctrl, drive.sqs[0]
+        descs = released(ctrl, ctrl.chunks, 1, self.nchunks)
+        out = {}
+        for u, chunk in enumerate(self.chunks):
+            d = descs[chunk]
+            start, cap = layout.units[u]
+            data, meta = [], []
+            for first in range(start, start + cap, 64):
+                lbas = list(range(first, min(first + 64, start + cap)))
+                c, dd, mm = released(ctrl, ctrl.vector_read, sq, 1, lbas,
+                                     len(lbas) * self.META)
+                if not c.ok:
+                    raise nvme.NvmeCommandError("Vector Read of LBA %d" % first, c)
+                data.append(dd)
+                meta.append(mm)
+            out[u] = View(CHUNK_STATES.get(d["cs"], "state 0x%x" % d["cs"]), d["wp"],
+                          b"".join(data), b"".join(meta), d["wli"])
+        return out
+
+    def load(self, *args):
+        return WhiteboxLoad(self, *args)
+
+
+class Blackbox(Kind):
+    """A small conventional SSD (4 chips, 16-page blocks, 25% OP: GC runs under the load);
+    the load writes the first 4096 LBAs (2 MiB)."""
+    REGION = 4096
+    name = "blackbox"
+
+    def dev(self, path):
+        return DevConfig(mode=1, size_mb=16, queues=QUEUES, memdev_file=path,
+                         extra="nchs=2,luns_per_ch=2,pgs_per_blk=16,op_pcent=25,flash_type=1")
+
+    def layout(self, ctrl):
+        return Layout("blackbox", self.lba_size, [(0, self.REGION)])
+
+    def views(self, drive, layout):
+        data = read_blocks(drive.ctrl, drive.sqs[0], 0, self.REGION, 256)
+        return {0: View("", 0, data)}
+
+    def load(self, *args):
+        return BlackboxLoad(self, *args)
+
+
+KINDS = {k.name: k for k in (Zoned(), Zoned("selective"), Whitebox(), Blackbox())}
+
+
+# --- loads: what to send next, given what completed ---
+
+class Load:
+    """The host's side of one round: the commands it sent (ops) and its picture of each
+    zone/chunk it uses (known exactly: a unit has one command in flight at most). A kind's
+    load sets FLUSH (chance of a Flush per command, two in flight at most), TRANSITIONS
+    (the commands a "transition" kill follows) and unit_next/advance (a unit's next
+    command; its picture after one completed)."""
+    FLUSH = 0.0
+    TRANSITIONS = ()
+
+    def __init__(self, kind, layout, state, rng, seq, gens, units=()):
+        self.kind, self.layout, self.rng, self.seq = kind, layout, rng, seq
+        self.gens = gens            # {unit: its generation (resets sent)}, across rounds
+        self.units = {u: {"state": state[u].state, "wp": state[u].wp, "busy": False}
+                      for u in units}
+        self.ops = []
+        self.flushes = 0
+
+    def new_op(self, name, **kw):
+        self.seq += 1
+        op = Op(self.seq, name, **kw)
+        self.ops.append(op)
+        return op
+
+    def gen(self, u):
+        return make_gen(self.gens.get(u, 0), self.seq + 1)
+
+    def data_for(self, slba, nlb, gen):
+        bs = self.layout.lba_size
+        return b"".join(block(bs, lba, gen) for lba in range(slba, slba + nlb))
+
+    def maybe_flush(self, p):
+        if self.flushes < 2 and self.rng.random() < p:
+            self.flushes += 1
+            return Req(self.new_op("flush"), nvme.IO_FLUSH)
+        return None
+
+    def next(self):
+        """The next command, or None when there is none to send now."""
+        req = self.maybe_flush(self.FLUSH)
+        if req:
+            return req
+        idle = [u for u, s in self.units.items() if not s["busy"]]
+        for u in self.rng.sample(idle, min(3, len(idle))):
+            req = self.unit_next(u)
+            if req:
+                return req
+        return None
+
+    def unit_op(self, u, name, **kw):
+        self.units[u]["busy"] = True
+        if name == "reset":
+            self.gens[u] = self.gens.get(u, 0) + 1
+        return self.new_op(name, unit=u, **kw)
+
+    def completed(self, op, cpl):
+        if op.op == "flush":
+            self.flushes -= 1
+            return
+        s = self.units.get(op.unit)
+        if s is None:
+            return
+        # after an error its state is not known any more: leave it alone
+        s["busy"] = bool(op.status)
+        if not op.status:
+            self.advance(s, op)
+
+
+class ZonedLoad(Load):
+    FLUSH = 0.03
+    TRANSITIONS = ("reset", "finish", "close", "flush")
+
+    def __init__(self, kind, layout, state, rng, seq, gens):
+        super().__init__(kind, layout, state, rng, seq, gens, range(kind.LOAD_ZONES))
+        for s in self.units.values():
+            if s["state"] not in ("empty", "closed", "full"):
+                s["busy"] = True    # a state a restart cannot give (the check said so)
+
+    def unit_next(self, u):
+        rng = self.rng
+        s = self.units[u]
+        start, cap = self.layout.units[u]
+        r = rng.random()
+        if s["state"] == "full":
+            return self.zone_action(u, "reset") if r < 0.3 else None
+        if r < 0.04 and s["state"] != "empty":
+            return self.zone_action(u, "reset")
+        if r < 0.07:
+            return self.zone_action(u, "finish")
+        if r < 0.10 and s["state"] == "open":
+            return self.zone_action(u, "close")
+        if r < 0.12 and s["state"] != "open":
+            return self.zone_action(u, "open")
+        nlb = min(start + cap - s["wp"], rng.choice((1, 1, 2, 4, 8, 8, 16, 32)))
+        append = rng.random() < 0.2
+        protect = self.layout.plp is not None and rng.random() < 0.5
+        fua = rng.random() < 0.1
+        gen = self.gen(u)
+        op = self.unit_op(u, "append" if append else "write", slba=s["wp"], nlb=nlb,
+                          gen=gen, protect=protect, fua=fua)
+        lba = start if append else s["wp"]
+        return Req(op, OPC[op.op], lba & 0xFFFFFFFF, lba >> 32, (nlb - 1) | fua << 30,
+                   cdw3=1 if protect else 0, data=self.data_for(op.slba, nlb, gen))
+
+    def zone_action(self, u, action):
+        start = self.layout.units[u][0]
+        op = self.unit_op(u, action, slba=start)
+        return Req(op, nvme.IO_ZONE_MGMT_SEND, start & 0xFFFFFFFF, start >> 32,
+                   cdw13=ZSA[action])
+
+    def advance(self, s, op):
+        start, cap = self.layout.units[op.unit]
+        if op.writes_data:
+            s["wp"] = op.slba + op.nlb
+            s["state"] = "full" if s["wp"] == start + cap else "open"
+        elif op.op == "finish":
+            s["wp"], s["state"] = start + cap, "full"
+        elif op.op == "close":
+            s["state"] = "closed" if s["wp"] > start else "empty"
+        elif op.op == "open":
+            s["state"] = "open"
+        elif op.op == "reset":
+            s["wp"], s["state"] = start, "empty"
+
+
+class WhiteboxLoad(Load):
+    FLUSH = 0.02
+    TRANSITIONS = ("reset",)
+    def __init__(self, kind, layout, state, rng, seq, gens):
+        super().__init__(kind, layout, state, rng, seq, gens, state)
+        for s in self.units.values():
+            s["busy"] = s["state"] not in ("free", "open", "closed")
+
+    def unit_next(self, u):
+        rng = self.rng
+        s = self.units[u]
+        start, cap = self.layout.units[u]
+        room = start + cap - s["wp"]
+        if room == 0 and rng.random() < 0.5:
+            return None                 # a Closed chunk stays a while
+        if room == 0 or (s["state"] == "free" and rng.random() < 0.03):
+            op = self.unit_op(u, "reset", slba=start)
+            return Req(op, nvme.IO_VEC_RESET, lbas=[start])
+        nlb = min(room, MAX_BYTES // self.layout.lba_size,
+                  self.kind.ws_min * rng.choice((1, 1, 2, 4, 8, 16)))
+        gen = self.gen(u)
+        vector = nlb <= 64 and rng.random() < 0.7
+        op = self.unit_op(u, "write", slba=s["wp"], nlb=nlb, gen=gen, oob=vector)
+        data = self.data_for(op.slba, nlb, gen)
+        if not vector:
+            return Req(op, nvme.IO_WRITE, op.slba & 0xFFFFFFFF, op.slba >> 32, nlb - 1,
+                       data=data)
+        meta = b"".join(oob_block(self.layout.meta, lba, gen)
+                        for lba in range(op.slba, op.slba + nlb))
+        return Req(op, nvme.IO_VEC_WRITE, cdw12=nlb - 1, data=data, meta=meta,
+                   lbas=list(range(op.slba, op.slba + nlb)))
+
+    def advance(self, s, op):
+        start, cap = self.layout.units[op.unit]
+        if op.op == "reset":
+            s["wp"], s["state"] = start, "free"
+        else:
+            s["wp"] = op.slba + op.nlb
+            s["state"] = "closed" if s["wp"] == start + cap else "open"
+
+
+class BlackboxLoad(Load):
+    """Writes anywhere in the region, never two commands in flight on one LBA."""
+    FLUSH = 0.05
+    TRANSITIONS = ("flush", "zeroes", "dsm")
+
+    def __init__(self, kind, layout, state, rng, seq, gens):
+        super().__init__(kind, layout, state, rng, seq, gens)
+        self.busy = {}              # op seq -> (slba, nlb)
+
+    def next(self):
+        rng = self.rng
+        req = self.maybe_flush(self.FLUSH)
+        if req:
+            return req
+        region = self.layout.units[0][1]
+        nlb = rng.choice((1, 1, 2, 4, 8, 8, 16, 32, 64))
+        slba = rng.randrange(region - nlb + 1)
+        if any(a < slba + nlb and slba < a + n for a, n in self.busy.values()):
+            return None
+        r = rng.random()
+        name = "zeroes" if r < 0.06 else "dsm" if r < 0.1 else "write"
+        fua = name == "write" and rng.random() < 0.1
+        gen = self.gen(0) if name == "write" else None
+        op = self.new_op(name, slba=slba, nlb=nlb, gen=gen, fua=fua)
+        self.busy[op.seq] = (slba, nlb)
+        if name == "dsm":
+            return Req(op, nvme.IO_DSM, 0, 1 << 2, data=struct.pack("<IIQ", 0, nlb, slba))
+        return Req(op, OPC[name], slba & 0xFFFFFFFF, slba >> 32, (nlb - 1) | fua << 30,
+                   data=self.data_for(slba, nlb, gen) if gen else b"")
+
+    def completed(self, op, cpl):
+        if op.op == "flush":
+            self.flushes -= 1
+        else:
+            self.busy.pop(op.seq, None)
+
+
+# --- the drive: one QEMU, queues, and the load's own submission and completion path ---
+
+class Slot:
+    """Guest memory for one command in flight: data, its PRP list, OOB, LBA list."""
+
+    def __init__(self, alloc, index):
+        self.cid = index
+        self.data = alloc.alloc(MAX_BYTES)
+        self.prp_list = alloc.alloc(PAGE)
+        self.meta = alloc.alloc(PAGE)
+        self.lbas = alloc.alloc(PAGE)
+        self.pages = [self.data + PAGE * i for i in range(1, MAX_BYTES // PAGE)]
+
+
+class Drive:
+    def __init__(self, kind, path, workdir):
+        self.kind = kind
+        self.m = Machine(kind.dev(path), workdir)
+        self.qt, self.ctrl = self.m.qt, self.m.ctrl
+        try:
+            self.ctrl.enable(css=kind.css)
+            self.sqs = [self.ctrl.create_io_queues(q, entries=ENTRIES)
+                        for q in range(1, QUEUES + 1)]
+            self.free = {sq.qid: [Slot(self.ctrl.alloc, i) for i in range(QD)]
+                         for sq in self.sqs}
+        except BaseException:
+            self.m.close()
+            raise
+        self.pending = {}           # (qid, cid) -> (Op, Slot)
+        self.events = 0
+        self.turn = 0
+
+    # -- the load's path: one qtest batch per submission and per poll --
+
+    def submit(self, req):
+        self.turn += 1
+        sq = self.sqs[self.turn % len(self.sqs)]      # round robin
+        slot = self.free[sq.qid].pop()
+        b64 = lambda d: base64.b64encode(d).decode()
+        lines = []
+        prp1 = prp2 = mptr = 0
+        if req.data:
+            n = len(req.data)
+            assert n <= MAX_BYTES
+            lines.append("b64write 0x%x 0x%x %s" % (slot.data, n, b64(req.data)))
+            prp1 = slot.data
+            pages = slot.pages[:(n + PAGE - 1) // PAGE - 1]
+            if len(pages) == 1:
+                prp2 = pages[0]
+            elif pages:
+                lst = struct.pack("<%dQ" % len(pages), *pages)
+                lines.append("b64write 0x%x 0x%x %s" % (slot.prp_list, len(lst), b64(lst)))
+                prp2 = slot.prp_list
+        if req.meta:
+            lines.append("b64write 0x%x 0x%x %s" % (slot.meta, len(req.meta), b64(req.meta)))
+            mptr = slot.meta
+        cdw10, cdw11 = req.cdw10, req.cdw11
+        if req.lbas is not None:
+            if len(req.lbas) == 1:
+                cdw10, cdw11 = req.lbas[0] & 0xFFFFFFFF, req.lbas[0] >> 32
+            else:
+                lst = struct.pack("<%dQ" % len(req.lbas), *req.lbas)
+                lines.append("b64write 0x%x 0x%x %s" % (slot.lbas, len(lst), b64(lst)))
+                cdw10, cdw11 = slot.lbas & 0xFFFFFFFF, slot.lbas >> 32
+        sqe = nvme.cmd(req.opc, nsid=1, prp1=prp1, prp2=prp2, mptr=mptr, cdw3=req.cdw3,
+                       cdw10=cdw10, cdw11=cdw11, cdw12=req.cdw12, cdw13=req.cdw13)
+        struct.pack_into("<H", sqe, 2, slot.cid)
+        lines.append("b64write 0x%x 0x40 %s" % (sq.addr + sq.tail * 64, b64(bytes(sqe))))
+        sq.tail = (sq.tail + 1) % sq.size
+        lines.append("writel 0x%x 0x%x" % (self.ctrl.bar + self.ctrl.sq_doorbell(sq.qid),
+                                           sq.tail))
+        self.qt.cmds(lines)
+        self.events += 1
+        req.op.sub = self.events
+        self.pending[(sq.qid, slot.cid)] = (req.op, slot)
+
+    def poll(self):
+        """Every new completion: [(Op, Completion)], each op's ack and status set."""
+        cqs = [sq.cq for sq in self.sqs]
+        answers = self.qt.cmds(["b64read 0x%x 0x%x" % (cq.addr, cq.size * 16) for cq in cqs])
+        done, ring = [], []
+        for cq, ans in zip(cqs, answers):
+            raw = base64.b64decode(ans)
+            moved = False
+            while True:
+                entry = raw[cq.head * 16:(cq.head + 1) * 16]
+                if entry[14] & 1 != cq.phase:
+                    break
+                c = Completion(entry, time.monotonic())
+                cq.head = (cq.head + 1) % cq.size
+                if cq.head == 0:
+                    cq.phase ^= 1
+                moved = True
+                op, slot = self.pending.pop((c.sqid, c.cid))
+                self.free[c.sqid].append(slot)
+                self.ctrl.sqs[c.sqid].head = c.sqhd
+                self.events += 1
+                op.ack = self.events
+                op.status = c.sct << 8 | c.sc
+                if op.op == "append":
+                    op.result_lba = nvme.append_lba(c)
+                done.append((op, c))
+            if moved:
+                ring.append("writel 0x%x 0x%x" % (self.ctrl.bar + self.ctrl.cq_doorbell(cq.qid),
+                                                  cq.head))
+        if ring:
+            self.qt.cmds(ring)
+        return done
+
+    def drain(self, timeout=30.0):
+        """Wait for every command in flight (a clean end of a load)."""
+        end = time.monotonic() + timeout
+        while self.pending:
+            if not self.poll():
+                if time.monotonic() > end:
+                    raise nvme.NvmeTimeout("%d commands did not complete" % len(self.pending))
+                time.sleep(0.001)
+
+    def kill(self):
+        """SIGKILL now: no shutdown of any kind."""
+        pid = self.qt.pid
+        if pid:
+            os.kill(pid, signal.SIGKILL)
+        try:
+            self.qt.kill()
+        finally:
+            self.m.close()
+
+    def close(self):
+        self.ctrl.shutdown()
+        self.m.close()
+
+
+def spin(seconds):
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+def run_load(drive, load, rng, delay, mode):
+    """Send load's commands, QD at most in flight, until the kill point: `delay` seconds,
+    then at once (mode "time"), right after the next doorbell ("doorbell") or the next of
+    the load's TRANSITIONS ("transition": zone reset, finish, close, Flush; chunk reset;
+    blackbox Flush, Write Zeroes, Deallocate), with a random spin after the doorbell.
+    Returns how many commands were in flight at the end."""
+    t_kill = time.monotonic() + delay
+    armed = False
+    while True:
+        for op, cpl in drive.poll():
+            load.completed(op, cpl)
+        if time.monotonic() >= t_kill:
+            if mode == "time":
+                return len(drive.pending)
+            armed = True
+            if time.monotonic() >= t_kill + 2.0:
+                return len(drive.pending)      # no such doorbell came: kill anyway
+        sent = 0
+        while len(drive.pending) < QD:
+            req = load.next()
+            if req is None:
+                break
+            drive.submit(req)
+            sent += 1
+            if armed and (mode == "doorbell" or req.op.op in load.TRANSITIONS):
+                # 1 us to 2 ms, as many of each decade: short spins land inside the command
+                spin(math.exp(rng.uniform(math.log(1e-6), math.log(2e-3))))
+                return len(drive.pending)
+        if not sent:
+            time.sleep(0.0002)
+
+
+# Violations that the review of 2026-11-25 (/work/shared/reviews/2026-11-25-new-modes.md)
+# describes, recognised by their look so that a campaign says which ones are known; any
+# other is new. (name, pattern of a violation's text)
+KNOWN = (
+    ("finding 1: a Zone Finish from Empty or Closed is undone at power-up (plp=)",
+     re.compile(r"seen (closed|empty), .*expecting full by the finish #\d+ from "
+                r"(closed|empty), [^:]*:(\n +(state|write pointer) [^\n]*)+$", re.S)),
+    ("finding 4b: a kill inside a Zone Reset leaves the zone's old record over zeroed data "
+     "(the zone is zeroed before its Empty record is saved; with or without plp=)",
+     re.compile(r"or after the reset #\d+ in flight, [^:]*:\n +acknowledged write missing "
+                r"or damaged, [^\n]*holds zeroes[^\n]*$")),
+    ("finding 8: OOB above a chunk's write pointer survives a kill (whitebox)",
+     re.compile(r":(\n +OOB above the write pointer[^\n]*)+$")),
+)
+
+
+def known_finding(violation):
+    """The name of the known finding a violation's text shows, or None."""
+    return next((name for name, pat in KNOWN if pat.search(violation)), None)
+
+
+KILL_MODES = (("time", 0.3), ("doorbell", 0.25), ("transition", 0.45))
+START_KILLS = 0.15          # of the kills, followed by a start killed too
+
+
+class Campaign:
+    """Kills of one kind on one file: each start checks the previous kill, then loads."""
+
+    def __init__(self, kind, seed, workdir, log=print, max_delay=1.5):
+        self.kind, self.seed, self.workdir, self.log = kind, seed, workdir, log
+        self.rng = random.Random(seed)
+        self.path = os.path.join(workdir, kind.name + ".img")
+        self.max_delay = max_delay
+        self.layout = self.state = self.ops = None
+        self.seq = 0
+        self.gens = {}
+        self.kills = 0
+        self.totals = dict.fromkeys(("kills", "start kills", "acked writes",
+                                     "writes checked", "blocks checked", "in flight at kills",
+                                     "alternatives taken", "violations"), 0)
+        self.failures = []          # (what came before, Result text)
+        self.known = {}             # known finding (or "new") -> violations
+        self.t_start = None
+
+    def start(self):
+        t = time.monotonic()
+        drive = Drive(self.kind, self.path, self.workdir)
+        self.t_start = self.t_start or time.monotonic() - t
+        try:
+            if self.layout is None:
+                self.layout = self.kind.layout(drive.ctrl)
+                self.state = kc.fresh_state(self.layout)
+            views = self.kind.views(drive, self.layout)
+            res = kc.check(self.layout, self.state, self.ops or [], views)
+        except BaseException:
+            drive.kill()
+            raise
+        self.state = res.state
+        return drive, res
+
+    def record(self, res, what):
+        for k in ("acked writes", "writes checked", "blocks checked", "alternatives taken"):
+            self.totals[k] += res.counts[k]
+        if not res.ok:
+            self.totals["violations"] += len(res.violations)
+            for v in res.violations:
+                name = known_finding(v) or "new"
+                self.known[name] = self.known.get(name, 0) + 1
+            self.failures.append((what, res.text()))
+            self.log("%s: seed %d, %s\n%s" % (self.kind.name, self.seed, what, res.text()))
+
+    def kill_once(self):
+        drive, res = self.start()
+        self.record(res, self.last or "the first start")
+        self.kills += 1
+        mode = self.rng.choices([m for m, _ in KILL_MODES], [w for _, w in KILL_MODES])[0]
+        delay = self.rng.uniform(0.02, self.max_delay)
+        load = self.kind.load(self.layout, self.state, self.rng, self.seq, self.gens)
+        try:
+            inflight = run_load(drive, load, self.rng, delay, mode)
+        finally:
+            drive.kill()
+        self.seq = load.seq
+        self.ops = load.ops
+        self.totals["kills"] += 1
+        self.totals["in flight at kills"] += inflight
+        self.last = "kill %d (%s after %.3f s, %d commands sent, %d in flight)" % (
+            self.kills, mode, delay, len(load.ops), inflight)
+        if self.rng.random() < START_KILLS:
+            self.kill_in_start()
+
+    def kill_in_start(self):
+        """A QEMU started on the file and killed during its start-up (recovery, rollback,
+        clearing above write pointers): the next start must show what the kill before
+        left. Without qtest's handshake, the kill falls anywhere in the first 0.2-1.2
+        start-up times of this drive."""
+        bios = os.path.join(self.workdir, "empty-bios.bin")
+        with open(bios, "wb") as f:
+            f.truncate(64 << 10)
+        argv = [qtest_machine.QEMU, "-display", "none", "-vga", "none", "-machine", "q35",
+                "-accel", "qtest", "-qtest", "null", "-nodefaults", "-m", "256M",
+                "-bios", bios] + qtest_machine.device_args(self.kind.dev(self.path),
+                                                            self.workdir)
+        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        delay = self.rng.uniform(0.2, 1.2) * self.t_start
+        time.sleep(delay)
+        p.kill()
+        p.wait()
+        self.totals["start kills"] += 1
+        self.last += ", then a start killed after %.3f s" % delay
+
+    def run(self, kills):
+        self.last = None
+        for _ in range(kills):
+            self.kill_once()
+        drive, res = self.start()
+        self.record(res, self.last or "the first start")
+        drive.close()
+        return self.totals
