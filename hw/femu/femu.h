@@ -194,6 +194,10 @@ struct FemuCtrl {
     QEMUTimer *fail_timer;
     GRand *fail_rand;
     uint64_t power_cuts;
+    /* x-crash-at=POINT[:N]: tests stop QEMU between two saves (femu_crash_point) */
+    char *crash_at;
+    char crash_point[32];
+    uint32_t crash_countdown;
 
     /* controller state, guarded by lock */
     bool enabled;
@@ -232,6 +236,13 @@ struct FemuCtrl {
  *   -> namespaces.c, dma.c, backend.c -> media models -> nand.
  */
 
+/*
+ * Test hook for the crash-ordering rules (see dataplane.c): with x-crash-at=POINT[:N],
+ * the Nth pass through POINT kills QEMU as SIGKILL would: nothing after it is saved.
+ * The points are listed in ctrl.c.
+ */
+void femu_crash_point(FemuCtrl *n, const char *point);
+
 /* namespaces.c: namespaces and their timing models */
 bool femu_ns_layout(FemuCtrl *n, Error **errp);
 bool femu_ns_create(FemuCtrl *n, Error **errp);
@@ -240,8 +251,10 @@ void femu_ns_ctrl_reset(FemuCtrl *n);
 /* Power events of a device whose namespaces are all of one kind (its power_* hooks). */
 void femu_ns_power_loss(FemuCtrl *n);
 void femu_ns_power_on(FemuCtrl *n);
-/* A controller shutdown (CC.SHN): every model writes its volatile buffers out. */
+/* A controller shutdown (CC.SHN): every model writes all its buffers out, protected or not. */
 void femu_ns_shutdown(FemuCtrl *n, uint64_t now_ns);
+/* A Flush of every namespace (the volatile write cache); when it completes. */
+uint64_t femu_ns_flush_all(FemuCtrl *n, uint64_t now_ns);
 FemuNamespace *femu_ns(FemuCtrl *n, uint32_t nsid);
 const FemuNsKind *femu_csi_kind(FemuCtrl *n, uint8_t csi);
 const FemuNsKind *femu_ctrl_kind(FemuCtrl *n);
