@@ -216,11 +216,44 @@ static void test_bench_huge_geometry(void)
     g_test_trap_assert_stderr("*ocssd: out of memory*");
 }
 
+/*
+ * The LBA list's page can move (compaction migrates locked pages): its address is
+ * looked up for every command, not kept from the first.
+ */
+static void test_list_address_every_command(void)
+{
+    struct oc_dev d = { .ns_fd = -1, .ctrl_fd = -1, .nsid = 1, .lba_size = 4096,
+                        .geo = small_geo() };
+    static const uint64_t lbas[2] = { 16, 17 }, dst[2] = { 32, 33 };
+    uint32_t result;
+
+    fake = (typeof(fake)){ .real_vector = true, .failing_reset = -1 };
+    fake.frame = 0x1234;
+    g_assert_cmpint(oc_vector(&d, OC_VECTOR_RESET, lbas, 2, NULL, NULL, &result), ==, 0);
+    fake.frame = 0x5678;                        /* the page moved */
+    g_assert_cmpint(oc_vector(&d, OC_VECTOR_COPY, lbas, 2, dst, NULL, &result), ==, 0);
+    /* one LBA each: no list, no page */
+    fake.frame = 0;                             /* a lookup now would fail */
+    g_assert_cmpint(oc_vector(&d, OC_VECTOR_COPY, lbas, 1, dst, NULL, &result), ==, 0);
+    g_assert_cmpint(oc_vector(&d, OC_VECTOR_WRITE, lbas, 2, NULL, NULL, &result), ==, -EPERM);
+
+    g_assert_cmpuint(fake.ncmds, ==, 3);
+    g_assert_cmphex((uint64_t)fake.cmds[0].cdw11 << 32 | fake.cmds[0].cdw10, ==, 0x1234000);
+    g_assert_cmphex((uint64_t)fake.cmds[1].cdw11 << 32 | fake.cmds[1].cdw10, ==, 0x5678000);
+    g_assert_cmphex((uint64_t)fake.cmds[1].cdw15 << 32 | fake.cmds[1].cdw14, ==, 0x5678800);
+    g_assert_cmpuint(fake.cmds[1].cdw12, ==, 1);
+    g_assert_cmphex((uint64_t)fake.cmds[2].cdw11 << 32 | fake.cmds[2].cdw10, ==, 16);
+    g_assert_cmphex((uint64_t)fake.cmds[2].cdw15 << 32 | fake.cmds[2].cdw14, ==, 32);
+    g_assert_cmpuint(fake.cmds[2].cdw12, ==, 0);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/ocssd-tool/bench/failed-reset", test_bench_failed_reset);
     g_test_add_func("/ocssd-tool/bench/runs", test_bench_runs);
     g_test_add_func("/ocssd-tool/bench/huge-geometry", test_bench_huge_geometry);
+    g_test_add_func("/ocssd-tool/vector/list-address-every-command",
+                    test_list_address_every_command);
     return g_test_run();
 }
