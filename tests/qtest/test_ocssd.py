@@ -519,20 +519,26 @@ def test_vector_reset(oc):
     expect_desc(oc.desc(closed), closed, oc.clba, FREE, 0, 1)
     c, back, mback = oc.read(oc.sectors(closed, 0, 4))
     assert c.ok and back == bytes(4 * oc.bs) and mback == bytes(4 * META)
-    # a list: free (MCCAP multi reset: fine), open, offline, out of range
+    # a list: free (MCCAP multi reset: fine), open (as OCSSD 2.0 devices allow), offline,
+    # out of range
     lbas = [oc.slba(free), oc.slba(opened, 1), oc.slba(off), oc.nsectors, oc.slba(closed)]
     c, descs = oc.reset(lbas, descriptors=True)
-    status(c, INVALID_RESET, bits(1, 2, 3))
+    status(c, OFFLINE, bits(2, 3))
     expect_desc(descs[0], free, oc.clba, FREE, 0, 1)
-    expect_desc(descs[1], opened, oc.clba, OPEN, 4)
+    expect_desc(descs[1], opened, oc.clba, FREE, 0, 1)
     expect_desc(descs[2], off, oc.clba, OFF, 4)
     assert descs[3]["raw"] == bytes(32)         # no chunk there
     expect_desc(descs[4], closed, oc.clba, FREE, 0, 2)
+    # the open chunk's data and OOB are gone; it is written from its start again
+    c, back, mback = oc.read(oc.sectors(opened, 0, 4))
+    assert c.ok and back == bytes(4 * oc.bs) and mback == bytes(4 * META), c
+    oc.write_ok(oc.sectors(opened, 0, 8))
+    expect_desc(oc.desc(opened), opened, oc.clba, OPEN, 8, 1)
     # status order follows the list
-    c, _ = oc.reset([oc.slba(off), oc.slba(opened)])
+    c, _ = oc.reset([oc.slba(off), oc.nsectors])
     status(c, OFFLINE, bits(0, 1))
-    c, _ = oc.reset([oc.nsectors + 5])
-    status(c, LBA_RANGE, 1)
+    c, _ = oc.reset([oc.nsectors + 5, oc.slba(off)])
+    status(c, LBA_RANGE, bits(0, 1))
 
 
 def test_vector_copy(oc):
@@ -827,6 +833,26 @@ class TestLimits(OwnMachine):
         expect_desc(oc.desc(13), 13, oc.clba, FREE, 0)
         # close them all for the other tests of the class
         for chunk in (2, 8, 12):
+            oc.fill(chunk, 60)
+
+    def test_reset_of_an_open_chunk(self, oc):
+        """Open chunks can be reset (without MCCAP: that is for free ones); the reset
+        releases the chunk's slot under MAXOC and MAXOCPU."""
+        w = lambda chunk, sec=0: oc.write(oc.sectors(chunk, sec, 4))[0]
+        assert w(5).ok and w(6).ok and w(9).ok          # PU 1 full, the namespace full
+        status(w(10), SEQUENCE, 0xF)
+        c, descs = oc.reset([oc.slba(9, 2)], descriptors=True)
+        assert c.ok and failed_bitmap(c) == 0, c
+        expect_desc(descs[0], 9, oc.clba, FREE, 0, 1)
+        assert w(10).ok                                 # the namespace's slot is back
+        status(w(7), SEQUENCE, 0xF)
+        oc.reset_ok(6)
+        assert w(7).ok                                  # and the PU's
+        expect_desc(oc.desc(6), 6, oc.clba, FREE, 0, 1)
+        stats = oc.ctrl.vendor_log()
+        assert stats["chunks_open"] == 3, stats
+        # close them all for the other tests of the class
+        for chunk in (5, 7, 10):
             oc.fill(chunk, 60)
 
     def test_reset_of_a_free_chunk_without_mccap(self, oc):

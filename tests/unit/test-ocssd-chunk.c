@@ -336,13 +336,13 @@ static void test_state_table(void)
         { CMD_READ_DULBE, OPEN, OC_UNWRITTEN, OPEN, 4, 0, 4 },
         { CMD_READ_DULBE, CLOSED, OC_OK, CLOSED, 16, 0, 16 },
         { CMD_READ_DULBE, OFFLINE, OC_OFFLINE_CHUNK, OFFLINE, 4, 0, 0 },
-        /* reset without, then with, the multiple-reset capability */
+        /* reset without, then with, the multiple-reset capability; an open chunk too */
         { CMD_RESET, FREE, OC_INVALID_RESET, FREE, 0, 0 },
-        { CMD_RESET, OPEN, OC_INVALID_RESET, OPEN, 4, 0 },
+        { CMD_RESET, OPEN, OC_OK, FREE, 0, 1 },
         { CMD_RESET, CLOSED, OC_OK, FREE, 0, 1 },
         { CMD_RESET, OFFLINE, OC_OFFLINE_CHUNK, OFFLINE, 4, 0 },
         { CMD_RESET_MULTI, FREE, OC_OK, FREE, 0, 1 },
-        { CMD_RESET_MULTI, OPEN, OC_INVALID_RESET, OPEN, 4, 0 },
+        { CMD_RESET_MULTI, OPEN, OC_OK, FREE, 0, 1 },
         { CMD_RESET_MULTI, CLOSED, OC_OK, FREE, 0, 1 },
         { CMD_RESET_MULTI, OFFLINE, OC_OFFLINE_CHUNK, OFFLINE, 4, 0 },
         /* a write of 4 that passed its check fails: the unit is skipped, the chunk stays open */
@@ -501,6 +501,18 @@ static void test_open_limits(void)
     g_assert_cmpuint(cs->open_per_pu[0], ==, 1);
     wr(cs, 3, 4);
     g_assert_cmpuint(cs->open_per_pu[0], ==, 2);
+    /* so does a reset of an open chunk; the chunk can be opened again */
+    g_assert_cmphex(oc_write_check(cs, slba(cs, 11), 4), ==, OC_SEQUENCE_ERROR);
+    ok(oc_reset(cs, slba(cs, 2) + 3));
+    g_assert_cmpuint(cs->nr_open, ==, 2);
+    g_assert_cmpuint(cs->open_per_pu[0], ==, 1);
+    check_open_counts(cs);
+    wr(cs, 11, 4);                                      /* PU 2: the namespace is full */
+    g_assert_cmphex(oc_write_check(cs, slba(cs, 2), 4), ==, OC_SEQUENCE_ERROR);
+    ok(oc_reset(cs, slba(cs, 3)));
+    wr(cs, 2, 8);                                       /* at sector 0 again */
+    g_assert_cmpuint(cs->chunks[2].erases, ==, 1);
+    g_assert_cmpuint(cs->open_per_pu[0], ==, 1);
     check_open_counts(cs);
     oc_chunk_set_free(cs);
 
@@ -670,11 +682,9 @@ static void test_wear_and_descriptors(void)
         ok(oc_reset(cs, slba(cs, 1)));
     }
     g_assert_cmpuint(cs->chunks[1].erases, ==, 300);
-    /* failed resets erase nothing */
+    /* chunk 2 open, 3 closed, 4 reset once then opened, 5 offline with data (a failed
+     * reset erases nothing), 6 early closed */
     wr(cs, 2, 4);
-    g_assert_cmphex(oc_reset(cs, slba(cs, 2)), ==, OC_INVALID_RESET);
-    g_assert_cmpuint(cs->chunks[2].erases, ==, 0);
-    /* chunk 3 closed, 4 reset once then opened, 5 offline with data, 6 early closed */
     wr(cs, 3, 16);
     wr(cs, 4, 16);
     ok(oc_reset(cs, slba(cs, 4)));

@@ -263,11 +263,10 @@ OcStatus oc_reset(OcChunkSet *cs, uint64_t lba)
         return OC_LBA_RANGE;
     }
     c = &cs->chunks[idx];
+    /* open chunks too: host FTLs reset the chunks of a line they abandon */
     switch (c->state) {
     case OC_CHUNK_OFFLINE:
         return OC_OFFLINE_CHUNK;
-    case OC_CHUNK_OPEN:
-        return OC_INVALID_RESET;
     case OC_CHUNK_FREE:
         if (!(cs->geo.mccap & OC_MCCAP_MULTI_RESET)) {
             return OC_INVALID_RESET;

@@ -122,7 +122,10 @@ void oc_write_commit(OcChunkSet *cs, uint64_t lba, uint64_t nlb);
  */
 OcStatus oc_read_check(const OcChunkSet *cs, uint64_t lba, uint64_t nlb, bool dulbe,
                        uint64_t *readable);
-/* Reset of the chunk holding lba (any sector of it): Closed (or Free, with MULTI_RESET) -> Free. */
+/*
+ * Reset of the chunk holding lba (any sector of it): Open or Closed (or Free, with
+ * MULTI_RESET) -> Free; an Open chunk's slot under MAXOC/MAXOCPU is released.
+ */
 OcStatus oc_reset(OcChunkSet *cs, uint64_t lba);
 
 /*
