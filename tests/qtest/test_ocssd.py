@@ -890,6 +890,42 @@ class TestLimits(OwnMachine):
         assert oc.ctrl.qt.memread(buf, 64) == b"\x33" * 64
 
 
+class TestOpenLimitAcrossChunks(OwnMachine):
+    """MAXOC 1 (1 group x 2 PUs x 4 chunks of 64 sectors): a standard Write that runs from
+    the open chunk on into the next closes the first as it opens the next, so it stays
+    within the limit, as the same sectors written by a vector command do."""
+    DEV = DevConfig(mode=0, lba_index=1, size_mb=2, extra=(
+        "lnum_ch=1,lnum_lun=2,lnum_pln=1,lsecs_per_pg=4,lpgs_per_blk=16,flash_type=1,"
+        "oc_maxoc=1"))
+
+    def test_standard_write_into_the_next_chunk(self, oc, ctrl):
+        assert (oc.g["maxoc"], oc.npu, oc.nchk) == (1, 2, 4)
+        bs = oc.bs
+        oc.fill(0, 60)
+        status(oc.std_write(oc.slba(1), rand(4 * bs)), SEQUENCE)    # chunk 0 is open
+        data = rand(8 * bs)
+        assert oc.std_write(oc.slba(0, 60), data).ok
+        expect_desc(oc.desc(0), 0, oc.clba, CLOSED, 64)
+        expect_desc(oc.desc(1), 1, oc.clba, OPEN, 4)
+        # through a whole free chunk; from PU 0's last chunk into PU 1's first
+        more = rand((60 + 64 + 4) * bs)
+        assert oc.std_write(oc.slba(1, 4), more).ok
+        expect_desc(oc.desc(2), 2, oc.clba, CLOSED, 64)
+        expect_desc(oc.desc(3), 3, oc.clba, OPEN, 4)
+        last = rand((60 + 8) * bs)
+        assert oc.std_write(oc.slba(3, 4), last).ok
+        expect_desc(oc.desc(3), 3, oc.clba, CLOSED, 64)
+        expect_desc(oc.desc(4), 4, oc.clba, OPEN, 8)
+        for lba, want in ((oc.slba(0, 60), data), (oc.slba(1, 4), more), (oc.slba(3, 4), last)):
+            c, back = oc.std_read(lba, len(want) // bs)
+            assert c.ok and back == want, (lba, c)
+        # a write that opens another chunk while 4 stays open is one too many
+        status(oc.std_write(oc.slba(5), rand(4 * bs)), SEQUENCE)
+        assert oc.std_write(oc.slba(4, 8), rand(60 * bs)).ok          # 4 closes, 5 opens
+        expect_desc(oc.desc(5), 5, oc.clba, OPEN, 4)
+        assert ctrl.vendor_log()["chunks_open"] == 1
+
+
 # ---- timing: PUs in parallel, units of one PU in turn -----------------------------------
 
 

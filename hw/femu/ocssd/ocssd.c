@@ -586,11 +586,6 @@ static uint16_t each_part(OcNs *o, uint64_t slba, uint64_t nlb,
     return NVME_SUCCESS;
 }
 
-static uint16_t write_part_check(OcNs *o, uint64_t lba, uint64_t nlb, bool dulbe)
-{
-    return oc_write_check(o->cs, lba, nlb);
-}
-
 static uint16_t read_part_check(OcNs *o, uint64_t lba, uint64_t nlb, bool dulbe)
 {
     uint64_t readable;
@@ -604,9 +599,10 @@ static uint16_t write_part_commit(OcNs *o, uint64_t lba, uint64_t nlb, bool dulb
 }
 
 /*
- * Write and Write Zeroes: every chunk part checked, the data put in place by the NVM
- * command set's path, and only then do the write pointers move. A failed transfer moves
- * none, and what it reached reads as zeroes again.
+ * Write and Write Zeroes: every chunk part checked (in order, as the parts before it leave
+ * the open-chunk limits), the data put in place by the NVM command set's path, and only
+ * then do the write pointers move. A failed transfer moves none, and what it reached reads
+ * as zeroes again.
  */
 static uint16_t oc_std_write(OcIo *io, FemuRequest *req, const NvmeCmd *cmd)
 {
@@ -614,7 +610,7 @@ static uint16_t oc_std_write(OcIo *io, FemuRequest *req, const NvmeCmd *cmd)
     FemuNamespace *ns = io->ns;
     OcNs *o = oc_ns(ns);
     uint64_t slba = le64_to_cpu(rw->slba), nlb = (uint64_t)le16_to_cpu(rw->nlb) + 1;
-    uint16_t status = each_part(o, slba, nlb, write_part_check, false);
+    uint16_t status = oc_write_check_span(o->cs, slba, nlb);
 
     req->slba = slba;
     if (status) {
