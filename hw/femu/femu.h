@@ -324,6 +324,8 @@ uint16_t femu_nvm_io(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const Nvm
 /* Read, Write and Compare (other command sets reuse it). */
 uint16_t femu_nvm_rw(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const NvmeCmd *cmd,
                      uint64_t now, uint64_t *deadline);
+/* What femu_nvm_rw checks before it moves data: MDTS, protection information, the range. */
+uint16_t femu_nvm_rw_check(FemuCtrl *n, FemuNamespace *ns, const NvmeCmd *cmd);
 /* The commands of femu_nvm_io in a Commands Supported and Effects log. */
 void femu_nvm_effects(NvmeEffectsLog *log);
 

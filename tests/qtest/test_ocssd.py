@@ -723,6 +723,42 @@ def test_inject_early_close(oc):
     expect_desc(oc.desc(b), b, oc.clba, CLOSED, 0)
 
 
+def test_inject_standard_write_across_chunks(oc):
+    """A standard Write goes chunk by chunk: at a chunk with a write failure armed it stops
+    with that failure; the parts before it are written, the ones after it are not."""
+    bs = oc.bs
+    a, b = oc.take_run(2)
+    oc.fill(a, 56)
+    assert oc.inject(oc.slba(b, 9), INJ_WRITE_NEXT_UNIT).ok
+    # larger than MDTS (128 sectors): refused before anything, the failure stays armed
+    status(oc.std_write(oc.slba(a, 56), rand(132 * bs)), INVALID_FIELD)
+    data = rand(16 * bs)
+    status(oc.std_write(oc.slba(a, 56), data), WRITE_NEXT_UNIT)
+    expect_desc(oc.desc(a), a, oc.clba, CLOSED, 64)
+    expect_desc(oc.desc(b), b, oc.clba, OPEN, 8)          # its unit lost, b goes on after it
+    c, back = oc.std_read(oc.slba(a, 56), 16)
+    assert c.ok and back == data[:8 * bs] + bytes(8 * bs), c
+    assert oc.std_write(oc.slba(b, 8), rand(4 * bs)).ok   # consumed
+    # an early close armed for the middle one of three chunks
+    c0, c1, c2 = oc.take_run(3)
+    oc.fill(c0, 60)
+    assert oc.inject(oc.slba(c1), INJ_EARLY_CLOSE).ok
+    data = rand((4 + 64 + 8) * bs)
+    status(oc.std_write(oc.slba(c0, 60), data), EARLY_CLOSE)
+    expect_desc(oc.desc(c0), c0, oc.clba, CLOSED, 64)
+    expect_desc(oc.desc(c1), c1, oc.clba, CLOSED, 0)
+    expect_desc(oc.desc(c2), c2, oc.clba, FREE, 0)
+    c, back = oc.std_read(oc.slba(c0, 60), 4)
+    assert c.ok and back == data[:4 * bs], c
+    # armed for the first chunk: nothing is written (Write Zeroes too)
+    d0, d1 = oc.take_run(2)
+    oc.fill(d0, 60)
+    assert oc.inject(oc.slba(d0), INJ_EARLY_CLOSE).ok
+    status(oc.ctrl.write_zeroes(oc.sq, NSID, oc.slba(d0, 60), 8), EARLY_CLOSE)
+    expect_desc(oc.desc(d0), d0, oc.clba, CLOSED, 60)
+    expect_desc(oc.desc(d1), d1, oc.clba, FREE, 0)
+
+
 def test_inject_offline(oc):
     a, b = oc.take(), oc.take()
     oc.fill(a, 64)

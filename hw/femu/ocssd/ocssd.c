@@ -599,31 +599,38 @@ static uint16_t write_part_commit(OcNs *o, uint64_t lba, uint64_t nlb, bool dulb
 }
 
 /*
- * Write and Write Zeroes: every chunk part checked (in order, as the parts before it leave
- * the open-chunk limits), the data put in place by the NVM command set's path, and only
- * then do the write pointers move. A failed transfer moves none, and what it reached reads
- * as zeroes again.
+ * Sectors of [slba, slba + nlb) before the first chunk that has a write failure armed
+ * (nlb when none has).
  */
-static uint16_t oc_std_write(OcIo *io, FemuRequest *req, const NvmeCmd *cmd)
+static uint64_t sectors_before_fault(OcNs *o, uint64_t slba, uint64_t nlb)
 {
-    const NvmeRwCmd *rw = (const NvmeRwCmd *)cmd;
-    FemuNamespace *ns = io->ns;
-    OcNs *o = oc_ns(ns);
-    uint64_t slba = le64_to_cpu(rw->slba), nlb = (uint64_t)le16_to_cpu(rw->nlb) + 1;
-    uint16_t status = oc_write_check_span(o->cs, slba, nlb);
+    const OcGeometry *g = &o->cs->geo;
+    uint64_t first = oc_chunk_of(g, slba), hit = oc_chunk_of(g, slba + nlb - 1) + 1;
 
-    req->slba = slba;
-    if (status) {
-        return status;
-    }
-    if (oc_chunk_of(&o->cs->geo, slba) == oc_chunk_of(&o->cs->geo, slba + nlb - 1)) {
-        status = write_fault(io, take_inject(o, oc_chunk_of(&o->cs->geo, slba), false),
-                             slba, nlb);
-        if (status) {
-            return status;
+    for (uint32_t i = 0; i < o->nr_inject; i++) {
+        uint64_t c = o->inject[i].chunk;
+        if (o->inject[i].what != OC_INJECT_RESET_OFFLINE && c >= first && c < hit) {
+            hit = c;
         }
     }
-    status = femu_nvm_io(io->n, req, ns, cmd, io->now, &io->deadline);
+    return hit == first ? 0 : MIN(nlb, (hit << g->sec_bits) - slba);
+}
+
+/*
+ * The first nlb sectors of a checked Write or Write Zeroes: the data put in place by the
+ * NVM command set's path, and only then do the write pointers move. A failed transfer
+ * moves none, and what it reached reads as zeroes again.
+ */
+static uint16_t std_write_parts(OcIo *io, FemuRequest *req, const NvmeCmd *cmd,
+                                uint64_t slba, uint64_t nlb)
+{
+    FemuNamespace *ns = io->ns;
+    OcNs *o = oc_ns(ns);
+    NvmeCmd first = *cmd;
+    uint16_t status;
+
+    ((NvmeRwCmd *)&first)->nlb = cpu_to_le16(nlb - 1);
+    status = femu_nvm_io(io->n, req, ns, &first, io->now, &io->deadline);
     if (status) {
         femu_backend_zero(io->n, ns->backend_offset + (slba << ns->lba_shift),
                           nlb << ns->lba_shift);
@@ -633,6 +640,39 @@ static uint16_t oc_std_write(OcIo *io, FemuRequest *req, const NvmeCmd *cmd)
         memset(o->oob + slba * o->metasize, 0, nlb * o->metasize);
     }
     return each_part(o, slba, nlb, write_part_commit, false);
+}
+
+/*
+ * Write and Write Zeroes: every chunk part checked (in order, as the parts before it leave
+ * the open-chunk limits), then written. The parts go in order: at a chunk with an armed
+ * write failure the command stops with that failure, the parts before it written.
+ */
+static uint16_t oc_std_write(OcIo *io, FemuRequest *req, const NvmeCmd *cmd)
+{
+    const NvmeRwCmd *rw = (const NvmeRwCmd *)cmd;
+    OcNs *o = oc_ns(io->ns);
+    const OcGeometry *g = &o->cs->geo;
+    uint64_t slba = le64_to_cpu(rw->slba), nlb = (uint64_t)le16_to_cpu(rw->nlb) + 1;
+    uint64_t before, lba;
+    uint16_t status = oc_write_check_span(o->cs, slba, nlb);
+
+    req->slba = slba;
+    if (!status && cmd->opcode == NVME_CMD_WRITE) {
+        status = femu_nvm_rw_check(io->n, io->ns, cmd);     /* the whole command's */
+    }
+    if (status) {
+        return status;
+    }
+    before = sectors_before_fault(o, slba, nlb);
+    if (before) {
+        status = std_write_parts(io, req, cmd, slba, before);
+        if (status || before == nlb) {
+            return status;
+        }
+    }
+    lba = slba + before;
+    return write_fault(io, take_inject(o, oc_chunk_of(g, lba), false), lba,
+                       MIN(nlb - before, g->clba - (lba & (g->clba - 1))));
 }
 
 /* Dataset Management: chunks are freed by a reset; ranges are checked, nothing changes. */
