@@ -1029,6 +1029,23 @@ class TestParallelUnits(OwnMachine):
         assert 2.9 * T <= t_ser < 6 * T, "serial erase: %.3f s" % t_ser
         assert t_par < 0.5 * t_ser, (t_par, t_ser)
 
+    def test_copy_programs_after_its_reads(self, oc, ctrl):
+        """Vector Copy of two units from PU 0 to PU 1: the two source pages are read one
+        after the other (2 T), only then is the first destination unit programmed, and the
+        second waits for it (a one-unit cache): 3 T in all. Programs that started before
+        their data was read would end it at 2 T."""
+        T = self.T
+        src, dst = 3, oc.nchk + 1                       # chunk 3 of PU 0, chunk 1 of PU 1
+        oc.write_ok(oc.sectors(src, 0, 8))
+        time.sleep(4 * T)
+        before = ctrl.vendor_log()
+        t = self.timed(lambda: oc.ctrl.vector_copy(oc.sq, NSID, oc.sectors(src, 0, 8),
+                                                   oc.sectors(dst, 0, 8)))
+        after = ctrl.vendor_log()
+        assert after["pages_read"] - before["pages_read"] == 2
+        assert after["units_programmed"] - before["units_programmed"] == 2
+        assert 2.9 * T <= t < 5 * T, "copy: %.3f s" % t
+
 
 # ---- persistence --------------------------------------------------------------------------
 

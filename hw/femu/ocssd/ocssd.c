@@ -840,7 +840,8 @@ static uint16_t oc_vector_rw(OcIo *io, FemuRequest *req, const NvmeCmd *cmd, boo
 
 /*
  * Vector Copy: the source entries are read, then written to the destination entries (the
- * same count). A destination run fails if any of its sources did.
+ * same count), the programs once the data is read. A destination run fails if any of its
+ * sources did.
  */
 static uint16_t oc_vector_copy(OcIo *io, FemuRequest *req, const NvmeCmd *cmd)
 {
@@ -863,6 +864,7 @@ static uint16_t oc_vector_copy(OcIo *io, FemuRequest *req, const NvmeCmd *cmd)
     data = g_malloc0((uint64_t)src->count << io->ns->lba_shift);
     oob = o->metasize ? g_malloc0((uint64_t)src->count * o->metasize) : NULL;
     vector_read(io, data, oob, src);
+    io->now = io->deadline;         /* the writes arrive when the last read is done */
     for (uint32_t r = 0; r < dst->runs; r++) {
         uint64_t mask = (dst->len[r] == 64 ? UINT64_MAX : ((1ULL << dst->len[r]) - 1))
                         << dst->start[r];
