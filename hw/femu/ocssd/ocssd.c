@@ -12,6 +12,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "qemu/osdep.h"
+#include "qemu/bitmap.h"
 #include "qemu/units.h"
 #include "qemu/error-report.h"
 #include "qapi/error.h"
@@ -287,28 +288,45 @@ static uint64_t chunk_offset(FemuNamespace *ns, uint64_t chunk)
 }
 
 /*
- * Data above a write pointer can only come from a write that had not completed when QEMU
- * stopped; unwritten sectors read as zeroes, so it is cleared. Returns the chunks cleared.
+ * Clears what an area of `sector_bytes` per sector of every chunk, from backend offset
+ * `start`, holds above each chunk's write pointer; marks the chunks it cleared.
  */
-static uint64_t oc_clear_above_wp(FemuCtrl *n, FemuNamespace *ns)
+static void clear_area_above_wp(FemuCtrl *n, OcChunkSet *cs, uint64_t start,
+                                uint64_t sector_bytes, unsigned long *cleared)
 {
-    OcChunkSet *cs = oc_ns(ns)->cs;
-    uint64_t chunk_bytes = (uint64_t)cs->geo.clba << ns->lba_shift;
-    uint64_t start = ns->backend_offset, end = start + ns->bytes, pos = start, cleared = 0;
+    uint64_t chunk_bytes = cs->geo.clba * sector_bytes;
+    uint64_t end = start + cs->geo.nr_chunks * chunk_bytes, pos = start;
 
     while ((pos = femu_backend_next_data(n, pos, end)) < end) {
         uint64_t idx = (pos - start) / chunk_bytes;
         const OcChunk *c = &cs->chunks[idx];
         uint64_t cend = start + (idx + 1) * chunk_bytes;
-        uint64_t lo = MAX(pos, chunk_offset(ns, idx) + (c->wp << ns->lba_shift));
+        uint64_t lo = MAX(pos, start + idx * chunk_bytes + c->wp * sector_bytes);
 
         if (c->state != OC_CHUNK_OFFLINE && lo < cend && !femu_backend_is_zero(n, lo, cend - lo)) {
             femu_backend_zero(n, lo, cend - lo);
-            cleared++;
+            set_bit(idx, cleared);
         }
         pos = cend;
     }
-    return cleared;
+}
+
+/*
+ * Data and OOB above a write pointer can only come from a write or a reset that had not
+ * completed when QEMU stopped (both put data and OOB in place before the chunk's record,
+ * or save the record first and clear after); unwritten sectors read as zeroes, with zero
+ * OOB, so they are cleared. Returns the chunks cleared.
+ */
+static uint64_t oc_clear_above_wp(FemuCtrl *n, FemuNamespace *ns)
+{
+    OcNs *o = oc_ns(ns);
+    g_autofree unsigned long *cleared = bitmap_new(o->cs->geo.nr_chunks);
+
+    clear_area_above_wp(n, o->cs, ns->backend_offset, 1u << ns->lba_shift, cleared);
+    if (o->oob) {
+        clear_area_above_wp(n, o->cs, o->oob - n->data, o->metasize, cleared);
+    }
+    return bitmap_count_one(cleared, o->cs->geo.nr_chunks);
 }
 
 static bool oc_state_open(FemuCtrl *n, FemuNamespace *ns, uint8_t *meta, Error **errp)
@@ -345,9 +363,9 @@ static bool oc_state_open(FemuCtrl *n, FemuNamespace *ns, uint8_t *meta, Error *
         }
         cleared = oc_clear_above_wp(n, ns);
         if (cleared) {
-            warn_report("whitebox namespace %u in %s: cleared data above the write pointer "
-                        "of %" PRIu64 " chunks (writes that had not completed)", ns->nsid,
-                        where, cleared);
+            warn_report("whitebox namespace %u in %s: cleared data or OOB above the write "
+                        "pointer of %" PRIu64 " chunks (writes or resets that had not "
+                        "completed)", ns->nsid, where, cleared);
         }
         return true;
     }
@@ -550,6 +568,11 @@ static uint16_t reset_chunk(OcIo *io, uint64_t lba)
         oc_fail_offline(o->cs, chunk);
         return OC_OFFLINE_CHUNK;
     }
+    /*
+     * The Free record is saved first, then data and OOB are cleared: killed in between, the
+     * chunk is Free with both above its write pointer, which start-up clears. The other
+     * order would bring back a Closed chunk reading zeroes.
+     */
     status = oc_reset(o->cs, lba);
     if (status) {
         return status;
