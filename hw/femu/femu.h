@@ -145,7 +145,8 @@ struct FemuCtrl {
     uint32_t nr_io_queues;
     uint32_t max_q_ents;
     uint8_t mdts;
-    uint8_t lba_index;
+    uint8_t lba_index;          /* a kind's check_props may set it when it was not given */
+    bool lba_index_given;
     uint8_t vwc;
     uint8_t aerl;
     uint8_t elpe;

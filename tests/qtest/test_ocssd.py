@@ -6,6 +6,7 @@ failures (vendor admin command CFh), persistence across a restart, parallel PUs 
 one PU in the timing, and hostile field values."""
 
 import os
+import subprocess
 import time
 
 import pytest
@@ -283,6 +284,38 @@ class TestGeometryOneGroup(OwnMachine):
 
     def test_lba_format(self, oc):
         check_lba_format(oc)
+
+
+class TestSectorSizeSetsTheLbaSize(OwnMachine):
+    """lsec_size=4096 without lba_index (FEMU's whitebox command line): 4096-byte LBAs."""
+    DEV = DevConfig(mode=0, lba_index=None, size_mb=32,
+                    extra=GEO_A + "," + FLASH + ",lsec_size=4096")
+
+    def test_lba_size(self, ctrl, machine, oc):
+        check_geometry(ctrl, machine, geometry_expect(
+            (1, 2, 4, 6), (2, 4, 16, 64), (4, 4, 4), 0x3, 0, 0, (RD, RD, WR, WR, ER, ER)), 4096)
+        r = machine.qmp("qom-get", path="/machine/peripheral/femu0", property="lba_index")
+        assert r.get("return") == 1, r
+        data, meta = oc.fill(0, 8)
+        assert oc.read_ok(oc.sectors(0, 0, 8)) == (data, meta)
+
+    def test_help_says_so(self, machine):
+        out = subprocess.run([qtest_machine.QEMU, "-device", "femu,help"], capture_output=True,
+                             text=True, timeout=60).stdout
+        for prop, words in (("lba_index", "from lsec_size"),
+                            ("lsec_size", "without lba_index it sets the LBA size")):
+            line = next((x for x in out.splitlines() if x.strip().startswith(prop + "=")), "")
+            assert words in line, (prop, line)
+
+
+class TestSectorSize512(OwnMachine):
+    """lsec_size=512 without lba_index: 512-byte LBAs (as lba_index=0)."""
+    DEV = DevConfig(mode=0, lba_index=None, size_mb=3, extra=(
+        "lnum_ch=3,lnum_lun=2,lnum_pln=2,lsecs_per_pg=8,lpgs_per_blk=8,lsec_size=512"))
+
+    def test_lba_size(self, ctrl, oc):
+        assert ctrl.block_size(NSID) == 512 and oc.clba == 128
+        oc.write_ok(oc.sectors(0, 0, 16))
 
 
 def check_lba_format(oc):

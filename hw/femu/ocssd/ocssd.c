@@ -162,6 +162,31 @@ static uint32_t lba_bytes_of(FemuCtrl *n)
     return n->lba_index ? 4096 : 512;
 }
 
+/* The sector size is the LBA size: lsec_size sets it when lba_index was not given. */
+static bool oc_check_lsec_size(FemuCtrl *n, uint32_t lsec_size, Error **errp)
+{
+    if (!lsec_size) {
+        return true;
+    }
+    if (lsec_size != 512 && lsec_size != 4096) {
+        error_setg(errp, "lsec_size=%u is invalid: allowed 512 or 4096 (bytes: the LBA "
+                   "size), or leave it out", lsec_size);
+        return false;
+    }
+    if (!n->lba_index_given) {
+        n->lba_index = lsec_size == 4096;
+        return true;
+    }
+    if (lsec_size != lba_bytes_of(n)) {
+        error_setg(errp, "lsec_size=%u and lba_index=%u disagree: lba_index=%u means %u-byte "
+                   "sectors. Allowed: lsec_size=512 with lba_index=0, lsec_size=4096 with "
+                   "lba_index=1, or only one of the two", lsec_size, n->lba_index,
+                   n->lba_index, lba_bytes_of(n));
+        return false;
+    }
+    return true;
+}
+
 static uint64_t oc_meta_bytes(const OcGeometry *g, uint32_t metasize)
 {
     return ROUND_UP(oc_store_size(g) + g->nr_sectors * metasize, OC_META_ALIGN);
@@ -177,10 +202,7 @@ static bool oc_check_props(FemuCtrl *n, Error **errp)
                    "build)", p->lver);
         return false;
     }
-    if (p->lsec_size && p->lsec_size != lba_bytes_of(n)) {
-        error_setg(errp, "lsec_size=%u must equal the LBA size (%u bytes with lba_index=%u): "
-                   "set lba_index=%u, or leave lsec_size out", p->lsec_size, lba_bytes_of(n),
-                   n->lba_index, p->lsec_size == 4096 ? 1 : 0);
+    if (!oc_check_lsec_size(n, p->lsec_size, errp)) {
         return false;
     }
     if (p->lmax_sec_per_rq < 1 || p->lmax_sec_per_rq > OC_MAX_VECTOR) {
@@ -1151,6 +1173,12 @@ static const Property oc_props[] = {
     DEFINE_PROP_UINT32("oc_mccap", OcParams, mccap, OC_MCCAP_COPY | OC_MCCAP_MULTI_RESET),
 };
 
+static const char *const oc_prop_help[][2] = {
+    { "lsec_size", "whitebox sector size = the LBA size: 512 or 4096 bytes; without "
+                   "lba_index it sets the LBA size, with it it must agree (0: the LBA size)" },
+    { NULL },
+};
+
 static const FemuNsKind ocssd_kind = {
     .name = "ocssd",
     .femu_mode = 0,
@@ -1158,6 +1186,7 @@ static const FemuNsKind ocssd_kind = {
     .csi = NVME_CSI_NVM,
     .props = oc_props,
     .nr_props = ARRAY_SIZE(oc_props),
+    .prop_help = oc_prop_help,
     .params_size = sizeof(OcParams),
     .check_props = oc_check_props,
     .size_ns = oc_size_ns,
