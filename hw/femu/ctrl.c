@@ -631,6 +631,32 @@ static const VMStateDescription femu_vmstate = {
     .unmigratable = 1,
 };
 
+/* lba_index is a uint8 that remembers whether it was given (whitebox's lsec_size decides
+ * the LBA size when it was not). */
+static void lba_index_get(Object *obj, Visitor *v, const char *name, void *opaque,
+                          Error **errp)
+{
+    visit_type_uint8(v, name, &FEMU(obj)->lba_index, errp);
+}
+
+static void lba_index_set(Object *obj, Visitor *v, const char *name, void *opaque,
+                          Error **errp)
+{
+    FemuCtrl *n = FEMU(obj);
+
+    if (visit_type_uint8(v, name, &n->lba_index, errp)) {
+        n->lba_index_given = true;
+    }
+}
+
+static const PropertyInfo femu_prop_lba_index = {
+    .type = "uint8",
+    .description = "LBA size: 0 = 512 bytes, 1 = 4096 bytes. Not given: 0, or whitebox "
+                   "(femu_mode=0) takes it from lsec_size",
+    .get = lba_index_get,
+    .set = lba_index_set,
+};
+
 /* The controller's own properties; the flash's and each kind's are added to them. */
 static const Property femu_ctrl_props[] = {
     DEFINE_PROP_STRING("serial", FemuCtrl, serial),
@@ -642,7 +668,7 @@ static const Property femu_ctrl_props[] = {
     DEFINE_PROP_UINT32("queues", FemuCtrl, nr_io_queues, 8),
     DEFINE_PROP_UINT32("entries", FemuCtrl, max_q_ents, 2048),
     DEFINE_PROP_UINT8("mdts", FemuCtrl, mdts, 7),
-    DEFINE_PROP_UINT8("lba_index", FemuCtrl, lba_index, 0),
+    DEFINE_PROP("lba_index", FemuCtrl, lba_index, femu_prop_lba_index, uint8_t),
     DEFINE_PROP_UINT8("vwc", FemuCtrl, vwc, 1),
     DEFINE_PROP_UINT8("aerl", FemuCtrl, aerl, 3),
     DEFINE_PROP_UINT8("elpe", FemuCtrl, elpe, 3),
@@ -678,6 +704,7 @@ static void femu_class_init(ObjectClass *oc, void *data)
     dc->desc = "FEMU NVMe SSD emulator";
     dc->vmsd = &femu_vmstate;
     device_class_set_props_n(dc, femu_props, femu_nr_props);
+    femu_ns_kind_describe_props(oc);
     device_class_set_legacy_reset(dc, femu_reset);
 }
 

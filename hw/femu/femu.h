@@ -145,7 +145,8 @@ struct FemuCtrl {
     uint32_t nr_io_queues;
     uint32_t max_q_ents;
     uint8_t mdts;
-    uint8_t lba_index;
+    uint8_t lba_index;          /* a kind's check_props may set it when it was not given */
+    bool lba_index_given;
     uint8_t vwc;
     uint8_t aerl;
     uint8_t elpe;
@@ -337,6 +338,8 @@ uint16_t femu_nvm_io(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const Nvm
 /* Read, Write and Compare (other command sets reuse it). */
 uint16_t femu_nvm_rw(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const NvmeCmd *cmd,
                      uint64_t now, uint64_t *deadline);
+/* What femu_nvm_rw checks before it moves data: MDTS, protection information, the range. */
+uint16_t femu_nvm_rw_check(FemuCtrl *n, FemuNamespace *ns, const NvmeCmd *cmd);
 /* The commands of femu_nvm_io in a Commands Supported and Effects log. */
 void femu_nvm_effects(NvmeEffectsLog *log);
 
