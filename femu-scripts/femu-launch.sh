@@ -265,8 +265,13 @@ else
 	if ((mode == 0)); then
 		# whitebox: 4 KiB sectors, 4 groups x 4 PUs, 1 MiB chunks (16 KiB write units),
 		# so a host FTL has lines of 16 MiB and many chunks per PU
-		keys+=(lba_index lnum_ch lnum_lun lnum_pln lpgs_per_blk lsecs_per_pg)
-		val+=([lba_index]=1 [lnum_ch]=4 [lnum_lun]=4 [lnum_pln]=1 [lpgs_per_blk]=64 [lsecs_per_pg]=4)
+		keys+=(lnum_ch lnum_lun lnum_pln lpgs_per_blk lsecs_per_pg)
+		val+=([lnum_ch]=4 [lnum_lun]=4 [lnum_pln]=1 [lpgs_per_blk]=64 [lsecs_per_pg]=4)
+		# the sector size (FEMU's name; it sets the LBA size), unless --dev gives either
+		if [[ ! ,$dev =~ ,(lba_index|lsec_size)= ]]; then
+			keys+=(lsec_size)
+			val[lsec_size]=4096
+		fi
 	fi
 	if [[ -n $backing ]]; then
 		[[ -e $backing ]] || truncate -s "$((size + meta_mb))M" "$backing"

@@ -94,7 +94,7 @@ static void seterr(char *err, size_t len, const char *fmt, ...)
     va_end(ap);
 }
 
-static uint32_t crc32_update(uint32_t crc, const void *data, size_t n)
+uint32_t ftl_crc32(uint32_t crc, const void *data, size_t n)
 {
     static uint32_t table[256];
     const uint8_t *p = data;
@@ -915,8 +915,8 @@ static int write_checkpoint(struct ftl *f, char *err, size_t errlen)
     h.open_line = f->cur;
     h.cursor = f->cursor;
     h.payload_bytes = pb;
-    h.payload_crc = crc32_update(0, buf + f->ss, pb);
-    h.hdr_crc = crc32_update(0, &h, sizeof(h));
+    h.payload_crc = ftl_crc32(0, buf + f->ss, pb);
+    h.hdr_crc = ftl_crc32(0, &h, sizeof(h));
     memcpy(buf, &h, sizeof(h));
     rc = region_write(f, region, buf, n);
     free(buf);
@@ -965,7 +965,7 @@ static int try_region(struct ftl *f, int region, struct ckpt_hdr *h)
     memcpy(h, sec, sizeof(*h));
     crc = h->hdr_crc;
     h->hdr_crc = 0;
-    if (memcmp(h->magic, CKPT_MAGIC, 8) || crc32_update(0, h, sizeof(*h)) != crc)
+    if (memcmp(h->magic, CKPT_MAGIC, 8) || ftl_crc32(0, h, sizeof(*h)) != crc)
         return -1;
     h->hdr_crc = crc;
     return 0;
@@ -1041,7 +1041,6 @@ struct ftl *ftl_open(const struct ftl_geo *g, const struct ftl_dev_ops *ops, voi
     struct ftl *f;
     uint8_t *buf = NULL, *p;
     uint64_t n, after;
-    uint32_t crc;
     int region = -1, ok[2];
     bool dirty;
 
@@ -1083,6 +1082,14 @@ struct ftl *ftl_open(const struct ftl_geo *g, const struct ftl_dev_ops *ops, voi
         goto fail;
     }
     build_lines(f);
+    /* the CRC only says the header is whole: what sizes the reads must fit the device
+     * (the regions hold a map of every physical sector) */
+    if (hb.logical == 0 || hb.logical > f->phys) {
+        seterr(err, errlen, "checkpoint %" PRIu64 " says %" PRIu64 " logical sectors; the "
+               "device has %" PRIu64 " sectors: format the device again", hb.seq, hb.logical,
+               f->phys);
+        goto fail;
+    }
     f->logical = hb.logical;
     f->region = region;
     f->seq = hb.seq;
@@ -1097,8 +1104,8 @@ struct ftl *ftl_open(const struct ftl_geo *g, const struct ftl_dev_ops *ops, voi
         seterr(err, errlen, "checkpoint %" PRIu64 " is incomplete on the device", hb.seq);
         goto fail;
     }
-    crc = crc32_update(0, buf + f->ss, hb.payload_bytes);
-    if (hb.payload_bytes != payload_bytes(f->logical, f->nlines) || crc != hb.payload_crc) {
+    if (hb.payload_bytes != payload_bytes(f->logical, f->nlines) ||
+        ftl_crc32(0, buf + f->ss, hb.payload_bytes) != hb.payload_crc) {
         seterr(err, errlen, "checkpoint %" PRIu64 " is damaged (checksum)", hb.seq);
         goto fail;
     }

@@ -80,6 +80,8 @@ int ftl_close(struct ftl *f, char *err, size_t errlen);
 void ftl_abandon(struct ftl *f);
 
 uint64_t ftl_logical_sectors(const struct ftl *f);
+/* The checkpoint's checksum (CRC-32, zlib's), for tools and tests that look inside one. */
+uint32_t ftl_crc32(uint32_t crc, const void *data, size_t n);
 uint32_t ftl_sector_size(const struct ftl *f);
 /* lba and n in sectors; buf sector aligned. 0 or -errno. */
 int ftl_read(struct ftl *f, uint64_t lba, uint32_t n, void *buf);

@@ -265,43 +265,44 @@ int oc_rw(struct oc_dev *d, int write, uint64_t slba, uint32_t nlb, void *buf)
     return io(d, &c);
 }
 
-/* A locked page and its guest-physical address, for LBA lists. */
-static int phys_page(void **page, uint64_t *phys)
+/* The page that carries LBA lists: allocated and locked once. */
+static void *list_page(void)
 {
     static void *pg;
-    static uint64_t pa;
-    uint64_t ent;
-    int fd;
 
-    if (pg) {
-        *page = pg;
-        *phys = pa;
-        return 0;
+    if (!pg) {
+        void *p = page_alloc(4096);
+        if (p && mlock(p, 4096)) {
+            int e = errno;
+            free(p);
+            errno = e;
+            return NULL;
+        }
+        pg = p;
     }
-    pg = page_alloc(4096);
-    if (!pg)
-        return -ENOMEM;
-    if (mlock(pg, 4096)) {
-        int e = -errno;
-        free(pg);
-        pg = NULL;
-        return e;
-    }
-    fd = open("/proc/self/pagemap", O_RDONLY);
-    if (fd < 0 || pread(fd, &ent, 8, (uintptr_t)pg / 4096 * 8) != 8)
+    return pg;
+}
+
+/*
+ * The guest-physical address of a locked page, looked up for every command: mlock keeps a
+ * page in memory but does not stop the kernel from moving it (compaction migrates locked
+ * pages unless vm.compact_unevictable_allowed=0), so an address kept from an earlier
+ * command could name another page by now. What is left is the window between this lookup
+ * and the device reading the list.
+ */
+static int page_phys(const void *pg, uint64_t *phys)
+{
+    static int pagemap = -1;
+    uint64_t ent;
+
+    if (pagemap < 0)
+        pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    if (pagemap < 0 || pread(pagemap, &ent, 8, (uintptr_t)pg / 4096 * 8) != 8)
         ent = 0;
-    if (fd >= 0)
-        close(fd);
     /* bit 63: present; bits 0-54: frame number (zero without CAP_SYS_ADMIN) */
-    if (!(ent >> 63) || (ent & ((1ull << 55) - 1)) == 0) {
-        munlock(pg, 4096);
-        free(pg);
-        pg = NULL;
+    if (!(ent >> 63) || (ent & ((1ull << 55) - 1)) == 0)
         return -EPERM;
-    }
-    pa = (ent & ((1ull << 55) - 1)) * 4096;
-    *page = pg;
-    *phys = pa;
+    *phys = (ent & ((1ull << 55) - 1)) * 4096;
     return 0;
 }
 
@@ -310,7 +311,6 @@ int oc_vector(struct oc_dev *d, uint8_t opcode, const uint64_t *lbas, uint32_t n
 {
     struct nvme_passthru_cmd c = { .opcode = opcode };
     uint64_t *list, pa = 0;
-    void *pg = NULL;
     int st;
 
     if (n == 0 || n > OC_MAX_VECTOR)
@@ -320,33 +320,29 @@ int oc_vector(struct oc_dev *d, uint8_t opcode, const uint64_t *lbas, uint32_t n
         c.addr = (uintptr_t)data;
         c.data_len = n * d->lba_size;
     }
-    if (n == 1 && !dst) {
-        c.cdw10 = (uint32_t)lbas[0];
-        c.cdw11 = (uint32_t)(lbas[0] >> 32);
-    } else {
-        st = phys_page(&pg, &pa);
+    /* one LBA is given itself; a list by the address of the page it is copied to, the
+     * source list at offset 0, the destination list (copy) at 2 KiB */
+    c.cdw10 = (uint32_t)lbas[0];
+    c.cdw11 = (uint32_t)(lbas[0] >> 32);
+    if (dst) {
+        c.cdw14 = (uint32_t)dst[0];
+        c.cdw15 = (uint32_t)(dst[0] >> 32);
+    }
+    if (n > 1) {
+        list = list_page();
+        if (!list)
+            return errno ? -errno : -ENOMEM;
+        memcpy(list, lbas, n * sizeof(*lbas));
+        if (dst)
+            memcpy(list + 256, dst, n * sizeof(*dst));
+        st = page_phys(list, &pa);
         if (st)
             return st;
-        list = pg;
-        /* the source list at offset 0, the destination list (copy) at 2 KiB */
-        for (uint32_t i = 0; i < n; i++)
-            list[i] = lbas[i];
-        if (n == 1) {
-            c.cdw10 = (uint32_t)lbas[0];
-            c.cdw11 = (uint32_t)(lbas[0] >> 32);
-        } else {
-            c.cdw10 = (uint32_t)pa;
-            c.cdw11 = (uint32_t)(pa >> 32);
-        }
+        c.cdw10 = (uint32_t)pa;
+        c.cdw11 = (uint32_t)(pa >> 32);
         if (dst) {
-            uint64_t *dl = list + 256;
-            uint64_t dpa = pa + 2048;
-            for (uint32_t i = 0; i < n; i++)
-                dl[i] = dst[i];
-            if (n == 1)
-                dpa = dst[0];
-            c.cdw14 = (uint32_t)dpa;
-            c.cdw15 = (uint32_t)(dpa >> 32);
+            c.cdw14 = (uint32_t)(pa + 2048);
+            c.cdw15 = (uint32_t)((pa + 2048) >> 32);
         }
     }
     st = io(d, &c);

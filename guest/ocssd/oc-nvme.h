@@ -65,7 +65,8 @@ int oc_chunk_log(struct oc_dev *d, uint64_t first_chunk, uint32_t count, struct 
 int oc_rw(struct oc_dev *d, int write, uint64_t slba, uint32_t nlb, void *buf);
 /* Vector command on n (1..64) LBAs. For n > 1 the LBA list must be given to the
  * device by guest-physical address: it is copied into a locked page whose address
- * comes from /proc/self/pagemap (root only; these guests have no IOMMU).
+ * comes from /proc/self/pagemap, looked up for every command (root only; these
+ * guests have no IOMMU).
  * data: n sectors (write/read) or NULL. dst: the destination list of a copy. */
 int oc_vector(struct oc_dev *d, uint8_t opcode, const uint64_t *lbas, uint32_t n,
               const uint64_t *dst, void *data, uint32_t *result);

@@ -80,14 +80,36 @@ static void open_dev(void)
     }
 }
 
+static void out_of_memory(uint64_t count, uint64_t size) __attribute__((noreturn));
+static void out_of_memory(uint64_t count, uint64_t size)
+{
+    fprintf(stderr, "ocssd: out of memory (%" PRIu64 " x %" PRIu64 " bytes)\n", count, size);
+    exit(EXIT_USAGE);
+}
+
 static void *xalloc(size_t n)
 {
     void *p = NULL;
-    if (posix_memalign(&p, 4096, n ? n : 1)) {
-        fprintf(stderr, "ocssd: out of memory (%zu bytes)\n", n);
-        exit(EXIT_USAGE);
-    }
+    if (posix_memalign(&p, 4096, n ? n : 1))
+        out_of_memory(1, n);
     memset(p, 0, n);
+    return p;
+}
+
+/* count elements of size bytes, zeroed (the count may come from the device's geometry) */
+static void *xcalloc(uint64_t count, size_t size)
+{
+    void *p = count > SIZE_MAX / size ? NULL : calloc(count ? count : 1, size);
+    if (!p)
+        out_of_memory(count, size);
+    return p;
+}
+
+static char *xstrdup(const char *s)
+{
+    char *p = strdup(s);
+    if (!p)
+        out_of_memory(1, strlen(s) + 1);
     return p;
 }
 
@@ -375,7 +397,7 @@ static int cmd_rw(int argc, char **argv, int write)
 static uint8_t parse_states(const char *s)
 {
     uint8_t mask = 0;
-    char *copy = strdup(s), *save = NULL;
+    char *copy = xstrdup(s), *save = NULL;
     for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
         if (!strcmp(w, "free")) mask |= OC_CS_FREE;
         else if (!strcmp(w, "open")) mask |= OC_CS_OPEN;
@@ -393,7 +415,7 @@ static int cmd_report(int argc, char **argv)
     uint64_t total = oc_total_chunks(&dev.geo), n, cnt[4] = { 0 };
     uint8_t mask = 0xff;
     const uint32_t page = 4096;
-    struct oc_chunk *ck = malloc(page * sizeof(*ck));
+    struct oc_chunk *ck = xcalloc(page, sizeof(*ck));
     int st = 0;
 
     parse_opts(argc, argv, &t, " state first count summary ");
@@ -454,7 +476,7 @@ static int cmd_reset(int argc, char **argv)
 
 static uint32_t parse_list(const char *s, uint64_t *out, uint64_t max, const char *opt)
 {
-    char *copy = strdup(s), *save = NULL;
+    char *copy = xstrdup(s), *save = NULL;
     uint32_t n = 0;
     for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
         char *plus = strchr(w, '+');
@@ -698,7 +720,7 @@ static int cmd_bench(int argc, char **argv)
     if (!t.nchunks)
         t.nchunks = 8;
     if (t.pus) {
-        char *copy = strdup(t.pus), *save = NULL;
+        char *copy = xstrdup(t.pus), *save = NULL;
         npus = 0;
         for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
             if (npus == 32)
@@ -711,16 +733,21 @@ static int cmd_bench(int argc, char **argv)
         for (uint64_t k = 1; k <= npu && k <= 1024 && npus < 32; k *= 2)
             pus[npus++] = k;
     }
-    log = malloc(oc_total_chunks(g) * sizeof(*log));
-    st = oc_chunk_log(&dev, 0, oc_total_chunks(g), log);
-    if (st)
+    log = xcalloc(oc_total_chunks(g), sizeof(*log));
+    for (uint64_t at = 0, k; at < oc_total_chunks(g) && !st; at += k) {
+        k = oc_total_chunks(g) - at < 65536 ? oc_total_chunks(g) - at : 65536;
+        st = oc_chunk_log(&dev, at, k, log + at);
+    }
+    if (st) {
+        free(log);
         return report_status("chunk log", st);
+    }
     printf("BENCH_CHUNKS=%" PRIu64 " CHUNK_BYTES=%" PRIu64 " TOTAL_PUS=%u\n", t.nchunks,
            (uint64_t)g->clba * dev.lba_size, npu);
     for (uint32_t p = 0; p < npus && !st; p++) {
         uint32_t k = pus[p];
         uint32_t per = (t.nchunks + k - 1) / k; /* chunks per PU */
-        struct bench_job *jobs = calloc(k, sizeof(*jobs));
+        struct bench_job *jobs = xcalloc(k, sizeof(*jobs));
         double ws, rs;
         uint64_t bytes;
         int ok = 1;
@@ -731,10 +758,11 @@ static int cmd_bench(int argc, char **argv)
             free(jobs);
             continue;
         }
-        for (uint32_t i = 0; i < k && ok; i++) {
+        /* a failed reset stops the run: the next PU's must not hide it */
+        for (uint32_t i = 0; i < k && ok && !st; i++) {
             /* spread the k PUs evenly over the PU index space (and so over groups) */
             uint32_t pu = (uint64_t)i * npu / k;
-            jobs[i].chunks = calloc(per, sizeof(uint64_t));
+            jobs[i].chunks = xcalloc(per, sizeof(uint64_t));
             jobs[i].buf = xalloc((size_t)g->clba * dev.lba_size);
             fill_pattern(jobs[i].buf, pu, g->clba, 7, dev.lba_size);
             for (uint32_t j = 0; j < per; j++) {

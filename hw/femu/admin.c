@@ -619,6 +619,10 @@ static uint16_t set_features(FemuCtrl *n, FemuRequest *req, const NvmeCmd *cmd)
         break;
     }
     case NVME_VOLATILE_WRITE_CACHE:
+        /* the cache turned off is written out; later writes are durable at completion */
+        if (f->vwc && !(dw11 & 1)) {
+            femu_ns_flush_all(n, femu_now_ns());
+        }
         f->vwc = dw11 & 1;
         break;
     case NVME_NUMBER_OF_QUEUES:

@@ -37,8 +37,53 @@ static void femu_init_registers(FemuCtrl *n)
     bar->vs = 0x00010400;                   /* NVMe 1.4 */
 }
 
+/* Where x-crash-at may stop QEMU; each is between two saves of a crash-ordering rule. */
+static const char *const crash_points[] = {
+    "zns-write-placed",     /* a zoned write's data is placed, its write pointer not saved */
+    "zns-reset-saved",      /* a Zone Reset's Empty record is saved, its data not dropped */
+    "plp-recovered",        /* protected data is back home, write pointers not rolled back */
+};
+
+static bool crash_at_parse(FemuCtrl *n, Error **errp)
+{
+    g_auto(GStrv) parts = NULL;
+    g_autoptr(GString) all = g_string_new("");
+    guint64 count = 1;
+
+    if (!n->crash_at || !*n->crash_at) {
+        return true;
+    }
+    parts = g_strsplit(n->crash_at, ":", 2);
+    if (parts[1] && (!g_ascii_string_to_unsigned(parts[1], 10, 1, UINT32_MAX, &count, NULL))) {
+        error_setg(errp, "x-crash-at='%s': the count after ':' must be 1..%u", n->crash_at,
+                   UINT32_MAX);
+        return false;
+    }
+    for (size_t i = 0; i < G_N_ELEMENTS(crash_points); i++) {
+        if (!strcmp(parts[0], crash_points[i])) {
+            pstrcpy(n->crash_point, sizeof(n->crash_point), parts[0]);
+            n->crash_countdown = count;
+            return true;
+        }
+        g_string_append_printf(all, "%s%s", i ? ", " : "", crash_points[i]);
+    }
+    error_setg(errp, "x-crash-at='%s': '%s' is not a crash point: allowed %s (with an "
+               "optional :N, the Nth pass)", n->crash_at, parts[0], all->str);
+    return false;
+}
+
+void femu_crash_point(FemuCtrl *n, const char *point)
+{
+    if (n->crash_countdown && !strcmp(n->crash_point, point) && !--n->crash_countdown) {
+        raise(SIGKILL);
+    }
+}
+
 static bool femu_check_props(FemuCtrl *n, Error **errp)
 {
+    if (!crash_at_parse(n, errp)) {
+        return false;
+    }
     if (n->num_namespaces < 1 || n->num_namespaces > FEMU_MAX_NAMESPACES) {
         error_setg(errp, "namespaces=%u is out of range: allowed 1..%d", n->num_namespaces,
                    FEMU_MAX_NAMESPACES);
@@ -586,6 +631,32 @@ static const VMStateDescription femu_vmstate = {
     .unmigratable = 1,
 };
 
+/* lba_index is a uint8 that remembers whether it was given (whitebox's lsec_size decides
+ * the LBA size when it was not). */
+static void lba_index_get(Object *obj, Visitor *v, const char *name, void *opaque,
+                          Error **errp)
+{
+    visit_type_uint8(v, name, &FEMU(obj)->lba_index, errp);
+}
+
+static void lba_index_set(Object *obj, Visitor *v, const char *name, void *opaque,
+                          Error **errp)
+{
+    FemuCtrl *n = FEMU(obj);
+
+    if (visit_type_uint8(v, name, &n->lba_index, errp)) {
+        n->lba_index_given = true;
+    }
+}
+
+static const PropertyInfo femu_prop_lba_index = {
+    .type = "uint8",
+    .description = "LBA size: 0 = 512 bytes, 1 = 4096 bytes. Not given: 0, or whitebox "
+                   "(femu_mode=0) takes it from lsec_size",
+    .get = lba_index_get,
+    .set = lba_index_set,
+};
+
 /* The controller's own properties; the flash's and each kind's are added to them. */
 static const Property femu_ctrl_props[] = {
     DEFINE_PROP_STRING("serial", FemuCtrl, serial),
@@ -597,7 +668,7 @@ static const Property femu_ctrl_props[] = {
     DEFINE_PROP_UINT32("queues", FemuCtrl, nr_io_queues, 8),
     DEFINE_PROP_UINT32("entries", FemuCtrl, max_q_ents, 2048),
     DEFINE_PROP_UINT8("mdts", FemuCtrl, mdts, 7),
-    DEFINE_PROP_UINT8("lba_index", FemuCtrl, lba_index, 0),
+    DEFINE_PROP("lba_index", FemuCtrl, lba_index, femu_prop_lba_index, uint8_t),
     DEFINE_PROP_UINT8("vwc", FemuCtrl, vwc, 1),
     DEFINE_PROP_UINT8("aerl", FemuCtrl, aerl, 3),
     DEFINE_PROP_UINT8("elpe", FemuCtrl, elpe, 3),
@@ -605,6 +676,7 @@ static const Property femu_ctrl_props[] = {
     DEFINE_PROP_UINT32("plp_fail_interval_ms", FemuCtrl, fail_interval_ms, 0),
     DEFINE_PROP_UINT32("plp_fail_prob", FemuCtrl, fail_prob, 0),
     DEFINE_PROP_UINT32("plp_fail_seed", FemuCtrl, fail_seed, 1),
+    DEFINE_PROP_STRING("x-crash-at", FemuCtrl, crash_at),
     DEFINE_PROP_LINK("memdev", FemuCtrl, memdev, TYPE_MEMORY_BACKEND, HostMemoryBackend *),
 };
 
@@ -632,6 +704,7 @@ static void femu_class_init(ObjectClass *oc, void *data)
     dc->desc = "FEMU NVMe SSD emulator";
     dc->vmsd = &femu_vmstate;
     device_class_set_props_n(dc, femu_props, femu_nr_props);
+    femu_ns_kind_describe_props(oc);
     device_class_set_legacy_reset(dc, femu_reset);
 }
 

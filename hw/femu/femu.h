@@ -145,7 +145,8 @@ struct FemuCtrl {
     uint32_t nr_io_queues;
     uint32_t max_q_ents;
     uint8_t mdts;
-    uint8_t lba_index;
+    uint8_t lba_index;          /* a kind's check_props may set it when it was not given */
+    bool lba_index_given;
     uint8_t vwc;
     uint8_t aerl;
     uint8_t elpe;
@@ -194,6 +195,10 @@ struct FemuCtrl {
     QEMUTimer *fail_timer;
     GRand *fail_rand;
     uint64_t power_cuts;
+    /* x-crash-at=POINT[:N]: tests stop QEMU between two saves (femu_crash_point) */
+    char *crash_at;
+    char crash_point[32];
+    uint32_t crash_countdown;
 
     /* controller state, guarded by lock */
     bool enabled;
@@ -232,6 +237,13 @@ struct FemuCtrl {
  *   -> namespaces.c, dma.c, backend.c -> media models -> nand.
  */
 
+/*
+ * Test hook for the crash-ordering rules (see dataplane.c): with x-crash-at=POINT[:N],
+ * the Nth pass through POINT kills QEMU as SIGKILL would: nothing after it is saved.
+ * The points are listed in ctrl.c.
+ */
+void femu_crash_point(FemuCtrl *n, const char *point);
+
 /* namespaces.c: namespaces and their timing models */
 bool femu_ns_layout(FemuCtrl *n, Error **errp);
 bool femu_ns_create(FemuCtrl *n, Error **errp);
@@ -240,8 +252,10 @@ void femu_ns_ctrl_reset(FemuCtrl *n);
 /* Power events of a device whose namespaces are all of one kind (its power_* hooks). */
 void femu_ns_power_loss(FemuCtrl *n);
 void femu_ns_power_on(FemuCtrl *n);
-/* A controller shutdown (CC.SHN): every model writes its volatile buffers out. */
+/* A controller shutdown (CC.SHN): every model writes all its buffers out, protected or not. */
 void femu_ns_shutdown(FemuCtrl *n, uint64_t now_ns);
+/* A Flush of every namespace (the volatile write cache); when it completes. */
+uint64_t femu_ns_flush_all(FemuCtrl *n, uint64_t now_ns);
 FemuNamespace *femu_ns(FemuCtrl *n, uint32_t nsid);
 const FemuNsKind *femu_csi_kind(FemuCtrl *n, uint8_t csi);
 const FemuNsKind *femu_ctrl_kind(FemuCtrl *n);
@@ -324,6 +338,8 @@ uint16_t femu_nvm_io(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const Nvm
 /* Read, Write and Compare (other command sets reuse it). */
 uint16_t femu_nvm_rw(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const NvmeCmd *cmd,
                      uint64_t now, uint64_t *deadline);
+/* What femu_nvm_rw checks before it moves data: MDTS, protection information, the range. */
+uint16_t femu_nvm_rw_check(FemuCtrl *n, FemuNamespace *ns, const NvmeCmd *cmd);
 /* The commands of femu_nvm_io in a Commands Supported and Effects log. */
 void femu_nvm_effects(NvmeEffectsLog *log);
 

@@ -33,11 +33,7 @@ uint16_t femu_io_cmd(FemuCtrl *n, FemuRequest *req, const NvmeCmd *cmd, uint64_t
         return NVME_INVALID_FIELD;
     }
     if (cmd->opcode == NVME_CMD_FLUSH && nsid == NVME_NSID_BROADCAST && n->vwc) {
-        FemuMediaReq r = { .op = FEMU_MEDIA_FLUSH, .arrival_ns = now };
-        *deadline = now;
-        for (uint32_t i = 0; i < n->nr_medias; i++) {
-            *deadline = MAX(*deadline, femu_media_submit(n->medias[i], &r));
-        }
+        *deadline = femu_ns_flush_all(n, now);
         return NVME_SUCCESS;
     }
     if (!ns) {

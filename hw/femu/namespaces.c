@@ -297,7 +297,11 @@ bool femu_ns_create(FemuCtrl *n, Error **errp)
 void femu_ns_power_loss(FemuCtrl *n)
 {
     const FemuNsKind *k = femu_ctrl_kind(n);
+    uint64_t now = femu_now_ns();
 
+    for (uint32_t i = 0; i < n->nr_medias; i++) {
+        femu_media_power_loss(n->medias[i], now);
+    }
     if (k && k->power_loss) {
         k->power_loss(n);
     }
@@ -312,13 +316,26 @@ void femu_ns_power_on(FemuCtrl *n)
     }
 }
 
-void femu_ns_shutdown(FemuCtrl *n, uint64_t now_ns)
+/* One operation on every model; when the last of them completes. */
+static uint64_t submit_all(FemuCtrl *n, FemuMediaOp op, uint64_t now_ns)
 {
-    FemuMediaReq r = { .op = FEMU_MEDIA_FLUSH, .arrival_ns = now_ns };
+    FemuMediaReq r = { .op = op, .arrival_ns = now_ns };
+    uint64_t done = now_ns;
 
     for (uint32_t i = 0; i < n->nr_medias; i++) {
-        femu_media_submit(n->medias[i], &r);
+        done = MAX(done, femu_media_submit(n->medias[i], &r));
     }
+    return done;
+}
+
+uint64_t femu_ns_flush_all(FemuCtrl *n, uint64_t now_ns)
+{
+    return submit_all(n, FEMU_MEDIA_FLUSH, now_ns);
+}
+
+void femu_ns_shutdown(FemuCtrl *n, uint64_t now_ns)
+{
+    submit_all(n, FEMU_MEDIA_SHUTDOWN, now_ns);
 }
 
 void femu_ns_destroy(FemuCtrl *n)

@@ -109,3 +109,12 @@ Property *femu_ns_kind_props(size_t *count)
     *count = total;
     return props;
 }
+
+void femu_ns_kind_describe_props(ObjectClass *oc)
+{
+    for (uint32_t i = 0; i < nr_kinds; i++) {
+        for (const char *const (*h)[2] = kinds[i].kind->prop_help; h && (*h)[0]; h++) {
+            object_class_property_set_description(oc, (*h)[0], (*h)[1]);
+        }
+    }
+}

@@ -28,6 +28,8 @@ typedef struct FemuNsKind {
     const Property *props;
     size_t nr_props;
     size_t params_size;
+    /* Optional: { property, what -device femu,help says of it } pairs, up to { NULL } */
+    const char *const (*prop_help)[2];
 
     /* Optional: checks its properties; called when a namespace of this kind exists. */
     bool (*check_props)(FemuCtrl *n, Error **errp);
@@ -110,5 +112,7 @@ size_t femu_ns_kind_layout(size_t base);
 void *femu_ns_kind_params(FemuCtrl *n, const FemuNsKind *kind);
 /* The properties of every kind, offsets made relative to the device object; g_free it. */
 Property *femu_ns_kind_props(size_t *count);
+/* Sets the kinds' prop_help as the descriptions of their properties in oc. */
+void femu_ns_kind_describe_props(ObjectClass *oc);
 
 #endif

@@ -50,6 +50,20 @@ static uint64_t buffered_read(FemuNamespace *ns, uint8_t *buf, const uint8_t *ba
     return femu_ns_media_submit(ns, &mreq);
 }
 
+uint16_t femu_nvm_rw_check(FemuCtrl *n, FemuNamespace *ns, const NvmeCmd *cmd)
+{
+    const NvmeRwCmd *rwc = (const NvmeRwCmd *)cmd;
+    uint64_t slba = le64_to_cpu(rwc->slba), nlb = (uint64_t)le16_to_cpu(rwc->nlb) + 1;
+
+    if (n->mdts && (nlb << ns->lba_shift) > (4096ULL << n->mdts)) {
+        return NVME_INVALID_FIELD;
+    }
+    if (NVME_RW_PRINFO(le16_to_cpu(rwc->control))) {
+        return NVME_INVALID_FIELD;      /* no protection information formats */
+    }
+    return check_range(ns, slba, nlb);
+}
+
 uint16_t femu_nvm_rw(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const NvmeCmd *cmd,
                      uint64_t now, uint64_t *deadline)
 {
@@ -61,13 +75,7 @@ uint16_t femu_nvm_rw(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const Nvm
     uint16_t status;
 
     req->slba = slba;
-    if (n->mdts && len > (4096ULL << n->mdts)) {
-        return NVME_INVALID_FIELD;
-    }
-    if (NVME_RW_PRINFO(le16_to_cpu(rwc->control))) {
-        return NVME_INVALID_FIELD;      /* no protection information formats */
-    }
-    status = check_range(ns, slba, nlb);
+    status = femu_nvm_rw_check(n, ns, cmd);
     if (status) {
         return status;
     }

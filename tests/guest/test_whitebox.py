@@ -97,6 +97,7 @@ step vwrite-partial ocssd vwrite --lbas $((10 * CLBA))+$WS,$((11 * CLBA + WS))+$
 step report-10 ocssd report --first 10 --count 2
 step verify ocssd verify --chunk 12 --chunks 2 --seed 9
 step vreset ocssd vreset --chunks 12,13
+step reopen ocssd write --chunk 7 --sectors $WS --pattern 2
 step vreset-open ocssd vreset --chunks 7,13
 step vcopy ocssd vcopy --lbas $((5 * CLBA))+$WS --to $((15 * CLBA))+$WS
 step read-copy ocssd read --chunk 15 --sectors $WS --file /tmp/c
@@ -178,13 +179,13 @@ def test_chunk_rules(tool):
 
 def test_reset(tool):
     _, s, _ = tool
-    # an open chunk cannot be reset: the status and bit 0 of the failure bitmap
-    assert kv(s["reset-open"])["STATUS"] == "0x2c1", s["reset-open"]
-    assert kv(s["reset-open"])["RESULT"] == "0x00000001"
+    # an open chunk is reset as a closed one is (OCSSD 2.0)
+    assert kv(s["reset-open"])["STATUS"] == "0x000", s["reset-open"]
+    assert kv(s["reset-open"])["RESULT"] == "0x00000000"
     assert kv(s["reset-closed"])["STATUS"] == "0x000", s["reset-closed"]
     c = chunks(s["report-after-reset"])
     assert (c[5]["state"], c[5]["wp"], c[5]["wli"]) == ("free", "1280", "1"), c[5]
-    assert (c[7]["state"], c[7]["wp"]) == ("open", str(7 * 256 + 4)), c[7]
+    assert (c[7]["state"], c[7]["wp"], c[7]["wli"]) == ("free", str(7 * 256), "1"), c[7]
     assert kv(s["rewrite"])["STATUS"] == "0x000"
 
 
@@ -212,12 +213,14 @@ def test_verify_and_vector_reset(tool):
     k = kv(s["verify"])
     assert (k["VERIFY"], k["MISMATCHES"], k["VERIFY_SECTORS"]) == ("ok", "0", "512"), s["verify"]
     assert kv(s["vreset"])["STATUS"] == "0x000" and kv(s["vreset"])["RESULT"] == "0x00000000"
-    # chunk 7 is open (bit 0 fails), 13 is free again (a free reset is allowed: MCCAP bit 1)
+    # chunk 7 is open again, 13 is free (a free reset is allowed: MCCAP bit 1): both reset
+    assert kv(s["reopen"])["STATUS"] == "0x000", s["reopen"]
     k = kv(s["vreset-open"])
-    assert k["STATUS"] == "0x2c1" and k["RESULT"] == "0x00000001", s["vreset-open"]
+    assert k["STATUS"] == "0x000" and k["RESULT"] == "0x00000000", s["vreset-open"]
     end = chunks(s["report-end"])
-    assert end[12]["state"] == end[13]["state"] == "free", (end[12], end[13])
-    assert int(end[12]["wli"]) >= 1
+    assert end[12]["state"] == end[13]["state"] == end[7]["state"] == "free", \
+        (end[7], end[12], end[13])
+    assert int(end[12]["wli"]) >= 1 and end[7]["wli"] == "2", end[7]
 
 
 def test_vector_copy(tool):

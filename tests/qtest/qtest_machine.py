@@ -35,7 +35,7 @@ class DevConfig:
     queues: int = 8             # I/O queue pairs
     entries: int = 1024         # max entries per queue (CAP.MQES + 1)
     mdts: int = None
-    lba_index: int = 0          # 0: 512-byte LBAs, 1: 4096-byte LBAs
+    lba_index: int = 0          # 0: 512-byte LBAs, 1: 4096-byte LBAs; None: not given
     mode: int = 2               # femu_mode (femu only)
     extra: str = ""             # more femu properties, "k=v,..." (femu only)
     # femu only: keep the drive in this file (memory-backend-file, share=on),
@@ -71,8 +71,10 @@ def device_args(cfg, workdir):
                        % (i, i + 1, bs, bs)]
         return args + ["-device", ctrl] + nsdevs
     opts = "femu,femu_mode=%d,devsz_mb=%d,namespaces=%d,queues=%d,entries=%d," \
-           "lba_index=%d,serial=qtest,id=femu0" % (cfg.mode, cfg.size_mb, cfg.namespaces, cfg.queues,
-                                         cfg.entries, cfg.lba_index)
+           "serial=qtest,id=femu0" % (cfg.mode, cfg.size_mb, cfg.namespaces, cfg.queues,
+                                      cfg.entries)
+    if cfg.lba_index is not None:
+        opts += ",lba_index=%d" % cfg.lba_index
     if cfg.extra:
         opts += "," + cfg.extra
     if cfg.mdts is not None:

@@ -163,7 +163,6 @@ def test_zone_reset_discards(drive):
     assert c.ok, c
     st = d.stats()
     assert st["plp_reset_discarded_sectors"] == 16
-    assert st["plp_region_used_bytes"] == 0 and st["buf_region_used_bytes"] == 0
     assert d.read(0, 16) == bytes(16 * BS)
     d.cut()
     d.power_on()
@@ -331,5 +330,94 @@ def test_fua_write_is_on_flash_when_it_completes(tmp_path):
         d.power_on()
         assert d.zone(0)["wp"] == 8 and d.read(0, 8) == blob(4, 1) + blob(4, 2)
         assert d.zone(1)["zs"] == ZS_EMPTY
+    finally:
+        d.close()
+
+
+def test_finish_from_empty_or_closed_stays_full_across_restarts(tmp_path):
+    """Zone Finish from Empty, and from Closed (zonefs and zoned btrfs finish zones), is
+    durable: the zones stay Full at every later start, and so does a finish of an open
+    zone (ZNS: a power cycle only turns open zones Closed)."""
+    path = str(tmp_path / "plp.img")
+    d = Drive(tmp_path, backing=path)
+    d.write(ZONE, blob(4, 1))
+    assert d.ctrl.zone_send(d.sq, 1, ZONE, nvme.ZSA_CLOSE).ok
+    d.write(2 * ZONE, blob(4, 2), protect=True)
+    for z in (0, 1, 2):                     # from Empty, Closed, Implicitly Opened
+        assert d.ctrl.zone_send(d.sq, 1, z * ZONE, nvme.ZSA_FINISH).ok
+        assert d.zone(z)["zs"] == ZS_FULL
+    d.ctrl.shutdown()
+    d.close()
+    for _ in range(2):
+        d = Drive(tmp_path, backing=path)
+        try:
+            for z in (0, 1, 2):
+                assert d.zone(z)["zs"] == ZS_FULL, z
+            assert d.read(0, 4) == bytes(4 * BS)
+            assert d.read(ZONE, 4) == blob(4, 1) and d.read(2 * ZONE, 4) == blob(4, 2)
+        finally:
+            d.close()
+    # and across a power cut
+    d = Drive(tmp_path, backing=path)
+    try:
+        d.cut()
+        d.power_on()
+        assert [d.zone(z)["zs"] for z in (0, 1, 2)] == [ZS_FULL] * 3
+    finally:
+        d.close()
+
+
+def test_shutdown_writes_both_regions_out(tmp_path):
+    """CC.SHN (a guest poweroff) programs the protected and the unprotected data: the
+    drive reads the same started without plp= afterwards."""
+    path = str(tmp_path / "plp.img")
+    d = Drive(tmp_path, backing=path)
+    d.write(0, blob(4, 1), protect=True)    # zone 0 open: protected then unprotected
+    d.write(4, blob(4, 2))
+    d.write(ZONE, blob(8, 3), protect=True)
+    before = d.stats()
+    d.ctrl.shutdown()
+    st = d.stats()
+    assert st["plp_flushes_drain"] == before["plp_flushes_drain"] + 2     # both regions
+    assert st["plp_flushed_sectors_drain"] == before["plp_flushed_sectors_drain"] + 16
+    assert st["plp_flushes_host"] == before["plp_flushes_host"]
+    d.close()
+    with open(path, "rb") as f:             # at home in the data area, not only in the store
+        assert f.read(8 * BS) == blob(4, 1) + blob(4, 2)
+    for extra in ("plp=none", "plp_buf_mb=1,buf_mb=1"):     # the second: plp= unset
+        d = Drive(tmp_path, extra=extra, backing=path)
+        try:
+            assert d.zone(0)["wp"] == 8 and d.zone(1)["wp"] == ZONE + 8
+            assert d.read(0, 8) == blob(4, 1) + blob(4, 2)
+            assert d.read(ZONE, 8) == blob(8, 3)
+        finally:
+            d.close()
+
+
+def test_write_cache_off_makes_every_write_durable(tmp_path):
+    """Set Features Volatile Write Cache with WCE=0: what the cache held is written out,
+    and every later unprotected write is durable at its completion; WCE=1 buffers again."""
+    d = Drive(tmp_path, extra="plp=none")
+    try:
+        d.write(0, blob(4, 1))                          # buffered
+        before = d.stats()
+        assert d.ctrl.set_features(nvme.FEAT_VWC, 0).ok
+        assert d.ctrl.get_features(nvme.FEAT_VWC).dw0 == 0
+        st = d.stats()
+        assert st["plp_flushed_sectors_host"] == before["plp_flushed_sectors_host"] + 4
+        d.write(4, blob(4, 2))
+        d.write(ZONE, blob(4, 3))
+        st = d.stats()                                  # each written through
+        assert st["plp_flushes_fua"] == 2 and st["plp_flushed_sectors_fua"] == 8
+        d.cut()
+        d.power_on()
+        # a controller reset puts WCE back to its default (on)
+        assert d.ctrl.get_features(nvme.FEAT_VWC).dw0 == 1
+        assert d.zone(0)["wp"] == 8 and d.read(0, 8) == blob(4, 1) + blob(4, 2)
+        assert d.zone(1)["wp"] == ZONE + 4 and d.read(ZONE, 4) == blob(4, 3)
+        d.write(2 * ZONE, blob(4, 4))                   # the cache is on again: lost
+        d.cut()
+        d.power_on()
+        assert d.zone(2)["zs"] == ZS_EMPTY
     finally:
         d.close()

@@ -22,6 +22,7 @@ pytestmark = pytest.mark.skipif(qtest_machine.DEVICE == "stock", reason="femu's 
 BB = "femu_mode=1,devsz_mb=64,nchs=2,luns_per_ch=1"
 ZNS = "femu_mode=3,devsz_mb=1024"
 WB = "femu_mode=0,devsz_mb=64,lba_index=1,lpgs_per_blk=16"
+WB0 = "femu_mode=0,devsz_mb=64,lpgs_per_blk=16"         # without lba_index
 REFUSED = [
     # controller
     ("femu_mode=7", ["femu_mode=7 is not available",
@@ -40,6 +41,9 @@ REFUSED = [
     ("poll_idle_us=1000001", ["poll_idle_us=1000001", "0..1000000"]),
     ("serial=s23456789012345678901", ["serial=", "at most 20 characters"]),
     ("devsz_mb=67108865", ["devsz_mb=67108865", "1..67108864"]),
+    ("x-crash-at=nowhere", ["x-crash-at='nowhere'", "not a crash point",
+                            "allowed zns-write-placed, zns-reset-saved, plp-recovered"]),
+    ("x-crash-at=zns-write-placed:0", ["x-crash-at=", "1..4294967295"]),
     # namespaces
     ("namespaces=2,ns_types=zns:foo", ["ns_types=", "'foo'",
                                        "allowed ocssd, blackbox, nossd, zns"]),
@@ -90,6 +94,10 @@ REFUSED = [
     # whitebox
     (WB + ",lver=1", ["lver=1", "allowed 2"]),
     (WB + ",lsec_size=512", ["lsec_size=512", "lba_index=1", "4096"]),
+    (WB0 + ",lsec_size=4096,lba_index=0", ["lsec_size=4096", "lba_index=0", "disagree",
+                                           "lsec_size=512 with lba_index=0"]),
+    (WB0 + ",lsec_size=1024", ["lsec_size=1024", "allowed 512 or 4096"]),
+    (WB0 + ",lsec_size=4294967295", ["lsec_size=4294967295", "allowed 512 or 4096"]),
     (WB + ",lmax_sec_per_rq=65", ["lmax_sec_per_rq=65", "1..64"]),
     (WB + ",lmax_sec_per_rq=0", ["lmax_sec_per_rq=0", "1..64"]),
     (WB + ",lmetasize=12", ["lmetasize=12", "multiple of 8 up to 256"]),

@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+import nvme
 import qtest_machine
 from qtest_machine import DevConfig
 from sralib import BLK, IDLE, PAGE, RAMP, RD, SRA, WINDOW, grew, pattern, read_page, ramp_and_wait
@@ -149,3 +150,31 @@ def test_high_queue_depth_tears_down_and_holds_off(ctrl, zq):
     time.sleep(WINDOW * RD)
     assert grew(held, stats(ctrl), "sra_prefetched_pages") == WINDOW
     assert read_page(ctrl, zq, 1, base, 3 * RAMP + 1, data) < RD / 2
+
+
+def test_power_cut_tears_the_cache_down(tmp_path):
+    """The CEs are in SRAM: a power cut drops them (and every stream), so the first read
+    after power comes back pays a NAND read even with no idle timeout."""
+    m = qtest_machine.start_machine(DEV, str(tmp_path))
+    try:
+        ctrl = m.ctrl
+        ctrl.enable(css=nvme.CC_CSS_ALL)
+        sq = ctrl.create_io_queues(1)
+        data = fill(ctrl, sq, 2)
+        ramp_and_wait(ctrl, sq, 1, 2 * ZSZE, data)
+        assert stats(ctrl)["sra_cached_pages"] == WINDOW
+        r = m.qmp("qom-set", path="/machine/peripheral/femu0", property="power-cut",
+                  value=True)
+        assert "error" not in r, r
+        assert "error" not in m.qmp("system_reset")
+        m.rebind()
+        ctrl = m.ctrl
+        ctrl.enable(css=nvme.CC_CSS_ALL)
+        sq = ctrl.create_io_queues(1)
+        after = stats(ctrl)
+        assert after["sra_cached_pages"] == 0
+        assert after["sra_disabled_by_power_loss"] == 1
+        assert after["sra_teardowns"] >= 1
+        assert read_page(ctrl, sq, 1, 2 * ZSZE, RAMP, data) >= RD
+    finally:
+        m.close()

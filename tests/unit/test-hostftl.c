@@ -307,6 +307,44 @@ static void test_unclean_stop(void)
     fake_free(d);
 }
 
+/*
+ * A checkpoint header that is whole (its CRC matches) but whose sizes are not this
+ * device's is refused before they size a read. Offsets of struct ckpt_hdr (ftl.c).
+ */
+#define CKPT_HDR_BYTES 104
+#define CKPT_HDR_CRC 12
+#define CKPT_LOGICAL 56
+#define CKPT_PAYLOAD_BYTES 88
+
+static void test_crafted_checkpoint(void)
+{
+    const uint64_t phys = 2 * 4 * 24 * 64;      /* fake_new's sectors */
+    static const struct { size_t off; uint64_t v; const char *says; } t[] = {
+        { CKPT_LOGICAL, 0, "says 0 logical sectors" },
+        { CKPT_LOGICAL, phys + 1, "logical sectors; the device has 12288" },
+        { CKPT_LOGICAL, 64 * phys, "logical sectors; the device has 12288" },
+        { CKPT_LOGICAL, UINT64_MAX, "logical sectors; the device has 12288" },
+        { CKPT_PAYLOAD_BYTES, 1ull << 40, "damaged" },
+    };
+
+    for (size_t i = 0; i < G_N_ELEMENTS(t); i++) {
+        Fake *d = fake_new(0, 0);
+        uint8_t *h = d->data;       /* the first checkpoint: region 0, at LBA 0 */
+        char err[256] = "";
+        uint32_t crc = 0;
+
+        must_format(d, 20);
+        memcpy(h + t[i].off, &t[i].v, 8);
+        memcpy(h + CKPT_HDR_CRC, &crc, 4);
+        crc = ftl_crc32(0, h, CKPT_HDR_BYTES);
+        memcpy(h + CKPT_HDR_CRC, &crc, 4);
+        g_assert_null(ftl_open(&d->g, &fake_ops, d, true, err, sizeof(err)));
+        if (!strstr(err, t[i].says))
+            g_error("field at %zu = %" G_GUINT64_FORMAT ": '%s'", t[i].off, t[i].v, err);
+        fake_free(d);
+    }
+}
+
 /* the fake refuses what a real device refuses, so the tests above can fail */
 static void test_fake_enforces_rules(void)
 {
@@ -363,6 +401,7 @@ int main(int argc, char **argv)
     g_test_add_func("/hostftl/op-too-small", test_op_too_small);
     g_test_add_func("/hostftl/bounds", test_bounds);
     g_test_add_func("/hostftl/unclean-stop", test_unclean_stop);
+    g_test_add_func("/hostftl/crafted-checkpoint", test_crafted_checkpoint);
     g_test_add_func("/hostftl/random/op10", test_random_op10);
     g_test_add_func("/hostftl/random/op30-open-limits", test_random_op30_limits);
     g_test_add_func("/hostftl/random/waf-falls-with-op", test_waf_falls_with_op);

@@ -336,13 +336,13 @@ static void test_state_table(void)
         { CMD_READ_DULBE, OPEN, OC_UNWRITTEN, OPEN, 4, 0, 4 },
         { CMD_READ_DULBE, CLOSED, OC_OK, CLOSED, 16, 0, 16 },
         { CMD_READ_DULBE, OFFLINE, OC_OFFLINE_CHUNK, OFFLINE, 4, 0, 0 },
-        /* reset without, then with, the multiple-reset capability */
+        /* reset without, then with, the multiple-reset capability; an open chunk too */
         { CMD_RESET, FREE, OC_INVALID_RESET, FREE, 0, 0 },
-        { CMD_RESET, OPEN, OC_INVALID_RESET, OPEN, 4, 0 },
+        { CMD_RESET, OPEN, OC_OK, FREE, 0, 1 },
         { CMD_RESET, CLOSED, OC_OK, FREE, 0, 1 },
         { CMD_RESET, OFFLINE, OC_OFFLINE_CHUNK, OFFLINE, 4, 0 },
         { CMD_RESET_MULTI, FREE, OC_OK, FREE, 0, 1 },
-        { CMD_RESET_MULTI, OPEN, OC_INVALID_RESET, OPEN, 4, 0 },
+        { CMD_RESET_MULTI, OPEN, OC_OK, FREE, 0, 1 },
         { CMD_RESET_MULTI, CLOSED, OC_OK, FREE, 0, 1 },
         { CMD_RESET_MULTI, OFFLINE, OC_OFFLINE_CHUNK, OFFLINE, 4, 0 },
         /* a write of 4 that passed its check fails: the unit is skipped, the chunk stays open */
@@ -501,6 +501,18 @@ static void test_open_limits(void)
     g_assert_cmpuint(cs->open_per_pu[0], ==, 1);
     wr(cs, 3, 4);
     g_assert_cmpuint(cs->open_per_pu[0], ==, 2);
+    /* so does a reset of an open chunk; the chunk can be opened again */
+    g_assert_cmphex(oc_write_check(cs, slba(cs, 11), 4), ==, OC_SEQUENCE_ERROR);
+    ok(oc_reset(cs, slba(cs, 2) + 3));
+    g_assert_cmpuint(cs->nr_open, ==, 2);
+    g_assert_cmpuint(cs->open_per_pu[0], ==, 1);
+    check_open_counts(cs);
+    wr(cs, 11, 4);                                      /* PU 2: the namespace is full */
+    g_assert_cmphex(oc_write_check(cs, slba(cs, 2), 4), ==, OC_SEQUENCE_ERROR);
+    ok(oc_reset(cs, slba(cs, 3)));
+    wr(cs, 2, 8);                                       /* at sector 0 again */
+    g_assert_cmpuint(cs->chunks[2].erases, ==, 1);
+    g_assert_cmpuint(cs->open_per_pu[0], ==, 1);
     check_open_counts(cs);
     oc_chunk_set_free(cs);
 
@@ -533,6 +545,74 @@ static void test_open_limits(void)
         wr(cs, c, 4);
     }
     g_assert_cmpuint(cs->nr_open, ==, 24);
+    oc_chunk_set_free(cs);
+}
+
+/* Each part of a span in order, then committed in order, as the device does. */
+static void wr_span(OcChunkSet *cs, uint64_t lba, uint64_t n)
+{
+    ok(oc_write_check_span(cs, lba, n));
+    while (n) {
+        uint64_t k = MIN(n, cs->geo.clba - lba % cs->geo.clba);
+        oc_write_commit(cs, lba, k);
+        lba += k;
+        n -= k;
+    }
+    check_open_counts(cs);
+}
+
+/* A standard Write across chunks: the chunk it closes does not count against the limit. */
+static void test_open_limits_span(void)
+{
+    /* 2 groups x 2 PUs x 4 chunks of 16: PU p has chunks 4p..4p+3 */
+    OcGeometry g = geo(2, 2, 4, 16, 4);
+    OcChunkSet *cs;
+
+    g.maxoc = 1;
+    cs = mk(g);
+    wr(cs, 0, 12);
+    /* chunk 0's last 4 and chunk 1's first 4: 0 closes as 1 opens */
+    g_assert_cmphex(oc_write_check(cs, slba(cs, 1), 4), ==, OC_SEQUENCE_ERROR);
+    wr_span(cs, slba(cs, 0) + 12, 8);
+    g_assert_cmpint(cs->chunks[0].state, ==, CLOSED);
+    g_assert_cmpint(cs->chunks[1].state, ==, OPEN);
+    g_assert_cmpuint(cs->chunks[1].wp, ==, 4);
+    /* through a whole free chunk (2), and from the last chunk of PU 0 into PU 1 */
+    wr_span(cs, slba(cs, 1) + 4, 12 + 16 + 4);
+    g_assert_cmpint(cs->chunks[2].state, ==, CLOSED);
+    g_assert_cmpuint(cs->chunks[3].wp, ==, 4);
+    wr_span(cs, slba(cs, 3) + 4, 12 + 8);
+    g_assert_cmpint(cs->chunks[4].state, ==, OPEN);
+    g_assert_cmpuint(cs->nr_open, ==, 1);
+    /* a span that leaves the open chunk open, or starts in a free one: the limit holds */
+    g_assert_cmphex(oc_write_check_span(cs, slba(cs, 8), 20), ==, OC_SEQUENCE_ERROR);
+    g_assert_cmphex(oc_write_check_span(cs, slba(cs, 5), 4), ==, OC_SEQUENCE_ERROR);
+    /* the first failing part decides; nothing is changed by a check */
+    g_assert_cmphex(oc_write_check_span(cs, slba(cs, 4) + 4, 12), ==, OC_OUT_OF_ORDER_WRITE);
+    g_assert_cmphex(oc_write_check_span(cs, slba(cs, 4) + 8, 8 + 6), ==, OC_INVALID_FIELD);
+    g_assert_cmpuint(cs->chunks[4].wp, ==, 8);
+    /* bounds */
+    g_assert_cmphex(oc_write_check_span(cs, slba(cs, 4) + 8, 0), ==, OC_LBA_RANGE);
+    g_assert_cmphex(oc_write_check_span(cs, cs->geo.nr_sectors - 4, 8), ==, OC_LBA_RANGE);
+    g_assert_cmphex(oc_write_check_span(cs, cs->geo.nr_sectors, 4), ==, OC_LBA_RANGE);
+    g_assert_cmphex(oc_write_check_span(cs, 4, UINT64_MAX), ==, OC_LBA_RANGE);
+    g_assert_cmphex(oc_write_check_span(cs, UINT64_MAX, 1), ==, OC_LBA_RANGE);
+    oc_chunk_set_free(cs);
+
+    /* per PU: a chunk closed on PU 0 frees nothing on PU 1 */
+    g = geo(2, 2, 4, 16, 4);
+    g.maxocpu = 1;
+    cs = mk(g);
+    wr(cs, 3, 12);
+    wr(cs, 5, 4);
+    g_assert_cmphex(oc_write_check_span(cs, slba(cs, 3) + 12, 8), ==, OC_SEQUENCE_ERROR);
+    /* on one PU, as with the namespace's limit */
+    wr(cs, 8, 12);
+    g_assert_cmphex(oc_write_check(cs, slba(cs, 9), 4), ==, OC_SEQUENCE_ERROR);
+    wr_span(cs, slba(cs, 8) + 12, 4 + 16 + 4);
+    g_assert_cmpint(cs->chunks[9].state, ==, CLOSED);
+    g_assert_cmpint(cs->chunks[10].state, ==, OPEN);
+    g_assert_cmpuint(cs->open_per_pu[2], ==, 1);
     oc_chunk_set_free(cs);
 }
 
@@ -670,11 +750,9 @@ static void test_wear_and_descriptors(void)
         ok(oc_reset(cs, slba(cs, 1)));
     }
     g_assert_cmpuint(cs->chunks[1].erases, ==, 300);
-    /* failed resets erase nothing */
+    /* chunk 2 open, 3 closed, 4 reset once then opened, 5 offline with data (a failed
+     * reset erases nothing), 6 early closed */
     wr(cs, 2, 4);
-    g_assert_cmphex(oc_reset(cs, slba(cs, 2)), ==, OC_INVALID_RESET);
-    g_assert_cmpuint(cs->chunks[2].erases, ==, 0);
-    /* chunk 3 closed, 4 reset once then opened, 5 offline with data, 6 early closed */
     wr(cs, 3, 16);
     wr(cs, 4, 16);
     ok(oc_reset(cs, slba(cs, 4)));
@@ -1355,6 +1433,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ocssd-chunk/states/table", test_state_table);
     g_test_add_func("/ocssd-chunk/states/fill-closes", test_fill_closes);
     g_test_add_func("/ocssd-chunk/open-limits", test_open_limits);
+    g_test_add_func("/ocssd-chunk/open-limits/span", test_open_limits_span);
     g_test_add_func("/ocssd-chunk/write-rules", test_write_rules);
     g_test_add_func("/ocssd-chunk/read-rules", test_read_rules);
     g_test_add_func("/ocssd-chunk/wear-and-descriptors", test_wear_and_descriptors);

@@ -798,6 +798,9 @@ static void test_disable_causes(void)
         case SRA_CAUSE_RANDOM:
             rd(t, 1, FAR, 1, at);
             break;
+        case SRA_CAUSE_POWER_LOSS:
+            sra_power_loss(t->s, at);
+            break;
         case SRA_CAUSE_IDLE:
             sra_idle(t->s, last + IDLE - 1);
             g_assert_cmpint(state(t, 1, 0), ==, SRA_PAUSED);

@@ -80,6 +80,7 @@ static uint64_t bbssd_submit(FemuMedia *fm, const FemuMediaReq *req)
         }
         break;
     case FEMU_MEDIA_FLUSH:
+    case FEMU_MEDIA_SHUTDOWN:
         done = ftl_flush(m->ftl, req->arrival_ns);
         break;
     case FEMU_MEDIA_ZONE_RESET:
@@ -104,6 +105,11 @@ static void bbssd_idle(FemuMedia *fm, uint64_t now_ns)
     if (m->sra) {
         sra_idle(m->sra, now_ns);
     }
+}
+
+static void bbssd_power_loss(FemuMedia *fm, uint64_t now_ns)
+{
+    sra_power_loss(((BbssdMedia *)fm)->sra, now_ns);
 }
 
 static void bbssd_stats(FemuMedia *fm, FemuMediaStatFn *emit, void *opaque)
@@ -146,6 +152,7 @@ static const FemuMediaOps bbssd_ops = {
     .name = "blackbox",
     .submit = bbssd_submit,
     .idle = bbssd_idle,
+    .power_loss = bbssd_power_loss,
     .stats = bbssd_stats,
     .destroy = bbssd_destroy,
 };

@@ -20,6 +20,8 @@ typedef enum FemuMediaOp {
     FEMU_MEDIA_ZONE_RESET,      /* offset/len: the zone (or chunk); its flash is erased */
     FEMU_MEDIA_ZONE_DRAIN,      /* the zone's buffered data goes to flash (finish, close);
                                    len: the bytes written in it, durable from then on */
+    FEMU_MEDIA_SHUTDOWN,        /* controller shutdown (CC.SHN): every buffer goes to flash,
+                                   protected or not; a flush for models with one buffer */
 } FemuMediaOp;
 
 typedef struct FemuMediaReq {
@@ -51,6 +53,11 @@ typedef struct FemuMediaOps {
     uint64_t (*submit)(FemuMedia *m, const FemuMediaReq *req);
     /* Optional: the device has been idle since now_ns (background work may run). */
     void (*idle)(FemuMedia *m, uint64_t now_ns);
+    /*
+     * Optional: power is cut at now_ns. Volatile state (caches, buffers) is lost; what
+     * capacitors hold up is saved. Nothing is submitted until the next power-up.
+     */
+    void (*power_loss)(FemuMedia *m, uint64_t now_ns);
     /* Optional: reports the model's statistics one by one. */
     void (*stats)(FemuMedia *m, FemuMediaStatFn *emit, void *opaque);
     void (*destroy)(FemuMedia *m);
@@ -69,6 +76,13 @@ static inline void femu_media_idle(FemuMedia *m, uint64_t now_ns)
 {
     if (m->ops->idle) {
         m->ops->idle(m, now_ns);
+    }
+}
+
+static inline void femu_media_power_loss(FemuMedia *m, uint64_t now_ns)
+{
+    if (m->ops->power_loss) {
+        m->ops->power_loss(m, now_ns);
     }
 }
 

@@ -201,7 +201,12 @@ static void set_state(OcChunkSet *cs, uint64_t idx, OcChunkState to)
     c->state = to;
 }
 
-OcStatus oc_write_check(const OcChunkSet *cs, uint64_t lba, uint64_t nlb)
+/*
+ * oc_write_check with `closed_ns` of the namespace's open chunks, `closed_pu` of them on
+ * this run's PU, closed by the runs of the same command before this one.
+ */
+static OcStatus write_check(const OcChunkSet *cs, uint64_t lba, uint64_t nlb,
+                            uint32_t closed_ns, uint32_t closed_pu)
 {
     const OcGeometry *g = &cs->geo;
     uint64_t idx = oc_chunk_of(g, lba), sec = lba & (g->clba - 1);
@@ -218,9 +223,45 @@ OcStatus oc_write_check(const OcChunkSet *cs, uint64_t lba, uint64_t nlb)
         return OC_INVALID_FIELD;
     }
     if (c->state == OC_CHUNK_FREE &&
-        ((g->maxoc && cs->nr_open >= g->maxoc) ||
-         (g->maxocpu && cs->open_per_pu[oc_pu_of(g, idx)] >= g->maxocpu))) {
+        ((g->maxoc && cs->nr_open - closed_ns >= g->maxoc) ||
+         (g->maxocpu && cs->open_per_pu[oc_pu_of(g, idx)] - closed_pu >= g->maxocpu))) {
         return OC_SEQUENCE_ERROR;
+    }
+    return OC_OK;
+}
+
+OcStatus oc_write_check(const OcChunkSet *cs, uint64_t lba, uint64_t nlb)
+{
+    return write_check(cs, lba, nlb, 0, 0);
+}
+
+OcStatus oc_write_check_span(const OcChunkSet *cs, uint64_t lba, uint64_t nlb)
+{
+    const OcGeometry *g = &cs->geo;
+    uint32_t closed_ns = 0, closed_pu = 0, pu;
+
+    if (lba >= g->nr_sectors || !nlb || nlb > g->nr_sectors - lba) {
+        return OC_LBA_RANGE;
+    }
+    pu = oc_pu_of(g, oc_chunk_of(g, lba));
+    while (nlb) {
+        uint64_t idx = oc_chunk_of(g, lba), n = MIN(nlb, g->clba - (lba & (g->clba - 1)));
+        OcStatus st;
+
+        if (oc_pu_of(g, idx) != pu) {
+            pu = oc_pu_of(g, idx);      /* a PU's chunks are consecutive: none closed here */
+            closed_pu = 0;
+        }
+        st = write_check(cs, lba, n, closed_ns, closed_pu);
+        if (st) {
+            return st;
+        }
+        if (n < nlb && cs->chunks[idx].state == OC_CHUNK_OPEN) {
+            closed_ns++;                /* the part runs to the chunk's end: it closes */
+            closed_pu++;
+        }
+        lba += n;
+        nlb -= n;
     }
     return OC_OK;
 }
@@ -263,11 +304,10 @@ OcStatus oc_reset(OcChunkSet *cs, uint64_t lba)
         return OC_LBA_RANGE;
     }
     c = &cs->chunks[idx];
+    /* open chunks too: host FTLs reset the chunks of a line they abandon */
     switch (c->state) {
     case OC_CHUNK_OFFLINE:
         return OC_OFFLINE_CHUNK;
-    case OC_CHUNK_OPEN:
-        return OC_INVALID_RESET;
     case OC_CHUNK_FREE:
         if (!(cs->geo.mccap & OC_MCCAP_MULTI_RESET)) {
             return OC_INVALID_RESET;

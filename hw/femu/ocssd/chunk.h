@@ -117,12 +117,22 @@ void oc_chunk_set_free(OcChunkSet *cs);
 OcStatus oc_write_check(const OcChunkSet *cs, uint64_t lba, uint64_t nlb);
 void oc_write_commit(OcChunkSet *cs, uint64_t lba, uint64_t nlb);
 /*
+ * The check of a standard Write of [lba, lba + nlb), which may cross chunks: each chunk
+ * part as oc_write_check checks it, in order, with the open-chunk limits as the parts
+ * before it leave them (a part that runs on into the next chunk closes its own). Its
+ * commit is oc_write_commit of each part in the same order.
+ */
+OcStatus oc_write_check_span(const OcChunkSet *cs, uint64_t lba, uint64_t nlb);
+/*
  * A read run: *readable is how many of its sectors are below the write pointer (the rest
  * read as zeroes, or fail with OC_UNWRITTEN when dulbe is set).
  */
 OcStatus oc_read_check(const OcChunkSet *cs, uint64_t lba, uint64_t nlb, bool dulbe,
                        uint64_t *readable);
-/* Reset of the chunk holding lba (any sector of it): Closed (or Free, with MULTI_RESET) -> Free. */
+/*
+ * Reset of the chunk holding lba (any sector of it): Open or Closed (or Free, with
+ * MULTI_RESET) -> Free; an Open chunk's slot under MAXOC/MAXOCPU is released.
+ */
 OcStatus oc_reset(OcChunkSet *cs, uint64_t lba);
 
 /*

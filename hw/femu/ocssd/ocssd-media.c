@@ -53,6 +53,7 @@ static uint64_t oc_submit(FemuMedia *fm, const FemuMediaReq *req)
     case FEMU_MEDIA_ZONE_RESET:
         return each_chunk(m, erase_run, req);
     case FEMU_MEDIA_FLUSH:
+    case FEMU_MEDIA_SHUTDOWN:
     case FEMU_MEDIA_ZONE_DRAIN:
         return MAX(oc_flash_flush(m->flash, req->arrival_ns), req->arrival_ns);
     case FEMU_MEDIA_DEALLOCATE:

@@ -12,6 +12,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "qemu/osdep.h"
+#include "qemu/bitmap.h"
 #include "qemu/units.h"
 #include "qemu/error-report.h"
 #include "qapi/error.h"
@@ -161,6 +162,31 @@ static uint32_t lba_bytes_of(FemuCtrl *n)
     return n->lba_index ? 4096 : 512;
 }
 
+/* The sector size is the LBA size: lsec_size sets it when lba_index was not given. */
+static bool oc_check_lsec_size(FemuCtrl *n, uint32_t lsec_size, Error **errp)
+{
+    if (!lsec_size) {
+        return true;
+    }
+    if (lsec_size != 512 && lsec_size != 4096) {
+        error_setg(errp, "lsec_size=%u is invalid: allowed 512 or 4096 (bytes: the LBA "
+                   "size), or leave it out", lsec_size);
+        return false;
+    }
+    if (!n->lba_index_given) {
+        n->lba_index = lsec_size == 4096;
+        return true;
+    }
+    if (lsec_size != lba_bytes_of(n)) {
+        error_setg(errp, "lsec_size=%u and lba_index=%u disagree: lba_index=%u means %u-byte "
+                   "sectors. Allowed: lsec_size=512 with lba_index=0, lsec_size=4096 with "
+                   "lba_index=1, or only one of the two", lsec_size, n->lba_index,
+                   n->lba_index, lba_bytes_of(n));
+        return false;
+    }
+    return true;
+}
+
 static uint64_t oc_meta_bytes(const OcGeometry *g, uint32_t metasize)
 {
     return ROUND_UP(oc_store_size(g) + g->nr_sectors * metasize, OC_META_ALIGN);
@@ -176,10 +202,7 @@ static bool oc_check_props(FemuCtrl *n, Error **errp)
                    "build)", p->lver);
         return false;
     }
-    if (p->lsec_size && p->lsec_size != lba_bytes_of(n)) {
-        error_setg(errp, "lsec_size=%u must equal the LBA size (%u bytes with lba_index=%u): "
-                   "set lba_index=%u, or leave lsec_size out", p->lsec_size, lba_bytes_of(n),
-                   n->lba_index, p->lsec_size == 4096 ? 1 : 0);
+    if (!oc_check_lsec_size(n, p->lsec_size, errp)) {
         return false;
     }
     if (p->lmax_sec_per_rq < 1 || p->lmax_sec_per_rq > OC_MAX_VECTOR) {
@@ -287,28 +310,45 @@ static uint64_t chunk_offset(FemuNamespace *ns, uint64_t chunk)
 }
 
 /*
- * Data above a write pointer can only come from a write that had not completed when QEMU
- * stopped; unwritten sectors read as zeroes, so it is cleared. Returns the chunks cleared.
+ * Clears what an area of `sector_bytes` per sector of every chunk, from backend offset
+ * `start`, holds above each chunk's write pointer; marks the chunks it cleared.
  */
-static uint64_t oc_clear_above_wp(FemuCtrl *n, FemuNamespace *ns)
+static void clear_area_above_wp(FemuCtrl *n, OcChunkSet *cs, uint64_t start,
+                                uint64_t sector_bytes, unsigned long *cleared)
 {
-    OcChunkSet *cs = oc_ns(ns)->cs;
-    uint64_t chunk_bytes = (uint64_t)cs->geo.clba << ns->lba_shift;
-    uint64_t start = ns->backend_offset, end = start + ns->bytes, pos = start, cleared = 0;
+    uint64_t chunk_bytes = cs->geo.clba * sector_bytes;
+    uint64_t end = start + cs->geo.nr_chunks * chunk_bytes, pos = start;
 
     while ((pos = femu_backend_next_data(n, pos, end)) < end) {
         uint64_t idx = (pos - start) / chunk_bytes;
         const OcChunk *c = &cs->chunks[idx];
         uint64_t cend = start + (idx + 1) * chunk_bytes;
-        uint64_t lo = MAX(pos, chunk_offset(ns, idx) + (c->wp << ns->lba_shift));
+        uint64_t lo = MAX(pos, start + idx * chunk_bytes + c->wp * sector_bytes);
 
         if (c->state != OC_CHUNK_OFFLINE && lo < cend && !femu_backend_is_zero(n, lo, cend - lo)) {
             femu_backend_zero(n, lo, cend - lo);
-            cleared++;
+            set_bit(idx, cleared);
         }
         pos = cend;
     }
-    return cleared;
+}
+
+/*
+ * Data and OOB above a write pointer can only come from a write or a reset that had not
+ * completed when QEMU stopped (both put data and OOB in place before the chunk's record,
+ * or save the record first and clear after); unwritten sectors read as zeroes, with zero
+ * OOB, so they are cleared. Returns the chunks cleared.
+ */
+static uint64_t oc_clear_above_wp(FemuCtrl *n, FemuNamespace *ns)
+{
+    OcNs *o = oc_ns(ns);
+    g_autofree unsigned long *cleared = bitmap_new(o->cs->geo.nr_chunks);
+
+    clear_area_above_wp(n, o->cs, ns->backend_offset, 1u << ns->lba_shift, cleared);
+    if (o->oob) {
+        clear_area_above_wp(n, o->cs, o->oob - n->data, o->metasize, cleared);
+    }
+    return bitmap_count_one(cleared, o->cs->geo.nr_chunks);
 }
 
 static bool oc_state_open(FemuCtrl *n, FemuNamespace *ns, uint8_t *meta, Error **errp)
@@ -345,9 +385,9 @@ static bool oc_state_open(FemuCtrl *n, FemuNamespace *ns, uint8_t *meta, Error *
         }
         cleared = oc_clear_above_wp(n, ns);
         if (cleared) {
-            warn_report("whitebox namespace %u in %s: cleared data above the write pointer "
-                        "of %" PRIu64 " chunks (writes that had not completed)", ns->nsid,
-                        where, cleared);
+            warn_report("whitebox namespace %u in %s: cleared data or OOB above the write "
+                        "pointer of %" PRIu64 " chunks (writes or resets that had not "
+                        "completed)", ns->nsid, where, cleared);
         }
         return true;
     }
@@ -550,6 +590,11 @@ static uint16_t reset_chunk(OcIo *io, uint64_t lba)
         oc_fail_offline(o->cs, chunk);
         return OC_OFFLINE_CHUNK;
     }
+    /*
+     * The Free record is saved first, then data and OOB are cleared: killed in between, the
+     * chunk is Free with both above its write pointer, which start-up clears. The other
+     * order would bring back a Closed chunk reading zeroes.
+     */
     status = oc_reset(o->cs, lba);
     if (status) {
         return status;
@@ -586,11 +631,6 @@ static uint16_t each_part(OcNs *o, uint64_t slba, uint64_t nlb,
     return NVME_SUCCESS;
 }
 
-static uint16_t write_part_check(OcNs *o, uint64_t lba, uint64_t nlb, bool dulbe)
-{
-    return oc_write_check(o->cs, lba, nlb);
-}
-
 static uint16_t read_part_check(OcNs *o, uint64_t lba, uint64_t nlb, bool dulbe)
 {
     uint64_t readable;
@@ -604,30 +644,38 @@ static uint16_t write_part_commit(OcNs *o, uint64_t lba, uint64_t nlb, bool dulb
 }
 
 /*
- * Write and Write Zeroes: every chunk part checked, the data put in place by the NVM
- * command set's path, and only then do the write pointers move. A failed transfer moves
- * none, and what it reached reads as zeroes again.
+ * Sectors of [slba, slba + nlb) before the first chunk that has a write failure armed
+ * (nlb when none has).
  */
-static uint16_t oc_std_write(OcIo *io, FemuRequest *req, const NvmeCmd *cmd)
+static uint64_t sectors_before_fault(OcNs *o, uint64_t slba, uint64_t nlb)
 {
-    const NvmeRwCmd *rw = (const NvmeRwCmd *)cmd;
-    FemuNamespace *ns = io->ns;
-    OcNs *o = oc_ns(ns);
-    uint64_t slba = le64_to_cpu(rw->slba), nlb = (uint64_t)le16_to_cpu(rw->nlb) + 1;
-    uint16_t status = each_part(o, slba, nlb, write_part_check, false);
+    const OcGeometry *g = &o->cs->geo;
+    uint64_t first = oc_chunk_of(g, slba), hit = oc_chunk_of(g, slba + nlb - 1) + 1;
 
-    req->slba = slba;
-    if (status) {
-        return status;
-    }
-    if (oc_chunk_of(&o->cs->geo, slba) == oc_chunk_of(&o->cs->geo, slba + nlb - 1)) {
-        status = write_fault(io, take_inject(o, oc_chunk_of(&o->cs->geo, slba), false),
-                             slba, nlb);
-        if (status) {
-            return status;
+    for (uint32_t i = 0; i < o->nr_inject; i++) {
+        uint64_t c = o->inject[i].chunk;
+        if (o->inject[i].what != OC_INJECT_RESET_OFFLINE && c >= first && c < hit) {
+            hit = c;
         }
     }
-    status = femu_nvm_io(io->n, req, ns, cmd, io->now, &io->deadline);
+    return hit == first ? 0 : MIN(nlb, (hit << g->sec_bits) - slba);
+}
+
+/*
+ * The first nlb sectors of a checked Write or Write Zeroes: the data put in place by the
+ * NVM command set's path, and only then do the write pointers move. A failed transfer
+ * moves none, and what it reached reads as zeroes again.
+ */
+static uint16_t std_write_parts(OcIo *io, FemuRequest *req, const NvmeCmd *cmd,
+                                uint64_t slba, uint64_t nlb)
+{
+    FemuNamespace *ns = io->ns;
+    OcNs *o = oc_ns(ns);
+    NvmeCmd first = *cmd;
+    uint16_t status;
+
+    ((NvmeRwCmd *)&first)->nlb = cpu_to_le16(nlb - 1);
+    status = femu_nvm_io(io->n, req, ns, &first, io->now, &io->deadline);
     if (status) {
         femu_backend_zero(io->n, ns->backend_offset + (slba << ns->lba_shift),
                           nlb << ns->lba_shift);
@@ -637,6 +685,39 @@ static uint16_t oc_std_write(OcIo *io, FemuRequest *req, const NvmeCmd *cmd)
         memset(o->oob + slba * o->metasize, 0, nlb * o->metasize);
     }
     return each_part(o, slba, nlb, write_part_commit, false);
+}
+
+/*
+ * Write and Write Zeroes: every chunk part checked (in order, as the parts before it leave
+ * the open-chunk limits), then written. The parts go in order: at a chunk with an armed
+ * write failure the command stops with that failure, the parts before it written.
+ */
+static uint16_t oc_std_write(OcIo *io, FemuRequest *req, const NvmeCmd *cmd)
+{
+    const NvmeRwCmd *rw = (const NvmeRwCmd *)cmd;
+    OcNs *o = oc_ns(io->ns);
+    const OcGeometry *g = &o->cs->geo;
+    uint64_t slba = le64_to_cpu(rw->slba), nlb = (uint64_t)le16_to_cpu(rw->nlb) + 1;
+    uint64_t before, lba;
+    uint16_t status = oc_write_check_span(o->cs, slba, nlb);
+
+    req->slba = slba;
+    if (!status && cmd->opcode == NVME_CMD_WRITE) {
+        status = femu_nvm_rw_check(io->n, io->ns, cmd);     /* the whole command's */
+    }
+    if (status) {
+        return status;
+    }
+    before = sectors_before_fault(o, slba, nlb);
+    if (before) {
+        status = std_write_parts(io, req, cmd, slba, before);
+        if (status || before == nlb) {
+            return status;
+        }
+    }
+    lba = slba + before;
+    return write_fault(io, take_inject(o, oc_chunk_of(g, lba), false), lba,
+                       MIN(nlb - before, g->clba - (lba & (g->clba - 1))));
 }
 
 /* Dataset Management: chunks are freed by a reset; ranges are checked, nothing changes. */
@@ -804,7 +885,8 @@ static uint16_t oc_vector_rw(OcIo *io, FemuRequest *req, const NvmeCmd *cmd, boo
 
 /*
  * Vector Copy: the source entries are read, then written to the destination entries (the
- * same count). A destination run fails if any of its sources did.
+ * same count), the programs once the data is read. A destination run fails if any of its
+ * sources did.
  */
 static uint16_t oc_vector_copy(OcIo *io, FemuRequest *req, const NvmeCmd *cmd)
 {
@@ -827,6 +909,7 @@ static uint16_t oc_vector_copy(OcIo *io, FemuRequest *req, const NvmeCmd *cmd)
     data = g_malloc0((uint64_t)src->count << io->ns->lba_shift);
     oob = o->metasize ? g_malloc0((uint64_t)src->count * o->metasize) : NULL;
     vector_read(io, data, oob, src);
+    io->now = io->deadline;         /* the writes arrive when the last read is done */
     for (uint32_t r = 0; r < dst->runs; r++) {
         uint64_t mask = (dst->len[r] == 64 ? UINT64_MAX : ((1ULL << dst->len[r]) - 1))
                         << dst->start[r];
@@ -1090,6 +1173,12 @@ static const Property oc_props[] = {
     DEFINE_PROP_UINT32("oc_mccap", OcParams, mccap, OC_MCCAP_COPY | OC_MCCAP_MULTI_RESET),
 };
 
+static const char *const oc_prop_help[][2] = {
+    { "lsec_size", "whitebox sector size = the LBA size: 512 or 4096 bytes; without "
+                   "lba_index it sets the LBA size, with it it must agree (0: the LBA size)" },
+    { NULL },
+};
+
 static const FemuNsKind ocssd_kind = {
     .name = "ocssd",
     .femu_mode = 0,
@@ -1097,6 +1186,7 @@ static const FemuNsKind ocssd_kind = {
     .csi = NVME_CSI_NVM,
     .props = oc_props,
     .nr_props = ARRAY_SIZE(oc_props),
+    .prop_help = oc_prop_help,
     .params_size = sizeof(OcParams),
     .check_props = oc_check_props,
     .size_ns = oc_size_ns,

@@ -762,6 +762,18 @@ uint64_t plp_flush(PlpBuffer *p, uint64_t now)
     return plp_flush_range(p, 0, UINT64_MAX, now);
 }
 
+uint64_t plp_shutdown(PlpBuffer *p, uint64_t now)
+{
+    uint64_t t = MAX(now, p->barrier), done = t;
+
+    for (int i = 0; i < REGIONS; i++) {
+        done = later(done, write_region(p, &p->reg[i], t, PLP_CAUSE_DRAIN));
+        done = last_done(&p->reg[i], UINT64_MAX, done);
+    }
+    p->barrier = done;
+    return done;
+}
+
 uint64_t plp_drain_zone(PlpBuffer *p, uint64_t zone, uint64_t written_bytes, uint64_t now)
 {
     uint64_t t = MAX(now, p->barrier), done = t, sectors = 0;
@@ -1019,12 +1031,34 @@ void plp_power_loss(PlpBuffer *p, uint64_t now, PlpLoss *out)
     p->st.last_loss = *out;
 }
 
+/*
+ * After recovery, the reserved blocks a balanced flush used are erased for the next power
+ * loss: each chip's, once its last page there was read (last_read[chip]).
+ */
+static uint64_t erase_reserved(PlpBuffer *p, const uint32_t *used_pages,
+                               const uint64_t *last_read, uint64_t done)
+{
+    const NandGeometry *g = &p->nand->geo;
+
+    for (uint32_t chip = 0; chip < nand_luns(g); chip++) {
+        uint64_t blocks = (used_pages[chip] + g->pgs_per_blk - 1) / g->pgs_per_blk;
+        for (uint64_t b = 0; b < blocks; b++) {
+            NandAddr a;
+            chip_addr(p->nand, chip, 0, &a);
+            done = later(done, nand_op(p->nand, NAND_OP_ERASE, &a, last_read[chip]));
+        }
+    }
+    return done;
+}
+
 void plp_recover(PlpBuffer *p, uint64_t now, PlpRecovery *out)
 {
     uint32_t n;
     g_autofree uint32_t *slots = valid_slots(p, &n);
     GArray *pages = pages_of(p, slots, n);
-    uint64_t done = now;
+    uint64_t luns = nand_luns(&p->nand->geo), done = now;
+    g_autofree uint32_t *used_pages = g_new0(uint32_t, luns);
+    g_autofree uint64_t *last_read = g_new0(uint64_t, luns);
 
     for (guint i = 0; i < pages->len; i++) {
         const PlpPage *pg = &g_array_index(pages, PlpPage, i);
@@ -1032,10 +1066,12 @@ void plp_recover(PlpBuffer *p, uint64_t now, PlpRecovery *out)
         uint64_t t = now;
 
         /* a page at home costs nothing; one in a reserved block is read and moved home */
-        if (o->chip < nand_luns(&p->nand->geo)) {
+        if (o->chip < luns) {
             NandAddr a;
             chip_addr(p->nand, o->chip, o->rpage, &a);
             t = nand_op(p->nand, NAND_OP_READ, &a, now);
+            used_pages[o->chip] = MAX(used_pages[o->chip], o->rpage + 1);
+            last_read[o->chip] = MAX(last_read[o->chip], t);
         }
         if (o->chip != AT_HOME) {
             done = later(done, zns_flash_program(p->cfg.flash, NULL, pg->zone, pg->pg,
@@ -1049,6 +1085,7 @@ void plp_recover(PlpBuffer *p, uint64_t now, PlpRecovery *out)
                                      off - zone * p->zc->zone_bytes + p->cfg.sector_bytes));
         }
     }
+    done = erase_reserved(p, used_pages, last_read, done);
     for (uint32_t i = 0; i < n; i++) {
         oob_clear(p, slots[i]);
     }

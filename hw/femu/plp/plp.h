@@ -73,7 +73,7 @@ typedef enum PlpFlushCause {
     PLP_CAUSE_HOST,         /* an NVMe Flush */
     PLP_CAUSE_THRESHOLD,    /* the region's dirty data passed flush_pct */
     PLP_CAUSE_SPACE,        /* a write found no free buffer */
-    PLP_CAUSE_DRAIN,        /* Zone Finish or Close (or a controller shutdown) */
+    PLP_CAUSE_DRAIN,        /* Zone Finish or Close, a zone filling up, a controller shutdown */
     PLP_CAUSE_FUA,          /* a write with Force Unit Access that was not protected */
     PLP_CAUSES
 } PlpFlushCause;
@@ -169,6 +169,11 @@ uint64_t plp_flush(PlpBuffer *p, uint64_t now);
 /* The same for the zones of [offset, offset + len) only (a Flush of one namespace). */
 uint64_t plp_flush_range(PlpBuffer *p, uint64_t offset, uint64_t len, uint64_t now);
 /*
+ * Controller shutdown (CC.SHN): writes both regions out (counted as drains), so that the
+ * data area holds every acknowledged write. Later writes wait for it. Completion time.
+ */
+uint64_t plp_shutdown(PlpBuffer *p, uint64_t now);
+/*
  * Zone Finish/Close: writes the zone's data out (both regions); the zone's data up to
  * written_bytes is durable from then on. Completion time.
  */
@@ -190,7 +195,8 @@ void plp_reset_zone(PlpBuffer *p, uint64_t zone, uint64_t now);
 void plp_power_loss(PlpBuffer *p, uint64_t now, PlpLoss *out);
 /*
  * Power-up: copies every protected sector of the store to the data area (charged on the
- * timelines from now), clears the store and returns what it did. Afterwards
+ * timelines from now: reads of the reserved pages, programs at home, then an erase of each
+ * reserved block used), clears the store and returns what it did. Afterwards
  * plp_durable_end() says where each zone's durable data ends.
  */
 void plp_recover(PlpBuffer *p, uint64_t now, PlpRecovery *out);

@@ -61,6 +61,7 @@ static const char *const cause_names[SRA_NR_CAUSES] = {
     [SRA_CAUSE_WRITE] = "write", [SRA_CAUSE_DISCARD] = "discard",
     [SRA_CAUSE_LARGE_READ] = "large_read", [SRA_CAUSE_HIGH_QD] = "high_qd",
     [SRA_CAUSE_RANDOM] = "random_read", [SRA_CAUSE_IDLE] = "idle",
+    [SRA_CAUSE_POWER_LOSS] = "power_loss",
 };
 
 const char *sra_state_name(SraState st)
@@ -521,6 +522,13 @@ void sra_discard(Sra *s, uint32_t nsid, uint64_t now, uint64_t done)
     expire_idle(s, ns, now);
     ns->discard_done = MAX(ns->discard_done, done);
     disable_all(s, ns, SRA_CAUSE_DISCARD, now);
+}
+
+void sra_power_loss(Sra *s, uint64_t now)
+{
+    for (guint i = 0; s && i < s->nss->len; i++) {
+        disable_all(s, s->nss->pdata[i], SRA_CAUSE_POWER_LOSS, now);
+    }
 }
 
 void sra_idle(Sra *s, uint64_t now)

@@ -64,6 +64,7 @@ typedef enum SraCause {
     SRA_CAUSE_HIGH_QD,      /* a read arriving with max_qd reads outstanding */
     SRA_CAUSE_RANDOM,       /* a read continuing no stream took its detector */
     SRA_CAUSE_IDLE,         /* no read for idle_ns */
+    SRA_CAUSE_POWER_LOSS,   /* power was cut: the SRAM holding the CEs lost them */
     SRA_NR_CAUSES,
 } SraCause;
 
@@ -139,6 +140,8 @@ void sra_write(Sra *s, uint32_t nsid, uint64_t now, uint64_t done);
 void sra_discard(Sra *s, uint32_t nsid, uint64_t now, uint64_t done);
 /* Nothing arrived until now: idle streams time out. */
 void sra_idle(Sra *s, uint64_t now);
+/* Power is cut at now: every stream is torn down (s may be NULL: no read-ahead). */
+void sra_power_loss(Sra *s, uint64_t now);
 
 /* Introspection, for tests and statistics. */
 SraState sra_stream_state(const Sra *s, uint32_t nsid, uint32_t stream);

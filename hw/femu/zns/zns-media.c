@@ -74,6 +74,9 @@ static uint64_t zns_submit(FemuMedia *fm, const FemuMediaReq *req)
             sra_write(m->sra, req->nsid, t, done);
         }
         break;
+    case FEMU_MEDIA_SHUTDOWN:
+        done = m->plp ? plp_shutdown(m->plp, t) : zns_flash_flush(m->flash, t);
+        break;
     case FEMU_MEDIA_FLUSH:
         if (!m->plp) {
             done = zns_flash_flush(m->flash, t);
@@ -112,6 +115,18 @@ static void zns_idle(FemuMedia *fm, uint64_t now_ns)
     sra_idle(((ZnsMedia *)fm)->sra, now_ns);
 }
 
+/* The capacitors flush the PLP region; the rest of the buffer and the SRAM are gone. */
+static void zns_power_loss(FemuMedia *fm, uint64_t now_ns)
+{
+    ZnsMedia *m = (ZnsMedia *)fm;
+    PlpLoss loss;
+
+    if (m->plp) {
+        plp_power_loss(m->plp, now_ns, &loss);
+    }
+    sra_power_loss(m->sra, now_ns);
+}
+
 static void zns_stats(FemuMedia *fm, FemuMediaStatFn *emit, void *opaque)
 {
     ZnsMedia *m = (ZnsMedia *)fm;
@@ -147,6 +162,7 @@ static void zns_destroy(FemuMedia *fm)
 static const FemuMediaOps zns_ops = {
     .name = "zns",
     .submit = zns_submit,
+    .power_loss = zns_power_loss,
     .stats = zns_stats,
     .destroy = zns_destroy,
 };
@@ -156,6 +172,7 @@ static const FemuMediaOps zns_sra_ops = {
     .name = "zns",
     .submit = zns_submit,
     .idle = zns_idle,
+    .power_loss = zns_power_loss,
     .stats = zns_stats,
     .destroy = zns_destroy,
 };

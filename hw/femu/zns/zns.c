@@ -172,39 +172,69 @@ typedef struct ZoneChangeCtx {
     uint64_t now;
     uint64_t deadline;
     bool power_cycle;       /* a controller reset: zones going Empty were never written */
+    GArray *resets;         /* zones reset by the command, dropped once their records are saved */
 } ZoneChangeCtx;
+
+static FemuMediaReq zone_media_req(FemuNamespace *ns, FemuMediaOp op, uint64_t zone,
+                                   uint64_t now)
+{
+    uint64_t zone_lbas = ns_zones(ns)->cfg.zone_size;
+
+    return (FemuMediaReq){
+        .op = op,
+        .nsid = ns->nsid,
+        .offset = ns->backend_offset + (zone * zone_lbas << ns->lba_shift),
+        .len = zone_lbas << ns->lba_shift,
+        .arrival_ns = now,
+    };
+}
 
 static void on_zone_change(void *opaque, uint64_t zone, ZoneState from, ZoneState to)
 {
     ZoneChangeCtx *c = opaque;
     FemuNamespace *ns = c->ns;
-    uint64_t zone_lbas = ns_zones(ns)->cfg.zone_size;
-    FemuMediaReq r = {
-        .nsid = ns->nsid,
-        .offset = ns->backend_offset + (zone * zone_lbas << ns->lba_shift),
-        .len = zone_lbas << ns->lba_shift,
-        .arrival_ns = c->now,
-    };
-    uint64_t t;
+    const Zone *z = &ns_zones(ns)->zones[zone];
+    FemuMediaReq r;
 
+    trace_femu_zone_change(ns->nsid, zone, from, to);
     if (to == ZONE_EMPTY && from != ZONE_EMPTY) {
-        if (c->power_cycle) {
-            return;
+        if (!c->power_cycle) {
+            /* the data goes only after the Empty record is saved: zns_drop_reset_zones */
+            if (!c->resets) {
+                c->resets = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+            }
+            g_array_append_val(c->resets, zone);
         }
-        /* reads of a reset zone return zeroes (DLFEAT); the host pages are given back */
-        femu_backend_zero(c->n, r.offset, r.len);
-        r.op = FEMU_MEDIA_ZONE_RESET;
-    } else if ((to == ZONE_FULL || to == ZONE_CLOSED) &&
-               (from == ZONE_IMPLICIT_OPEN || from == ZONE_EXPLICIT_OPEN)) {
-        const Zone *z = &ns_zones(ns)->zones[zone];
-        r.op = FEMU_MEDIA_ZONE_DRAIN;
-        r.len = (z->wp - z->zslba) << ns->lba_shift;
-    } else {
         return;
     }
-    t = femu_ns_media_submit(ns, &r);
-    c->deadline = MAX(c->deadline, t);
-    trace_femu_zone_change(ns->nsid, zone, from, to);
+    /*
+     * Every way to Full (a finish from Empty or Closed too) makes the zone's data durable
+     * up to its new write pointer, as a close of an open zone does up to its own.
+     */
+    if (to != ZONE_FULL &&
+        !(to == ZONE_CLOSED && (from == ZONE_IMPLICIT_OPEN || from == ZONE_EXPLICIT_OPEN))) {
+        return;
+    }
+    r = zone_media_req(ns, FEMU_MEDIA_ZONE_DRAIN, zone, c->now);
+    r.len = (z->wp - z->zslba) << ns->lba_shift;
+    c->deadline = MAX(c->deadline, femu_ns_media_submit(ns, &r));
+}
+
+/*
+ * The zones a command reset, once their Empty records are saved (the crash-ordering rule
+ * of a shrink): the buffered and protected data of each is dropped, its flash erased, and
+ * its blocks read as zeroes (DLFEAT; the host pages are given back). A kill in between
+ * leaves data above a write pointer, which start-up clears.
+ */
+static void zns_drop_reset_zones(ZoneChangeCtx *c)
+{
+    for (guint i = 0; c->resets && i < c->resets->len; i++) {
+        FemuMediaReq r = zone_media_req(c->ns, FEMU_MEDIA_ZONE_RESET,
+                                        g_array_index(c->resets, uint64_t, i), c->now);
+        femu_crash_point(c->n, "zns-reset-saved");
+        femu_backend_zero(c->n, r.offset, r.len);
+        c->deadline = MAX(c->deadline, femu_ns_media_submit(c->ns, &r));
+    }
 }
 
 /*
@@ -212,7 +242,7 @@ static void on_zone_change(void *opaque, uint64_t zone, ZoneState from, ZoneStat
  * stopped; unwritten blocks read as zeroes (DLFEAT), so it is cleared. One pass over the
  * data the backend holds: zones without any cost nothing. Returns the zones cleared.
  */
-static uint64_t zns_clear_above_wp(FemuCtrl *n, FemuNamespace *ns)
+static uint64_t clear_above_wp(FemuCtrl *n, FemuNamespace *ns)
 {
     ZoneSet *zs = ns_zones(ns);
     uint64_t zone_bytes = zs->cfg.zone_size << ns->lba_shift;
@@ -233,6 +263,25 @@ static uint64_t zns_clear_above_wp(FemuCtrl *n, FemuNamespace *ns)
     return cleared;
 }
 
+static char *backend_name(FemuCtrl *n)
+{
+    g_autofree char *name = n->memdev ? host_memory_backend_get_name(n->memdev) : NULL;
+    return name ? g_strdup_printf("memdev '%s'", name) : g_strdup("the backend");
+}
+
+/* The last step of every start-up: nothing above a write pointer, said when there was. */
+static void zns_clear_above_wp(FemuCtrl *n, FemuNamespace *ns)
+{
+    uint64_t cleared = clear_above_wp(n, ns);
+
+    if (cleared) {
+        g_autofree char *where = backend_name(n);
+        warn_report("zoned namespace %u in %s: cleared data above the write pointer of "
+                    "%" PRIu64 " zones (writes that had not completed)", ns->nsid, where,
+                    cleared);
+    }
+}
+
 /*
  * The saved zone state in the backend: loaded when it matches the configuration, started
  * when the area is fresh and the namespace holds no data (Empty zones read as zeroes),
@@ -241,11 +290,8 @@ static uint64_t zns_clear_above_wp(FemuCtrl *n, FemuNamespace *ns)
 static bool zns_state_open(FemuCtrl *n, FemuNamespace *ns, uint8_t *meta, Error **errp)
 {
     ZoneSet *zs = ns_zones(ns);
-    g_autofree char *name = n->memdev ? host_memory_backend_get_name(n->memdev) : NULL;
-    g_autofree char *where = name ? g_strdup_printf("memdev '%s'", name)
-                                  : g_strdup("the backend");
+    g_autofree char *where = backend_name(n);
     g_autofree char *err = NULL;
-    uint64_t cleared;
 
     switch (zone_store_open(zs, meta, &err)) {
     case ZONE_STORE_ERROR:
@@ -271,11 +317,8 @@ static bool zns_state_open(FemuCtrl *n, FemuNamespace *ns, uint8_t *meta, Error 
                         "record (an update interrupted when QEMU stopped); their previous "
                         "state is used", ns->nsid, where, zs->records_recovered);
         }
-        cleared = zns_clear_above_wp(n, ns);
-        if (cleared) {
-            warn_report("zoned namespace %u in %s: cleared data above the write pointer of "
-                        "%" PRIu64 " zones (writes that had not completed)", ns->nsid,
-                        where, cleared);
+        if (!plp_on(n)) {
+            zns_clear_above_wp(n, ns);  /* with plp, after recovery (zns_power_on) */
         }
         return true;
     }
@@ -502,7 +545,9 @@ static uint16_t zns_write_buffered(FemuCtrl *n, FemuRequest *req, FemuNamespace 
         .offset = ns->backend_offset + (lba << ns->lba_shift),
         .protect = plp_protects(z->plp_mode, flagged,
                                 plp_zone_in(z->plp_zones, zone_index(z->zones, lba))),
-        .fua = le16_to_cpu(((const NvmeRwCmd *)cmd)->control) & NVME_RW_FUA,
+        /* with the write cache off (Set Features WCE=0), every write is written through */
+        .fua = (le16_to_cpu(((const NvmeRwCmd *)cmd)->control) & NVME_RW_FUA) ||
+               !n->features.vwc,
     };
 
     if (cmd->opcode == NVME_CMD_WRITE_ZEROES) {
@@ -519,6 +564,7 @@ static uint16_t zns_write_buffered(FemuCtrl *n, FemuRequest *req, FemuNamespace 
         ns->io.write_cmds++;
     }
     ctx->deadline = MAX(ctx->deadline, femu_ns_media_submit(ns, &r));
+    femu_crash_point(n, "zns-write-placed");
     zone_write_commit(z->zones, lba, nlb);
     if (cmd->opcode == NVME_CMD_ZONE_APPEND) {
         req->cqe.result = cpu_to_le32(lba);
@@ -575,6 +621,7 @@ static uint16_t zns_write(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns,
         ns->io.bytes_written += len;
         ns->io.write_cmds++;
     }
+    femu_crash_point(n, "zns-write-placed");
     zone_write_commit(ns_zones(ns), lba, nlb);
     ctx->deadline = MAX(ctx->deadline, femu_ns_media_submit(ns, &(FemuMediaReq){
         .op = zeroes ? FEMU_MEDIA_WRITE_ZEROES : FEMU_MEDIA_WRITE, .nsid = ns->nsid,
@@ -769,6 +816,10 @@ static uint16_t zns_io(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const N
         break;
     }
     ns_zones(ns)->on_change = NULL;
+    zns_drop_reset_zones(&ctx);
+    if (ctx.resets) {
+        g_array_free(ctx.resets, TRUE);
+    }
     *deadline = ctx.deadline;
     return status;
 }
@@ -919,22 +970,23 @@ static PlpBuffer *zns_plp(FemuCtrl *n)
     return n->nr_medias == 1 ? femu_media_zns_plp(n->medias[0]) : NULL;
 }
 
-/* Power is cut: the capacitors flush the PLP region; the rest of the buffer is gone. */
+/* Power is cut: the media models have flushed what their capacitors hold (power_loss). */
 static void zns_power_loss(FemuCtrl *n)
 {
     PlpBuffer *p = zns_plp(n);
-    PlpLoss loss;
 
     if (p) {
-        plp_power_loss(p, femu_now_ns(), &loss);
-        trace_femu_plp_power_loss(loss.pages, loss.lost_sectors, loss.normal_ns,
-                                  loss.balanced_ns);
+        const PlpLoss *loss = &plp_stats(p)->last_loss;
+        trace_femu_plp_power_loss(loss->pages, loss->lost_sectors, loss->normal_ns,
+                                  loss->balanced_ns);
     }
 }
 
 /*
  * Power is back (at start and at the reset after a power loss): the protected data goes
  * back to its place, and each zone's write pointer back to where its durable data ends.
+ * Nothing above a saved write pointer was acknowledged, so a durable end past it (a kill
+ * between a write's data and its record) stops at it, and what lies above is cleared.
  */
 static void zns_power_on(FemuCtrl *n)
 {
@@ -948,6 +1000,7 @@ static void zns_power_on(FemuCtrl *n)
     }
     adopt = plp_take_fresh(p);
     plp_recover(p, femu_now_ns(), &rec);
+    femu_crash_point(n, "plp-recovered");
     for (uint32_t i = 0; i < n->num_namespaces; i++) {
         FemuNamespace *ns = &n->ns[i];
         ZoneSet *zs = ns_zones(ns);
@@ -955,20 +1008,16 @@ static void zns_power_on(FemuCtrl *n)
 
         for (uint64_t z = 0; z < zs->cfg.nr_zones; z++) {
             Zone *zone = &zs->zones[z];
-            if (adopt) {
-                /* a store made now: what the backend holds is durable */
-                plp_set_durable_end(p, first + z, (zone->wp - zone->zslba) << ns->lba_shift);
-                continue;
+            uint64_t wp_bytes = (zone->wp - zone->zslba) << ns->lba_shift;
+
+            /* a store made now: what the backend holds below the write pointer is durable */
+            if (adopt || plp_durable_end(p, first + z) > wp_bytes) {
+                plp_set_durable_end(p, first + z, wp_bytes);
             }
-            if (zone_rollback(zs, z, zone->zslba +
-                              (plp_durable_end(p, first + z) >> ns->lba_shift))) {
-                /* nothing above a write pointer, even a program QEMU stopped in */
-                uint64_t from = ns->backend_offset + (zone->wp << ns->lba_shift);
-                femu_backend_zero(n, from, ns->backend_offset +
-                                  ((zone->zslba + zs->cfg.zone_size) << ns->lba_shift) - from);
-                rolled++;
-            }
+            rolled += zone_rollback(zs, z, zone->zslba +
+                                    (plp_durable_end(p, first + z) >> ns->lba_shift));
         }
+        zns_clear_above_wp(n, ns);
     }
     trace_femu_plp_power_on(rec.sectors, rec.pages, rec.ns, rolled);
 }

@@ -1,0 +1,119 @@
+"""The crash-ordering rules of the zoned namespace (hw/femu/dataplane.c, "Crash ordering"),
+each checked by killing QEMU at the point between two saves where the rule matters
+(x-crash-at=POINT[:N]: QEMU dies there as SIGKILL would) and starting a new QEMU on the
+same file: nothing unacknowledged comes back, nothing lies above a write pointer, and a
+Zone Reset is all or nothing."""
+
+import signal
+import time
+
+import pytest
+
+import nvme
+import qtest_machine
+from nvme import IO_WRITE, ZS_CLOSED, ZS_EMPTY, cmd
+from qtest import QEMULaunchError, QTestError
+from test_plp import BS, PATH, ZONE, Drive, blob
+
+pytestmark = pytest.mark.skipif(qtest_machine.DEVICE == "stock", reason="femu's crash points")
+
+
+def submit_and_die(d, lba, data, protect=False):
+    """Rings a write that makes QEMU die at its crash point; waits until it is gone."""
+    addr = d.ctrl.buffer(len(data), data)
+    p1, p2 = d.ctrl.prps(addr, len(data))
+    ring_and_die(d, cmd(IO_WRITE, nsid=1, prp1=p1, prp2=p2, cdw10=lba,
+                        cdw12=len(data) // BS - 1, cdw3=1 if protect else 0))
+
+
+def ring_and_die(d, sqe):
+    d.ctrl.queue_cmd(d.sq, sqe)
+    try:
+        d.ctrl.ring_sq(d.sq)
+    except QTestError:
+        pass                # QEMU may die before it answers the doorbell write
+    deadline = time.monotonic() + 20
+    while d.m.qt.alive() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not d.m.qt.alive(), "QEMU did not stop at its crash point"
+    assert d.m.qt.vm.exitcode() == -signal.SIGKILL
+    try:
+        d.close()
+    except Exception:       # noqa: BLE001 - QEMU is gone; only its temp files remain
+        pass
+
+
+@pytest.mark.parametrize("plp", ["plp=selective", "plp_buf_mb=1"])
+def test_kill_between_data_and_write_pointer(tmp_path, plp):
+    """A write whose data is placed (in the backend, or in the PLP store with a valid
+    record) but whose write pointer is not saved was never acknowledged: after the
+    restart it is not there, above the pointer or below it after a later rollback."""
+    path = str(tmp_path / "z.img")
+    d = Drive(tmp_path, extra=plp + ",x-crash-at=zns-write-placed:2", backing=path)
+    d.write(0, blob(8, 1), protect=True)
+    submit_and_die(d, 8, blob(8, 2), protect=True)
+    d = Drive(tmp_path, extra=plp, backing=path)
+    try:
+        z = d.zone(0)
+        assert z["zs"] == ZS_CLOSED and z["wp"] == 8
+        assert d.read(0, 8) == blob(8, 1)
+        assert d.read(8, 8) == bytes(8 * BS)
+        if plp == "plp=selective":
+            # the durable end did not stay past the pointer: an unprotected write there
+            # is lost at a cut, and the zone rolls back to 8, not to the old end 16
+            d.write(8, blob(8, 3))
+            d.cut()
+            d.power_on()
+            assert d.zone(0)["wp"] == 8 and d.read(8, 8) == bytes(8 * BS)
+    finally:
+        d.close()
+
+
+@pytest.mark.parametrize("plp", ["plp=selective", "plp_buf_mb=1"])
+def test_zone_reset_is_all_or_nothing(tmp_path, plp):
+    """Killed after the Empty record of a Zone Reset is saved and before its data (on
+    flash, buffered, protected) is dropped: the zone comes back Empty and reads zeroes,
+    with no protected sector restored into it."""
+    path = str(tmp_path / "z.img")
+    d = Drive(tmp_path, extra=plp + ",x-crash-at=zns-reset-saved", backing=path)
+    d.write(0, blob(8, 1))
+    d.flush()
+    d.write(8, blob(8, 2), protect=True)
+    d.write(ZONE, blob(4, 3), protect=True)
+    ring_and_die(d, cmd(nvme.IO_ZONE_MGMT_SEND, nsid=1, cdw13=nvme.ZSA_RESET))
+    d = Drive(tmp_path, extra=plp, backing=path)
+    try:
+        assert d.zone(0)["zs"] == ZS_EMPTY and d.zone(0)["wp"] == 0
+        assert d.read(0, 16) == bytes(16 * BS)
+        # the other zone is untouched
+        assert d.zone(1)["wp"] == ZONE + 4 and d.read(ZONE, 4) == blob(4, 3)
+    finally:
+        d.close()
+
+
+def test_kill_after_recovery_before_rollback(tmp_path):
+    """Killed at start-up after the protected data went home (its records cleared) and
+    before the write pointers were rolled back: the next start finishes the job."""
+    path = str(tmp_path / "z.img")
+    d = Drive(tmp_path, backing=path)
+    d.write(0, blob(4, 1))
+    d.flush()
+    d.write(4, blob(4, 2))                  # lost
+    d.write(8, blob(2, 3), protect=True)    # the write pointer ends after it
+    d.write(10, blob(6, 4))                 # lost
+    d.m.qt.kill()
+    try:
+        d.close()
+    except Exception:       # noqa: BLE001
+        pass
+    with pytest.raises(QEMULaunchError) as e:
+        Drive(tmp_path, extra="plp=selective,x-crash-at=plp-recovered", backing=path)
+    assert e.value.exitcode == -signal.SIGKILL
+    d = Drive(tmp_path, backing=path)
+    try:
+        z = d.zone(0)
+        assert z["zs"] == ZS_CLOSED and z["wp"] == 10
+        assert d.read(0, 4) == blob(4, 1) and d.read(4, 4) == bytes(4 * BS)
+        assert d.read(8, 2) == blob(2, 3) and d.read(10, 6) == bytes(6 * BS)
+    finally:
+        d.close()
