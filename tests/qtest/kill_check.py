@@ -23,8 +23,10 @@ The rules (README, "Power-loss protection"; tests/guest/plp_check.py for the PLP
   zoned, plp=       protected writes (CDW3 bit 0, a zone of plp_zones, plp=full) are
                     durable once acknowledged; an unprotected one once a Flush submitted
                     after its completion completed, a FUA write of its zone completed, its
-                    zone was finished or closed, or a write filled its zone. The rest may be
-                    lost: the write pointer goes back to no lower than where durable data
+                    zone was finished or closed, or a write filled its zone; after a Set
+                    Features Volatile Write Cache WCE=0 ("cache-off") completed, every write
+                    submitted later (and it writes out what completed before it was
+                    submitted, as a Flush). The rest may be lost: the write pointer goes back to no lower than where durable data
                     ends, a lost block below it reads zeroes; nothing stale below it,
                     zeroes above it.
   whitebox          every acknowledged chunk write is durable with its OOB (vector writes
@@ -87,6 +89,7 @@ class Op:
     """One command of the round, as the host saw it."""
     seq: int                    # the host's number for it (a write's blocks carry it)
     op: str                     # write append zeroes dsm flush reset finish close open
+                                # cache-off (Set Features VWC WCE=0)
     unit: int = None            # zone or chunk index (None: flush, blackbox)
     slba: int = 0
     nlb: int = 0
@@ -159,8 +162,9 @@ class Cell:
 class Model:
     """A unit after a sequence of commands, from the state the last check left."""
 
-    def __init__(self, layout, u, base):
+    def __init__(self, layout, u, base, write_through=None):
         self.layout, self.u = layout, u
+        self.write_through = write_through      # event number: the cache went off
         self.start, self.cap = layout.units[u]
         self.state, self.wp, self.wli = base.state, base.wp, base.wli
         self.cells = {lba: Cell(base.content.get(lba, ZERO), True, base.oob.get(lba, ZERO))
@@ -186,7 +190,8 @@ class Model:
         before = self.state
         plp = lay.plp is not None and lay.kind == "zoned"
         if op.writes_data:
-            prot = not plp or protected(lay.plp, lay.plp_zones, self.u, op.protect)
+            prot = not plp or protected(lay.plp, lay.plp_zones, self.u, op.protect) or \
+                (self.write_through is not None and op.sub > self.write_through)
             # an alternative with the write in flight done: without plp it is all there
             must = (acked and prot) or not plp
             gen = ZERO if op.op in ("zeroes", "dsm") else op.gen
@@ -409,8 +414,9 @@ def check(layout, state, ops, views):
     Returns a Result whose .state is what the next check starts from."""
     res = Result()
     ops = sorted(ops, key=lambda o: o.sub)
-    flush_sub = max((o.sub for o in ops if o.op == "flush" and o.ack is not None
-                     and not o.status), default=None)
+    done = [o for o in ops if o.ack is not None and not o.status]
+    flush_sub = max((o.sub for o in done if o.op in ("flush", "cache-off")), default=None)
+    cache_off = min((o.ack for o in done if o.op == "cache-off"), default=None)
     per_unit = {u: [] for u in range(len(layout.units))}
     for o in ops:
         if o.ack is not None and o.status:
@@ -424,20 +430,20 @@ def check(layout, state, ops, views):
                                   "was %d" % (o.seq, layout.name(o.unit), o.result_lba, o.slba))
         if o.ack is None:
             res.counts["in flight"] += 1
-        if o.op == "flush":
+        if o.op in ("flush", "cache-off"):
             continue
         u = o.unit if layout.kind != "blackbox" else 0
         per_unit[u].append(o)
     for u in range(len(layout.units)):
-        check_unit(layout, u, state[u], per_unit[u], flush_sub, views[u], res)
+        check_unit(layout, u, state[u], per_unit[u], (flush_sub, cache_off), views[u], res)
     return res
 
 
-def alternatives(layout, u, base, uops, flush_sub):
+def alternatives(layout, u, base, uops, flush_sub, cache_off):
     """The models the view may match: the acknowledged commands applied; then, on a zone or
     chunk, the command in flight applied too (one at most). On blackbox, the commands in
     flight (on distinct LBAs) are returned for compare_blackbox, block by block."""
-    m = Model(layout, u, base)
+    m = Model(layout, u, base, cache_off)
     inflight = []
     for o in uops:
         if o.ack is None:
@@ -457,8 +463,8 @@ def alternatives(layout, u, base, uops, flush_sub):
     return out, inflight
 
 
-def check_unit(layout, u, base, uops, flush_sub, view, res):
-    models, inflight = alternatives(layout, u, base, uops, flush_sub)
+def check_unit(layout, u, base, uops, durable_points, view, res):
+    models, inflight = alternatives(layout, u, base, uops, *durable_points)
     if layout.kind == "blackbox":
         f, intact, gens = compare_blackbox(models[0], inflight, view)
     else:

@@ -10,12 +10,14 @@ in real time, so commands progress while the load waits. Each block written is
 self-describing (kill_check.block: its LBA, the zone/chunk generation, the write's
 sequence number, a checksum). A completion is "acknowledged" once the load has read it
 from its completion queue; the kill comes after a random delay, or right after the next
-doorbell (sometimes only that of a zone/chunk reset, finish or close, or a Flush), with a
-random spin of 1 us to 2 ms after it.
+doorbell (sometimes only that of a zone/chunk reset, finish or close, a Flush or WCE=0),
+with a random spin of 1 us to 2 ms after it; on zoned drives sometimes at the device's
+own x-crash-at point instead; and sometimes the next start is killed too.
 
 Kinds (KINDS): zns (plp unset), zns-plp (plp=selective, small buffers so that the device
-also writes out on its own), whitebox (vector writes with OOB, standard writes, chunk
-resets), blackbox (writes, Write Zeroes, Deallocate, FUA, Flush; the FTL's GC runs).
+also writes out on its own, protected writes, the write cache turned off in some rounds),
+whitebox (vector writes with OOB, standard writes, resets of closed, open and free
+chunks), blackbox (writes, Write Zeroes, Deallocate, FUA, Flush; the FTL's GC runs).
 
 Each run of a campaign starts from a seed: the same seed gives the same load decisions
 and delays (the device's timing, and so the exact kill point, vary from run to run).
@@ -26,7 +28,6 @@ import dataclasses
 import math
 import os
 import random
-import re
 import signal
 import struct
 import subprocess
@@ -36,7 +37,8 @@ import kill_check as kc
 import nvme
 import qtest_machine
 from kill_check import Layout, Op, View, block, make_gen, oob_block
-from nvme import Completion, PAGE
+from nvme import PAGE
+from qtest import QTestError
 from qtest_machine import DevConfig, Machine
 
 QUEUES = 4                  # I/O queue pairs the load spreads its commands over
@@ -68,15 +70,20 @@ class Req:
     data: bytes = b""
     meta: bytes = b""
     lbas: list = None           # vector commands
+    admin: bool = False         # on the admin queue
 
 
 # --- the kinds ---
 
 class Kind:
-    """How one kind of drive is configured, loaded and read back."""
+    """How one kind of drive is configured, loaded and read back. CRASH_POINTS: the
+    device's x-crash-at points inside its commands, with how often a load passes each
+    (per second); START_CRASH: its point in start-up, if any."""
     name = ""
     css = nvme.CC_CSS_NVM
     lba_size = 512
+    CRASH_POINTS = ()
+    START_CRASH = None
 
     def dev(self, path):
         raise NotImplementedError
@@ -118,10 +125,12 @@ class Zoned(Kind):
     css = nvme.CC_CSS_ALL
     ZONES, LOAD_ZONES, ZONE_LBAS, CAP_LBAS = 16, 8, 2048, 1024
     BASE = "zns_zone_size_mb=1,zns_zone_cap=512K,zns_num_ch=2,zns_num_lun=2"
+    CRASH_POINTS = (("zns-write-placed", 800), ("zns-reset-saved", 40))
 
     def __init__(self, plp=None):
         self.plp = plp
         self.name = "zns-plp" if plp else "zns"
+        self.START_CRASH = "plp-recovered" if plp else None
 
     def dev(self, path):
         extra = self.BASE
@@ -293,13 +302,22 @@ class Load:
 
 class ZonedLoad(Load):
     FLUSH = 0.03
-    TRANSITIONS = ("reset", "finish", "close", "flush")
+    TRANSITIONS = ("reset", "finish", "close", "flush", "cache-off")
 
     def __init__(self, kind, layout, state, rng, seq, gens):
         super().__init__(kind, layout, state, rng, seq, gens, range(kind.LOAD_ZONES))
         for s in self.units.values():
             if s["state"] not in ("empty", "closed", "full"):
                 s["busy"] = True    # a state a restart cannot give (the check said so)
+        # with plp=, one round in four turns the write cache off (WCE=0) at some point
+        self.cache_off = layout.plp is not None and rng.random() < 0.25
+
+    def next(self):
+        if self.cache_off and self.rng.random() < 0.003:
+            self.cache_off = False
+            return Req(self.new_op("cache-off"), nvme.ADM_SET_FEATURES, nvme.FEAT_VWC,
+                       admin=True)
+        return super().next()
 
     def unit_next(self, u):
         rng = self.rng
@@ -351,6 +369,7 @@ class ZonedLoad(Load):
 class WhiteboxLoad(Load):
     FLUSH = 0.02
     TRANSITIONS = ("reset",)
+
     def __init__(self, kind, layout, state, rng, seq, gens):
         super().__init__(kind, layout, state, rng, seq, gens, state)
         for s in self.units.values():
@@ -363,7 +382,7 @@ class WhiteboxLoad(Load):
         room = start + cap - s["wp"]
         if room == 0 and rng.random() < 0.5:
             return None                 # a Closed chunk stays a while
-        if room == 0 or (s["state"] == "free" and rng.random() < 0.03):
+        if room == 0 or (s["state"] != "closed" and rng.random() < 0.03):
             op = self.unit_op(u, "reset", slba=start)
             return Req(op, nvme.IO_VEC_RESET, lbas=[start])
         nlb = min(room, MAX_BYTES // self.layout.lba_size,
@@ -441,9 +460,15 @@ class Slot:
 
 
 class Drive:
-    def __init__(self, kind, path, workdir):
+    """One QEMU on the drive's file (extra: more device properties), the controller on,
+    QUEUES I/O queue pairs, and guest memory for the commands the load keeps in flight."""
+
+    def __init__(self, kind, path, workdir, extra=""):
         self.kind = kind
-        self.m = Machine(kind.dev(path), workdir)
+        cfg = kind.dev(path)
+        if extra:
+            cfg = dataclasses.replace(cfg, extra=cfg.extra + "," + extra)
+        self.m = Machine(cfg, workdir)
         self.qt, self.ctrl = self.m.qt, self.m.ctrl
         try:
             self.ctrl.enable(css=kind.css)
@@ -451,6 +476,8 @@ class Drive:
                         for q in range(1, QUEUES + 1)]
             self.free = {sq.qid: [Slot(self.ctrl.alloc, i) for i in range(QD)]
                          for sq in self.sqs}
+            # two for the admin queue, with CIDs apart from the controller's own
+            self.free[0] = [Slot(self.ctrl.alloc, 0x8000 + i) for i in range(2)]
         except BaseException:
             self.m.close()
             raise
@@ -462,7 +489,7 @@ class Drive:
 
     def submit(self, req):
         self.turn += 1
-        sq = self.sqs[self.turn % len(self.sqs)]      # round robin
+        sq = self.ctrl.admin if req.admin else self.sqs[self.turn % len(self.sqs)]
         slot = self.free[sq.qid].pop()
         b64 = lambda d: base64.b64encode(d).decode()
         lines = []
@@ -497,38 +524,29 @@ class Drive:
         sq.tail = (sq.tail + 1) % sq.size
         lines.append("writel 0x%x 0x%x" % (self.ctrl.bar + self.ctrl.sq_doorbell(sq.qid),
                                            sq.tail))
-        self.qt.cmds(lines)
         self.events += 1
-        req.op.sub = self.events
+        req.op.sub = self.events    # (numbered first: QEMU may die in the batch)
         self.pending[(sq.qid, slot.cid)] = (req.op, slot)
+        self.qt.cmds(lines)
 
     def poll(self):
         """Every new completion: [(Op, Completion)], each op's ack and status set."""
-        cqs = [sq.cq for sq in self.sqs]
+        cqs = [self.ctrl.admin.cq] + [sq.cq for sq in self.sqs]
         answers = self.qt.cmds(["b64read 0x%x 0x%x" % (cq.addr, cq.size * 16) for cq in cqs])
         done, ring = [], []
         for cq, ans in zip(cqs, answers):
             raw = base64.b64decode(ans)
-            moved = False
-            while True:
-                entry = raw[cq.head * 16:(cq.head + 1) * 16]
-                if entry[14] & 1 != cq.phase:
-                    break
-                c = Completion(entry, time.monotonic())
-                cq.head = (cq.head + 1) % cq.size
-                if cq.head == 0:
-                    cq.phase ^= 1
-                moved = True
+            found = self.ctrl.consume(cq, lambda i: raw[i * 16:(i + 1) * 16])
+            for c in found:
                 op, slot = self.pending.pop((c.sqid, c.cid))
                 self.free[c.sqid].append(slot)
-                self.ctrl.sqs[c.sqid].head = c.sqhd
                 self.events += 1
                 op.ack = self.events
                 op.status = c.sct << 8 | c.sc
                 if op.op == "append":
                     op.result_lba = nvme.append_lba(c)
                 done.append((op, c))
-            if moved:
+            if found:
                 ring.append("writel 0x%x 0x%x" % (self.ctrl.bar + self.ctrl.cq_doorbell(cq.qid),
                                                   cq.head))
         if ring:
@@ -569,8 +587,22 @@ def run_load(drive, load, rng, delay, mode):
     """Send load's commands, QD at most in flight, until the kill point: `delay` seconds,
     then at once (mode "time"), right after the next doorbell ("doorbell") or the next of
     the load's TRANSITIONS ("transition": zone reset, finish, close, Flush; chunk reset;
-    blackbox Flush, Write Zeroes, Deallocate), with a random spin after the doorbell.
-    Returns how many commands were in flight at the end."""
+    blackbox Flush, Write Zeroes, Deallocate), with a random spin after the doorbell; or
+    earlier if QEMU dies (at an x-crash-at point). Returns (commands in flight at the
+    end, whether QEMU died by itself)."""
+    try:
+        return run_until(drive, load, rng, delay, mode), False
+    except (QTestError, OSError):
+        # the socket goes before the process is reaped
+        end = time.monotonic() + 5
+        while drive.qt.alive() and time.monotonic() < end:
+            time.sleep(0.01)
+        if drive.qt.alive():
+            raise
+        return len(drive.pending), True
+
+
+def run_until(drive, load, rng, delay, mode):
     t_kill = time.monotonic() + delay
     armed = False
     while True:
@@ -597,28 +629,8 @@ def run_load(drive, load, rng, delay, mode):
             time.sleep(0.0002)
 
 
-# Violations that the review of 2026-11-25 (/work/shared/reviews/2026-11-25-new-modes.md)
-# describes, recognised by their look so that a campaign says which ones are known; any
-# other is new. (name, pattern of a violation's text)
-KNOWN = (
-    ("finding 1: a Zone Finish from Empty or Closed is undone at power-up (plp=)",
-     re.compile(r"seen (closed|empty), .*expecting full by the finish #\d+ from "
-                r"(closed|empty), [^:]*:(\n +(state|write pointer) [^\n]*)+$", re.S)),
-    ("finding 4b: a kill inside a Zone Reset leaves the zone's old record over zeroed data "
-     "(the zone is zeroed before its Empty record is saved; with or without plp=)",
-     re.compile(r"or after the reset #\d+ in flight, [^:]*:\n +acknowledged write missing "
-                r"or damaged, [^\n]*holds zeroes[^\n]*$")),
-    ("finding 8: OOB above a chunk's write pointer survives a kill (whitebox)",
-     re.compile(r":(\n +OOB above the write pointer[^\n]*)+$")),
-)
-
-
-def known_finding(violation):
-    """The name of the known finding a violation's text shows, or None."""
-    return next((name for name, pat in KNOWN if pat.search(violation)), None)
-
-
 KILL_MODES = (("time", 0.3), ("doorbell", 0.25), ("transition", 0.45))
+CRASH_AT = 0.2              # of the kills of a kind with crash points, at one of them
 START_KILLS = 0.15          # of the kills, followed by a start killed too
 
 
@@ -634,16 +646,15 @@ class Campaign:
         self.seq = 0
         self.gens = {}
         self.kills = 0
-        self.totals = dict.fromkeys(("kills", "start kills", "acked writes",
+        self.totals = dict.fromkeys(("kills", "crash points", "start kills", "acked writes",
                                      "writes checked", "blocks checked", "in flight at kills",
                                      "alternatives taken", "violations"), 0)
         self.failures = []          # (what came before, Result text)
-        self.known = {}             # known finding (or "new") -> violations
         self.t_start = None
 
-    def start(self):
+    def start(self, extra=""):
         t = time.monotonic()
-        drive = Drive(self.kind, self.path, self.workdir)
+        drive = Drive(self.kind, self.path, self.workdir, extra)
         self.t_start = self.t_start or time.monotonic() - t
         try:
             if self.layout is None:
@@ -662,52 +673,67 @@ class Campaign:
             self.totals[k] += res.counts[k]
         if not res.ok:
             self.totals["violations"] += len(res.violations)
-            for v in res.violations:
-                name = known_finding(v) or "new"
-                self.known[name] = self.known.get(name, 0) + 1
             self.failures.append((what, res.text()))
             self.log("%s: seed %d, %s\n%s" % (self.kind.name, self.seed, what, res.text()))
 
     def kill_once(self):
-        drive, res = self.start()
+        rng = self.rng
+        mode = rng.choices([m for m, _ in KILL_MODES], [w for _, w in KILL_MODES])[0]
+        delay = rng.uniform(0.02, self.max_delay)
+        extra = ""
+        if self.kind.CRASH_POINTS and rng.random() < CRASH_AT:
+            # the device kills itself at the Nth pass through a point between two saves
+            # (SIGKILL after the delay if the load passed it fewer times)
+            point, rate = rng.choice(self.kind.CRASH_POINTS)
+            extra = "x-crash-at=%s:%d" % (point, rng.randint(1, max(1, int(rate * delay))))
+            mode = "time"
+        drive, res = self.start(extra)
         self.record(res, self.last or "the first start")
         self.kills += 1
-        mode = self.rng.choices([m for m, _ in KILL_MODES], [w for _, w in KILL_MODES])[0]
-        delay = self.rng.uniform(0.02, self.max_delay)
-        load = self.kind.load(self.layout, self.state, self.rng, self.seq, self.gens)
+        load = self.kind.load(self.layout, self.state, rng, self.seq, self.gens)
         try:
-            inflight = run_load(drive, load, self.rng, delay, mode)
+            inflight, died = run_load(drive, load, rng, delay, mode)
         finally:
             drive.kill()
         self.seq = load.seq
         self.ops = load.ops
         self.totals["kills"] += 1
+        self.totals["crash points"] += died
         self.totals["in flight at kills"] += inflight
-        self.last = "kill %d (%s after %.3f s, %d commands sent, %d in flight)" % (
-            self.kills, mode, delay, len(load.ops), inflight)
-        if self.rng.random() < START_KILLS:
+        how = ("at %s" % extra[len("x-crash-at="):]) if died else \
+            "%s after %.3f s%s" % (mode, delay, " (%s not reached)" % extra if extra else "")
+        self.last = "kill %d (%s, %d commands sent, %d in flight)" % (
+            self.kills, how, len(load.ops), inflight)
+        if rng.random() < START_KILLS:
             self.kill_in_start()
 
     def kill_in_start(self):
         """A QEMU started on the file and killed during its start-up (recovery, rollback,
         clearing above write pointers): the next start must show what the kill before
-        left. Without qtest's handshake, the kill falls anywhere in the first 0.2-1.2
-        start-up times of this drive."""
+        left. Half of them at the kind's start-up crash point, if it has one; the others
+        (without qtest's handshake) anywhere in the first 0.2-1.2 start-up times."""
         bios = os.path.join(self.workdir, "empty-bios.bin")
         with open(bios, "wb") as f:
             f.truncate(64 << 10)
+        cfg = self.kind.dev(self.path)
+        point = self.kind.START_CRASH if self.rng.random() < 0.5 else None
+        if point:
+            cfg = dataclasses.replace(cfg, extra=cfg.extra + ",x-crash-at=" + point)
         argv = [qtest_machine.QEMU, "-display", "none", "-vga", "none", "-machine", "q35",
                 "-accel", "qtest", "-qtest", "null", "-nodefaults", "-m", "256M",
-                "-bios", bios] + qtest_machine.device_args(self.kind.dev(self.path),
-                                                            self.workdir)
+                "-bios", bios] + qtest_machine.device_args(cfg, self.workdir)
         p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL)
-        delay = self.rng.uniform(0.2, 1.2) * self.t_start
-        time.sleep(delay)
-        p.kill()
-        p.wait()
+        delay = 30 if point else self.rng.uniform(0.2, 1.2) * self.t_start
+        try:
+            p.wait(delay)
+            how = "at " + point if point else "by itself after %.3f s" % delay
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+            how = "after %.3f s%s" % (delay, " (%s not reached)" % point if point else "")
         self.totals["start kills"] += 1
-        self.last += ", then a start killed after %.3f s" % delay
+        self.last += ", then a start killed %s" % how
 
     def run(self, kills):
         self.last = None

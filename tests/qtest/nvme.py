@@ -487,11 +487,14 @@ class Controller:
         self.ring_sq(sq)
         return cid
 
-    def reap(self, cq):
-        """Consume every new CQ entry; returns how many were found."""
-        n = 0
+    @staticmethod
+    def consume(cq, entry_at):
+        """The new completions of cq, in order, consumed: entry_at(i) gives the 16 bytes of
+        entry i; the head and phase advance and each SQ's head follows (the CQ doorbell is
+        the caller's)."""
+        out = []
         while True:
-            raw = self.qt.memread(cq.addr + cq.head * 16, 16)
+            raw = entry_at(cq.head)
             if raw[14] & 1 != cq.phase:
                 break
             c = Completion(raw, time.monotonic())
@@ -502,11 +505,17 @@ class Controller:
             if sq is not None:
                 sq.head = c.sqhd
                 sq.outstanding.discard(c.cid)
+            out.append(c)
+        return out
+
+    def reap(self, cq):
+        """Consume every new CQ entry; returns how many were found."""
+        found = self.consume(cq, lambda i: self.qt.memread(cq.addr + i * 16, 16))
+        for c in found:
             cq.done[(c.sqid, c.cid)] = c
-            n += 1
-        if n:
+        if found:
             self.ring_cq(cq)
-        return n
+        return len(found)
 
     def wait(self, sq, cid, timeout=None):
         """Poll the CQ phase tag until the command completes."""

@@ -203,6 +203,21 @@ def test_plp_flush_covers_what_completed_before_it():
     assert run(lay, log, {0: view(lay, 0, "empty", 0, {})}).ok
 
 
+def test_plp_write_cache_off_makes_later_writes_durable():
+    lay, log = zoned("selective"), Log()
+    u1 = log.write(0, 0, 4)                         # written out by the Set Features
+    u2 = log.write(0, 4, 4, acked=False)            # in flight across it: no promise
+    log.add("cache-off")
+    u2.ack = log.t = log.t + 1
+    u3 = log.write(0, 8, 4)                         # written through
+    res = run(lay, log, {0: view(lay, 0, "closed", 12, blocks_of(u1, u3))})
+    assert res.ok, res.text()                       # u2 lost: a hole
+    res = run(lay, log, {0: view(lay, 0, "closed", 8, blocks_of(u1, u2))})
+    assert has(res, "write pointer 8, expected 12"), res.text()
+    res = run(lay, log, {0: view(lay, 0, "closed", 12, blocks_of(u2, u3))})
+    assert has(res, "acknowledged write missing or damaged, 4 LBAs (0-3)"), res.text()
+
+
 def test_plp_fua_finish_close_and_filling_up_make_durable():
     lay = zoned("selective")
     for last in ("fua", "finish", "close", "fill"):
