@@ -35,12 +35,16 @@ def ring_and_die(d, sqe):
     deadline = time.monotonic() + 20
     while d.m.qt.alive() and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert not d.m.qt.alive(), "QEMU did not stop at its crash point"
-    assert d.m.qt.vm.exitcode() == -signal.SIGKILL
+    alive = d.m.qt.alive()
+    if alive:
+        d.m.qt.kill()
+    code = d.m.qt.vm.exitcode()
     try:
         d.close()
     except Exception:       # noqa: BLE001 - QEMU is gone; only its temp files remain
         pass
+    assert not alive, "QEMU did not stop at its crash point"
+    assert code == -signal.SIGKILL
 
 
 @pytest.mark.parametrize("plp", ["plp=selective", "plp_buf_mb=1"])

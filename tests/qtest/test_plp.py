@@ -340,14 +340,16 @@ def test_finish_from_empty_or_closed_stays_full_across_restarts(tmp_path):
     zone (ZNS: a power cycle only turns open zones Closed)."""
     path = str(tmp_path / "plp.img")
     d = Drive(tmp_path, backing=path)
-    d.write(ZONE, blob(4, 1))
-    assert d.ctrl.zone_send(d.sq, 1, ZONE, nvme.ZSA_CLOSE).ok
-    d.write(2 * ZONE, blob(4, 2), protect=True)
-    for z in (0, 1, 2):                     # from Empty, Closed, Implicitly Opened
-        assert d.ctrl.zone_send(d.sq, 1, z * ZONE, nvme.ZSA_FINISH).ok
-        assert d.zone(z)["zs"] == ZS_FULL
-    d.ctrl.shutdown()
-    d.close()
+    try:
+        d.write(ZONE, blob(4, 1))
+        assert d.ctrl.zone_send(d.sq, 1, ZONE, nvme.ZSA_CLOSE).ok
+        d.write(2 * ZONE, blob(4, 2), protect=True)
+        for z in (0, 1, 2):                     # from Empty, Closed, Implicitly Opened
+            assert d.ctrl.zone_send(d.sq, 1, z * ZONE, nvme.ZSA_FINISH).ok
+            assert d.zone(z)["zs"] == ZS_FULL
+        d.ctrl.shutdown()
+    finally:
+        d.close()
     for _ in range(2):
         d = Drive(tmp_path, backing=path)
         try:
@@ -372,16 +374,18 @@ def test_shutdown_writes_both_regions_out(tmp_path):
     drive reads the same started without plp= afterwards."""
     path = str(tmp_path / "plp.img")
     d = Drive(tmp_path, backing=path)
-    d.write(0, blob(4, 1), protect=True)    # zone 0 open: protected then unprotected
-    d.write(4, blob(4, 2))
-    d.write(ZONE, blob(8, 3), protect=True)
-    before = d.stats()
-    d.ctrl.shutdown()
-    st = d.stats()
-    assert st["plp_flushes_drain"] == before["plp_flushes_drain"] + 2     # both regions
-    assert st["plp_flushed_sectors_drain"] == before["plp_flushed_sectors_drain"] + 16
-    assert st["plp_flushes_host"] == before["plp_flushes_host"]
-    d.close()
+    try:
+        d.write(0, blob(4, 1), protect=True)    # zone 0 open: protected then unprotected
+        d.write(4, blob(4, 2))
+        d.write(ZONE, blob(8, 3), protect=True)
+        before = d.stats()
+        d.ctrl.shutdown()
+        st = d.stats()
+        assert st["plp_flushes_drain"] == before["plp_flushes_drain"] + 2     # both regions
+        assert st["plp_flushed_sectors_drain"] == before["plp_flushed_sectors_drain"] + 16
+        assert st["plp_flushes_host"] == before["plp_flushes_host"]
+    finally:
+        d.close()
     with open(path, "rb") as f:             # at home in the data area, not only in the store
         assert f.read(8 * BS) == blob(4, 1) + blob(4, 2)
     for extra in ("plp=none", "plp_buf_mb=1,buf_mb=1"):     # the second: plp= unset
