@@ -295,7 +295,7 @@ static uint16_t identify(FemuCtrl *n, const NvmeCmd *cmd)
 static void fill_smart(FemuCtrl *n, FemuNamespace *only, NvmeSmartLog *log)
 {
     IoCounters io = { 0 };
-    uint64_t hours = (femu_now_ns() - n->power_on_ns) / (3600ULL * NANOSECONDS_PER_SECOND);
+    uint64_t hours = (femu_now_ns(n) - n->power_on_ns) / (3600ULL * NANOSECONDS_PER_SECOND);
 
     if (only) {
         io = only->io;

@@ -323,7 +323,7 @@ static bool zns_ns_init(FemuCtrl *n, FemuNamespace *ns, uint8_t *meta, Error **e
 static void zns_ctrl_reset(FemuCtrl *n, FemuNamespace *ns)
 {
     ZoneSet *zs = ns_zones(ns);
-    ZoneChangeCtx ctx = { .n = n, .ns = ns, .now = femu_now_ns(), .power_cycle = true };
+    ZoneChangeCtx ctx = { .n = n, .ns = ns, .now = femu_now_ns(n), .power_cycle = true };
 
     if (n->power_lost) {
         return;     /* nothing is drained: what was not saved is lost (zns_power_on) */
@@ -926,7 +926,7 @@ static void zns_power_loss(FemuCtrl *n)
     PlpLoss loss;
 
     if (p) {
-        plp_power_loss(p, femu_now_ns(), &loss);
+        plp_power_loss(p, femu_now_ns(n), &loss);
         trace_femu_plp_power_loss(loss.pages, loss.lost_sectors, loss.normal_ns,
                                   loss.balanced_ns);
     }
@@ -947,7 +947,7 @@ static void zns_power_on(FemuCtrl *n)
         return;
     }
     adopt = plp_take_fresh(p);
-    plp_recover(p, femu_now_ns(), &rec);
+    plp_recover(p, femu_now_ns(n), &rec);
     for (uint32_t i = 0; i < n->num_namespaces; i++) {
         FemuNamespace *ns = &n->ns[i];
         ZoneSet *zs = ns_zones(ns);
