@@ -45,39 +45,27 @@ static inline gchar *femu_fuzz_args(const char *device)
                            device, extra ? extra : "");
 }
 
-static inline gchar *femu_fuzz_nossd_args(void)
-{
-    return femu_fuzz_args("-object memory-backend-ram,id=femu-mem,size=8M,reserve=off "
-        "-device femu,femu_mode=2,memdev=femu-mem,namespaces=2," FEMU_FUZZ_CTRL);
-}
+/* The argfunc of a target: its device on the machine above. */
+#define FEMU_FUZZ_TARGET(mode, device) \
+    static inline gchar *femu_fuzz_##mode##_args(void) { return femu_fuzz_args(device); }
 
-static inline gchar *femu_fuzz_blackbox_args(void)
-{
-    return femu_fuzz_args("-device femu,femu_mode=1,devsz_mb=4,nchs=2,luns_per_ch=2,"
-        "pgs_per_blk=16,op_pcent=25,sra=on," FEMU_FUZZ_CTRL);
-}
-
-static inline gchar *femu_fuzz_zns_args(void)
-{
-    return femu_fuzz_args("-device femu,femu_mode=3,devsz_mb=8,zns_zone_size_mb=1,"
-        "zns_zone_cap=768K,zns_num_ch=2,zns_num_lun=2,zns_max_open=3,zns_max_active=4,"
-        "zns_zd_ext_size=64,plp=selective,plp_zones=0,plp_buf_mb=1,buf_mb=1,sra=on,"
-        FEMU_FUZZ_CTRL);
-}
-
-static inline gchar *femu_fuzz_whitebox_args(void)
-{
-    return femu_fuzz_args("-device femu,femu_mode=0,devsz_mb=8,lnum_ch=2,lnum_lun=2,"
-        "lnum_pln=1,lpgs_per_blk=16,lsecs_per_pg=4,oc_maxoc=4," FEMU_FUZZ_CTRL);
-}
-
-/* One flash shared by a namespace of each kind. */
-static inline gchar *femu_fuzz_mixed_args(void)
-{
-    return femu_fuzz_args("-device femu,ns_types=nossd:blackbox:zns:ocssd,"
-        "ns_sizes_mb=2:4:4:4,nchs=2,luns_per_ch=2,pgs_per_blk=16,op_pcent=25,"
-        "zns_zone_size_mb=1,sra=on," FEMU_FUZZ_CTRL);
-}
+FEMU_FUZZ_TARGET(nossd,
+    "-object memory-backend-ram,id=femu-mem,size=8M,reserve=off "
+    "-device femu,femu_mode=2,memdev=femu-mem,namespaces=2," FEMU_FUZZ_CTRL)
+FEMU_FUZZ_TARGET(blackbox,
+    "-device femu,femu_mode=1,devsz_mb=4,nchs=2,luns_per_ch=2,pgs_per_blk=16,op_pcent=25,"
+    "sra=on," FEMU_FUZZ_CTRL)
+FEMU_FUZZ_TARGET(zns,
+    "-device femu,femu_mode=3,devsz_mb=8,zns_zone_size_mb=1,zns_zone_cap=768K,zns_num_ch=2,"
+    "zns_num_lun=2,zns_max_open=3,zns_max_active=4,zns_zd_ext_size=64,plp=selective,"
+    "plp_zones=0,plp_buf_mb=1,buf_mb=1,sra=on," FEMU_FUZZ_CTRL)
+FEMU_FUZZ_TARGET(whitebox,
+    "-device femu,femu_mode=0,devsz_mb=8,lnum_ch=2,lnum_lun=2,lnum_pln=1,lpgs_per_blk=16,"
+    "lsecs_per_pg=4,oc_maxoc=4," FEMU_FUZZ_CTRL)
+/* one flash shared by a namespace of each kind */
+FEMU_FUZZ_TARGET(mixed,
+    "-device femu,ns_types=nossd:blackbox:zns:ocssd,ns_sizes_mb=2:4:4:4,nchs=2,luns_per_ch=2,"
+    "pgs_per_blk=16,op_pcent=25,zns_zone_size_mb=1,sra=on," FEMU_FUZZ_CTRL)
 
 /* Entries of generic_fuzz_configs.h's predefined_configs[]. */
 #define FEMU_FUZZ_CONFIGS \
