@@ -428,7 +428,7 @@ static void femu_dataplane_bh(void *opaque)
     if (wake == UINT64_MAX) {
         timer_del(n->timer);
     } else {
-        timer_mod_ns(n->timer, wake);
+        timer_mod_ns(n->timer, MIN(wake, INT64_MAX));
     }
 }
 
