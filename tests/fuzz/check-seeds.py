@@ -54,7 +54,8 @@ def run_seeds(fuzzer, mode, seeds, coverage=False):
     """Each seed run once with the trace events on; or, for coverage, the seed directory
     loaded as a corpus (-runs=0), since libFuzzer counts coverage only for a corpus."""
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0")
-    args = [fuzzer, "--fuzz-target=generic-fuzz-femu-" + mode]
+    # -detect_leaks=0: else libFuzzer runs an input again when it allocated more than it freed
+    args = [fuzzer, "--fuzz-target=generic-fuzz-femu-" + mode, "-detect_leaks=0"]
     if coverage:
         args += ["-print_coverage=1", "-runs=0", seeds]
     else:
