@@ -18,6 +18,8 @@ import subprocess
 import sys
 import tempfile
 
+import fuzzlog
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 MODES = ["nossd", "blackbox", "zns", "whitebox", "mixed"]
@@ -46,8 +48,6 @@ TRACES = ["femu_enabled", "femu_sq_create", "femu_cq_create", "femu_submit",
           "femu_complete", "femu_aer_complete"]
 SUBMIT = re.compile(r"femu_submit sq (\d+) cid (\d+) opcode 0x([0-9a-f]+)")
 COMPLETE = re.compile(r"femu_complete sq (\d+) cid (\d+) status 0x([0-9a-f]+)")
-COVERED = re.compile(r"^COVERED_FUNC: hits: \d+ edges: (\d+)/(\d+) (\S+) (\S+):\d+", re.M)
-UNCOVERED = re.compile(r"^UNCOVERED_FUNC: hits: \d+ edges: \d+/(\d+) (\S+) (\S+):\d+", re.M)
 
 
 def run_seeds(fuzzer, mode, seeds, coverage=False):
@@ -98,25 +98,11 @@ def summarize(mode, log):
 
 
 def coverage(log):
-    files = collections.defaultdict(lambda: [0, 0, 0, 0])     # edges hit, edges, funcs hit, funcs
-    for edges, total, _, path in COVERED.findall(log):
-        if "/hw/femu/" in path:
-            f = files[path.split("/hw/femu/")[1]]
-            f[0] += int(edges)
-            f[1] += int(total)
-            f[2] += 1
-            f[3] += 1
-    for total, _, path in UNCOVERED.findall(log):
-        if "/hw/femu/" in path:
-            f = files[path.split("/hw/femu/")[1]]
-            f[1] += int(total)
-            f[3] += 1
+    files = fuzzlog.femu_coverage(log)
     print("   hw/femu coverage by the seeds (edges, functions):")
     for path in sorted(files):
-        e, et, fn, ft = files[path]
-        print("   %-28s %5d/%-5d %4d/%-4d" % (path, e, et, fn, ft))
-    e, et = sum(f[0] for f in files.values()), sum(f[1] for f in files.values())
-    print("   %-28s %5d/%-5d" % ("all", e, et))
+        print("   %-28s %5d/%-5d %4d/%-4d" % ((path,) + tuple(files[path])))
+    print("   %-28s %5d/%-5d" % (("all",) + fuzzlog.femu_coverage_total(files)))
 
 
 def main():

@@ -21,29 +21,23 @@ import argparse
 import datetime
 import json
 import os
-import re
 import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.dirname(HERE))
 MODES = ["nossd", "blackbox", "zns", "whitebox", "mixed"]
 
 try:
-    from sanitizer_reports import _reports as sanitizer_reports
-except ImportError:         # it needs pytest: the build's venv has it
+    import fuzzlog
+except ImportError:         # tests/sanitizer_reports.py needs pytest: the build's venv has it
     venv_python = os.path.join(os.environ.get("FEMU_FUZZ_BUILD", os.path.join(REPO, "build")),
                                "venv", "bin", "python3")
     if os.path.exists(venv_python) and sys.executable != venv_python:
         os.execv(venv_python, [venv_python] + sys.argv)
     raise
-
-STATUS = re.compile(r"^#(\d+)\s+(\w+)\s+cov: (\d+) ft: (\d+)(?: corp: (\d+)/)?", re.M)
-STAT = re.compile(r"^stat::(\w+):\s+(\d+)", re.M)
-ARTIFACT = re.compile(r"Test unit written to (\S+)")
-KINDS = ("crash", "timeout", "oom", "leak")
+KINDS = fuzzlog.KINDS
 
 
 def build_dir(args):
@@ -83,25 +77,6 @@ def save_results(path, results):
     os.replace(path + ".tmp", path)
 
 
-def parse_log(text):
-    """What one libFuzzer process did: executions, coverage, findings."""
-    r = {"execs": 0, "cov": 0, "ft": 0, "corpus": 0, "exec_per_sec": 0}
-    for m in STATUS.finditer(text):
-        r["execs"] = max(r["execs"], int(m.group(1)))
-        r["cov"], r["ft"] = int(m.group(3)), int(m.group(4))
-        if m.group(5):
-            r["corpus"] = int(m.group(5))
-    stats = dict((k, int(v)) for k, v in STAT.findall(text))
-    if "number_of_executed_units" in stats:
-        r["execs"] = stats["number_of_executed_units"]
-        r["exec_per_sec"] = stats.get("average_exec_per_sec", 0)
-    r["artifacts"] = ARTIFACT.findall(text)
-    for kind in KINDS:
-        r[kind] = sum(os.path.basename(a).startswith(kind + "-") for a in r["artifacts"])
-    r["sanitizer"] = [(kind, where) for kind, where, _ in sanitizer_reports(text)]
-    return r
-
-
 def run_mode(args, fuzzer, build, mode, seconds):
     """Fuzzes one mode for `seconds` (restarting after a finding); returns the run's sums."""
     top = os.path.join(build, "fuzz")
@@ -118,7 +93,7 @@ def run_mode(args, fuzzer, build, mode, seconds):
                ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:symbolize=1",
                UBSAN_OPTIONS="halt_on_error=1:abort_on_error=1:print_stacktrace=1")
     total = {"execs": 0, "cov": 0, "ft": 0, "corpus": 0, "sanitizer": [], "logs": [],
-             "artifacts": []}
+             "artifacts": [], "femu_cov": (0, 0)}
     total.update({k: 0 for k in KINDS})
     common = [fuzzer, "--fuzz-target=generic-fuzz-femu-" + mode, "-timeout=%d" % args.timeout,
               "-rss_limit_mb=%d" % args.rss_limit_mb, "-max_len=%d" % args.max_len,
@@ -136,7 +111,8 @@ def run_mode(args, fuzzer, build, mode, seconds):
         env["ASAN_OPTIONS"] = "detect_leaks=1:fast_unwind_on_malloc=0:abort_on_error=1"
         env["LSAN_OPTIONS"] = "suppressions=" + os.path.join(REPO, "tests",
                                                              "lsan-suppressions.txt")
-        cmd = common + ["-runs=0", corpus]
+        # and the hw/femu code the corpus reaches
+        cmd = common + ["-runs=0", "-print_coverage=1", corpus]
         execs = total["execs"]
         run_fuzzers(args, cmd, env, logs, top, total, jobs=1, what="leak-check")
         total["execs"] = execs
@@ -157,7 +133,11 @@ def run_fuzzers(args, cmd, env, logs, top, total, jobs=None, what="fuzz"):
     for p, log in procs:
         p.wait()
         with open(log, errors="replace") as f:
-            r = parse_log(f.read())
+            text = f.read()
+        r = fuzzlog.parse(text)
+        femu = fuzzlog.femu_coverage_total(fuzzlog.femu_coverage(text))
+        if femu[1]:
+            total["femu_cov"] = femu
         total["execs"] += r["execs"]
         for k in ("cov", "ft", "corpus"):
             total[k] = max(total[k], r[k])
@@ -173,14 +153,16 @@ def run_fuzzers(args, cmd, env, logs, top, total, jobs=None, what="fuzz"):
 
 
 def table(rows, title):
-    head = ["mode", "execs", "exec/s", "cov", "ft", "corpus", "crash", "timeout", "oom",
-            "leak", "sanitizer"]
+    head = ["mode", "execs", "exec/s", "cov", "ft", "hw/femu edges", "corpus", "crash",
+            "timeout", "oom", "leak", "sanitizer"]
     print(title)
-    print("  %-9s %11s %7s %6s %7s %6s %5s %7s %4s %4s %9s" % tuple(head))
+    print("  %-9s %11s %7s %6s %7s %13s %6s %5s %7s %4s %4s %9s" % tuple(head))
     for mode, r in rows:
-        print("  %-9s %11d %7.0f %6d %7d %6d %5d %7d %4d %4d %9d" % (
+        femu = r.get("femu_cov") or (0, 0)
+        print("  %-9s %11d %7.0f %6d %7d %13s %6d %5d %7d %4d %4d %9d" % (
             mode, r["execs"], r["execs"] / max(r["seconds"], 1), r["cov"], r["ft"],
-            r["corpus_files"], r["crash"], r["timeout"], r["oom"], r["leak"],
+            "%d/%d" % tuple(femu) if femu[1] else "-", r["corpus_files"], r["crash"],
+            r["timeout"], r["oom"], r["leak"],
             len(r["sanitizer"]) if isinstance(r["sanitizer"], list) else r["sanitizer"]))
     tot = sum(r["execs"] for _, r in rows)
     print("  %-9s %11d" % ("all", tot))
@@ -199,6 +181,8 @@ def current_code_table(results):
         r["seconds"] += run["seconds"]
         r["cov"], r["ft"] = max(r["cov"], run["cov"]), max(r["ft"], run["ft"])
         r["sanitizer"] += len(run["sanitizer"])
+        if run.get("femu_cov", (0, 0))[1]:
+            r["femu_cov"] = run["femu_cov"]
         for a in run["artifacts"]:
             for k in KINDS:
                 r[k] += os.path.basename(a).startswith(k + "-")
@@ -220,10 +204,12 @@ def accumulate(results, mode, run, seconds):
     m["sanitizer"] += len(run["sanitizer"])
     m["cov"], m["ft"] = max(m["cov"], run["cov"]), max(m["ft"], run["ft"])
     m["corpus_files"] = run["corpus_files"]
+    if run["femu_cov"][1]:
+        m["femu_cov"] = run["femu_cov"]
     results["runs"].append({"mode": mode, "when": datetime.datetime.now().isoformat(
         timespec="seconds"), "seconds": seconds, "execs": run["execs"], "cov": run["cov"],
         "ft": run["ft"], "artifacts": run["artifacts"], "sanitizer": run["sanitizer"],
-        "logs": run["logs"], "code": code_version()})
+        "logs": run["logs"], "code": code_version(), "femu_cov": run["femu_cov"]})
 
 
 def main():
@@ -275,9 +261,13 @@ def main():
                 r[k] += run[k]
             for k in ("cov", "ft", "corpus_files"):
                 r[k] = run[k] if k == "corpus_files" else max(r[k], run[k])
-            print("%s %-9s %d execs in %.0f s, cov %d ft %d, corpus %d, findings: %s" % (
+            if run["femu_cov"][1]:
+                r["femu_cov"] = run["femu_cov"]
+            print("%s %-9s %d execs in %.0f s, cov %d ft %d, hw/femu edges %d/%d, corpus %d, "
+                  "findings: %s" % (
                 datetime.datetime.now().strftime("%H:%M:%S"), mode, run["execs"], seconds,
-                run["cov"], run["ft"], run["corpus_files"],
+                run["cov"], run["ft"], run["femu_cov"][0], run["femu_cov"][1],
+                run["corpus_files"],
                 ", ".join(run["artifacts"] + ["%s at %s" % s for s in run["sanitizer"]])
                 or "none"), flush=True)
         total = sum(m["execs"] for m in results["modes"].values())
