@@ -21,6 +21,7 @@ import argparse
 import datetime
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -106,6 +107,7 @@ def run_mode(args, fuzzer, build, mode, seconds):
         if not run_fuzzers(args, cmd, env, logs, top, total):
             break
     total["seconds"] = time.monotonic() - start
+    minimize_corpus(args, common, env, logs, top, corpus)
     if args.leak_check:
         # its replays are not counted as executions
         env["ASAN_OPTIONS"] = "detect_leaks=1:fast_unwind_on_malloc=0:abort_on_error=1"
@@ -118,6 +120,24 @@ def run_mode(args, fuzzer, build, mode, seconds):
         total["execs"] = execs
     total["corpus_files"] = len(os.listdir(corpus))
     return total
+
+
+def minimize_corpus(args, common, env, logs, top, corpus):
+    """libFuzzer's -merge=1: the smallest part of the corpus with all of its features, so
+    that the next run (and the leak check) replays fewer inputs."""
+    merged = corpus + ".merged"
+    shutil.rmtree(merged, ignore_errors=True)
+    os.makedirs(merged)
+    log = os.path.join(logs, datetime.datetime.now().strftime("%Y%m%d-%H%M%S-merge.log"))
+    with open(log, "wb") as f:
+        p = subprocess.run(["nice", "-n", str(args.nice)] + common +
+                           ["-detect_leaks=0", "-merge=1", merged, corpus], stdout=f,
+                           stderr=subprocess.STDOUT, env=env, cwd=top)
+    if p.returncode == 0 and os.listdir(merged):
+        shutil.rmtree(corpus)
+        os.rename(merged, corpus)
+    else:
+        shutil.rmtree(merged, ignore_errors=True)   # a finding while merging: keep all
 
 
 def run_fuzzers(args, cmd, env, logs, top, total, jobs=None, what="fuzz"):
