@@ -295,7 +295,7 @@ static uint16_t identify(FemuCtrl *n, const NvmeCmd *cmd)
 static void fill_smart(FemuCtrl *n, FemuNamespace *only, NvmeSmartLog *log)
 {
     IoCounters io = { 0 };
-    uint64_t hours = (femu_now_ns() - n->power_on_ns) / (3600ULL * NANOSECONDS_PER_SECOND);
+    uint64_t hours = (femu_now_ns(n) - n->power_on_ns) / (3600ULL * NANOSECONDS_PER_SECOND);
 
     if (only) {
         io = only->io;
@@ -621,7 +621,7 @@ static uint16_t set_features(FemuCtrl *n, FemuRequest *req, const NvmeCmd *cmd)
     case NVME_VOLATILE_WRITE_CACHE:
         /* the cache turned off is written out; later writes are durable at completion */
         if (f->vwc && !(dw11 & 1)) {
-            femu_ns_flush_all(n, femu_now_ns());
+            femu_ns_flush_all(n, femu_now_ns(n));
         }
         f->vwc = dw11 & 1;
         break;

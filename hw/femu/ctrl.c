@@ -134,6 +134,15 @@ static bool femu_check_props(FemuCtrl *n, Error **errp)
                    "and 0..100 %%", n->fail_interval_ms, n->fail_prob);
         return false;
     }
+    if (!n->dataplane || !strcmp(n->dataplane, "thread")) {
+        n->main_loop = false;
+    } else if (!strcmp(n->dataplane, "main-loop")) {
+        n->main_loop = true;
+    } else {
+        error_setg(errp, "dataplane='%s' is not known: allowed thread, main-loop",
+                   n->dataplane);
+        return false;
+    }
     if (n->serial && strlen(n->serial) > 20) {
         error_setg(errp, "serial='%s' is too long: at most 20 characters", n->serial);
         return false;
@@ -247,7 +256,7 @@ static void femu_write_cc(FemuCtrl *n, uint32_t val)
 
     if (NVME_CC_SHN(val) && !NVME_CC_SHN(old)) {
         /* volatile buffers go to the backend now; the shutdown completes at once */
-        femu_ns_shutdown(n, femu_now_ns());
+        femu_ns_shutdown(n, femu_now_ns(n));
         bar->csts = (bar->csts & ~(CSTS_SHST_MASK << CSTS_SHST_SHIFT)) |
                     NVME_CSTS_SHST_COMPLETE;
         trace_femu_shutdown();
@@ -565,7 +574,7 @@ static void femu_realize(PCIDevice *pci_dev, Error **errp)
     n->error_log = g_new0(NvmeErrorLog, n->elpe + 1);
     n->page_size = 4096;
     n->page_bits = 12;
-    n->power_on_ns = femu_now_ns();
+    n->power_on_ns = femu_now_ns(n);
     QTAILQ_INIT(&n->aer_reqs);
     deadline_heap_init(&n->timed);
     qemu_mutex_init(&n->lock);
@@ -621,6 +630,7 @@ static void femu_reset(DeviceState *dev)
     n->bar.acq = 0;
     n->bar.intms = n->bar.intmc = 0;
     qemu_mutex_unlock(&n->lock);
+    femu_dataplane_reset(n);
     n->intx_level = false;
     pci_irq_deassert(PCI_DEVICE(n));
 }
@@ -673,6 +683,7 @@ static const Property femu_ctrl_props[] = {
     DEFINE_PROP_UINT8("aerl", FemuCtrl, aerl, 3),
     DEFINE_PROP_UINT8("elpe", FemuCtrl, elpe, 3),
     DEFINE_PROP_UINT32("poll_idle_us", FemuCtrl, poll_idle_us, 50),
+    DEFINE_PROP_STRING("dataplane", FemuCtrl, dataplane),
     DEFINE_PROP_UINT32("plp_fail_interval_ms", FemuCtrl, fail_interval_ms, 0),
     DEFINE_PROP_UINT32("plp_fail_prob", FemuCtrl, fail_prob, 0),
     DEFINE_PROP_UINT32("plp_fail_seed", FemuCtrl, fail_seed, 1),
@@ -705,6 +716,9 @@ static void femu_class_init(ObjectClass *oc, void *data)
     dc->vmsd = &femu_vmstate;
     device_class_set_props_n(dc, femu_props, femu_nr_props);
     femu_ns_kind_describe_props(oc);
+    object_class_property_set_description(oc, "dataplane",
+        "thread (default): commands run on a device thread in host time; main-loop: in "
+        "QEMU's main loop in virtual time (deterministic under qtest, for the fuzzer)");
     device_class_set_legacy_reset(dc, femu_reset);
 }
 

@@ -34,6 +34,15 @@
  *   is unmapped before exit is called (pci_qdev_unrealize), so no vCPU reaches the device
  *   meanwhile, and the thread ends without touching the device once stop is set.
  *
+ * dataplane=main-loop (for QEMU's fuzzer and deterministic tests) starts no thread: the
+ * same pass runs in a bottom half of the main loop, which register writes schedule and a
+ * QEMU_CLOCK_VIRTUAL timer schedules at the next deadline or media idle time. The pass
+ * then runs with the BQL held (taken before n->lock, as above; interrupts are raised
+ * without taking it again), and model time is the virtual clock (femu_now_ns): under
+ * qtest it moves only when the test steps it, under TCG it runs with the VM. Nothing
+ * polls: shadow event indexes always ask for the MMIO doorbell. A device reset cancels
+ * the bottom half and the timer, so nothing left from before it runs after it.
+ *
  * Crash ordering: what the handlers save, in which order, and what start-up makes of a
  * kill between any two saves. The backend is a shared mapping, so a store is saved once
  * made; a SIGKILL loses only the stores not made yet. Zoned, whitebox and PLP code follow
@@ -109,7 +118,7 @@ static int sq_process(FemuCtrl *n, FemuSQ *sq)
         req->opcode = cmd.opcode;
         req->nsid = le32_to_cpu(cmd.nsid);
         req->slba = 0;
-        now = femu_now_ns();
+        now = femu_now_ns(n);
         deadline = now;
         trace_femu_submit(sq->sqid, le16_to_cpu(cmd.cid), cmd.opcode, req->nsid);
 
@@ -153,7 +162,7 @@ static int dataplane_pass(FemuCtrl *n)
             done += sq_process(n, n->sq[i]);
         }
     }
-    now = femu_now_ns();
+    now = femu_now_ns(n);
     while (n->enabled && (req = deadline_heap_pop_due(&n->timed, now))) {
         femu_post_due(n, req, now);
         done++;
@@ -207,7 +216,9 @@ static void raise_irqs(FemuCtrl *n, bool intx_level)
     PCIDevice *pci = PCI_DEVICE(n);
     unsigned long v;
 
-    bql_lock();
+    if (!n->main_loop) {
+        bql_lock();     /* the main loop holds it already */
+    }
     if (n->vm_stopped || qatomic_read(&n->thread_stop)) {
         /* stopped since the decision: raise what is pending when the VM runs again */
     } else if (msix_enabled(pci)) {
@@ -221,7 +232,9 @@ static void raise_irqs(FemuCtrl *n, bool intx_level)
         n->intx_level = intx_level;
         pci_set_irq(pci, intx_level);
     }
-    bql_unlock();
+    if (!n->main_loop) {
+        bql_unlock();
+    }
 }
 
 static void eventidx_write(FemuCtrl *n, uint16_t qid, bool cq, uint32_t val)
@@ -271,8 +284,47 @@ static bool shadow_has_work(FemuCtrl *n)
     return false;
 }
 
+/* One pass and the interrupts it owes (*irqs); *next is the earliest deadline left. */
+static int pass_locked(FemuCtrl *n, bool *irqs, bool *intx_level, uint64_t *next)
+{
+    int done = dataplane_pass(n);
+
+    *irqs = collect_irqs(n, intx_level);
+    *next = UINT64_MAX;
+    if (n->enabled && !n->vm_stopped && !deadline_heap_empty(&n->timed)) {
+        *next = deadline_heap_min(&n->timed);
+    }
+    return done;
+}
+
+/*
+ * Background time for the media model (GC): due once the controller has been quiet for
+ * FEMU_IDLE_NS, then every FEMU_IDLE_REPEAT_NS while it stays quiet. *idle_at is when it is
+ * due next (UINT64_MAX: not wanted); returns whether it ran now.
+ */
+static bool media_idle_tick(FemuCtrl *n, int done, uint64_t next, uint64_t now,
+                            uint64_t *idle_at)
+{
+    if (done) {
+        *idle_at = femu_media_wants_idle(n) ? now + FEMU_IDLE_NS : UINT64_MAX;
+        return false;
+    }
+    if (next != UINT64_MAX || now < *idle_at) {
+        return false;
+    }
+    qemu_mutex_lock(&n->lock);
+    femu_media_idle_all(n, now);
+    qemu_mutex_unlock(&n->lock);
+    *idle_at = now + FEMU_IDLE_REPEAT_NS;
+    return true;
+}
+
 void femu_dataplane_kick(FemuCtrl *n)
 {
+    if (n->main_loop) {
+        qemu_bh_schedule(n->bh);
+        return;
+    }
     /* a full barrier: the new value before the sleeping flag, pairs with the thread */
     qatomic_inc(&n->kicks);
     if (qatomic_read(&n->thread_sleeping)) {
@@ -294,18 +346,14 @@ static void *femu_dataplane_thread(void *opaque)
 #endif
 
     while (!qatomic_read(&n->thread_stop)) {
-        uint64_t now, next = UINT64_MAX, poll_ns = (uint64_t)n->poll_idle_us * 1000;
+        uint64_t now, next, poll_ns = (uint64_t)n->poll_idle_us * 1000;
         bool shadow, intx_level = false, irqs;
         int done;
 
         uint32_t kicks = qatomic_read(&n->kicks);
 
         qemu_mutex_lock(&n->lock);
-        done = dataplane_pass(n);
-        irqs = collect_irqs(n, &intx_level);
-        if (n->enabled && !n->vm_stopped && !deadline_heap_empty(&n->timed)) {
-            next = deadline_heap_min(&n->timed);
-        }
+        done = pass_locked(n, &irqs, &intx_level, &next);
         shadow = shadow_active(n);
         polling_shadow &= shadow;
         if (shadow && done && !polling_shadow) {
@@ -317,18 +365,11 @@ static void *femu_dataplane_thread(void *opaque)
             raise_irqs(n, intx_level);
         }
 
-        now = femu_now_ns();
+        now = femu_now_ns(n);
         if (done) {
             last_work = now;
-            idle_at = femu_media_wants_idle(n) ? now + FEMU_IDLE_NS : UINT64_MAX;
-            continue;
         }
-        if (next == UINT64_MAX && now >= idle_at) {
-            /* quiet: the model may do background work (GC) up to now */
-            qemu_mutex_lock(&n->lock);
-            femu_media_idle_all(n, now);
-            qemu_mutex_unlock(&n->lock);
-            idle_at = now + FEMU_IDLE_REPEAT_NS;
+        if (media_idle_tick(n, done, next, now, &idle_at) || done) {
             continue;
         }
         if (next == UINT64_MAX && idle_at != UINT64_MAX) {
@@ -363,7 +404,7 @@ static void *femu_dataplane_thread(void *opaque)
         qemu_mutex_unlock(&n->lock);
         if (!qatomic_read(&n->thread_stop)) {
             int64_t timeout = next == UINT64_MAX ? -1 :
-                              (int64_t)(next - femu_now_ns() - FEMU_SPIN_NS);
+                              (int64_t)(next - femu_now_ns(n) - FEMU_SPIN_NS);
             qemu_poll_ns(&pfd, 1, next == UINT64_MAX ? -1 : MAX(timeout, 0));
         }
         qatomic_set(&n->thread_sleeping, false);
@@ -371,6 +412,51 @@ static void *femu_dataplane_thread(void *opaque)
     }
     rcu_unregister_thread();
     return NULL;
+}
+
+/*
+ * dataplane=main-loop: one pass per run of the bottom half (BQL held). More work runs in
+ * the next one, so the main loop (and a fuzzer's input) goes on between passes; otherwise
+ * the timer is set for the next deadline or media idle time.
+ */
+static void femu_dataplane_bh(void *opaque)
+{
+    FemuCtrl *n = opaque;
+    bool intx_level = false, irqs;
+    uint64_t now, next, wake;
+    int done;
+
+    qemu_mutex_lock(&n->lock);
+    done = pass_locked(n, &irqs, &intx_level, &next);
+    if (!done && shadow_active(n)) {
+        /* no polling here: the guest rings the doorbell for whatever it adds next */
+        publish_eventidx(n, true);
+        done = shadow_has_work(n);
+    }
+    qemu_mutex_unlock(&n->lock);
+    if (irqs) {
+        raise_irqs(n, intx_level);
+    }
+
+    now = femu_now_ns(n);
+    if (media_idle_tick(n, done, next, now, &n->idle_at) || done) {
+        qemu_bh_schedule(n->bh);
+        return;
+    }
+    wake = MIN(next, n->idle_at);
+    if (wake == UINT64_MAX) {
+        timer_del(n->timer);
+    } else {
+        timer_mod_ns(n->timer, MIN(wake, INT64_MAX));
+    }
+}
+
+/* The deadline came: the pass runs in the bottom half, as every other pass does. */
+static void femu_dataplane_timer(void *opaque)
+{
+    FemuCtrl *n = opaque;
+
+    qemu_bh_schedule(n->bh);
 }
 
 /* The VM stopped or runs again (BQL held). */
@@ -381,7 +467,7 @@ static void femu_vm_state_change(void *opaque, bool running, RunState state)
     qemu_mutex_lock(&n->lock);
     n->vm_stopped = !running;
     if (running) {
-        n->resumed_ns = femu_now_ns();
+        n->resumed_ns = femu_now_ns(n);
     }
     qemu_mutex_unlock(&n->lock);
     femu_dataplane_kick(n);
@@ -389,12 +475,28 @@ static void femu_vm_state_change(void *opaque, bool running, RunState state)
 
 void femu_dataplane_start(FemuCtrl *n)
 {
-    event_notifier_init(&n->wake, false);
-    n->thread_stop = false;
     n->vm_stopped = !runstate_is_running();
     n->vmstate_entry = qdev_add_vm_change_state_handler(DEVICE(n), femu_vm_state_change, n);
+    if (n->main_loop) {
+        n->idle_at = UINT64_MAX;
+        n->bh = qemu_bh_new_guarded(femu_dataplane_bh, n, &DEVICE(n)->mem_reentrancy_guard);
+        n->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, femu_dataplane_timer, n);
+        return;
+    }
+    event_notifier_init(&n->wake, false);
+    n->thread_stop = false;
     qemu_thread_create(&n->thread, "femu-dataplane", femu_dataplane_thread, n,
                        QEMU_THREAD_JOINABLE);
+}
+
+/* A device reset (BQL held): nothing scheduled before it may run after it. */
+void femu_dataplane_reset(FemuCtrl *n)
+{
+    if (n->main_loop) {
+        qemu_bh_cancel(n->bh);
+        timer_del(n->timer);
+        n->idle_at = UINT64_MAX;
+    }
 }
 
 void femu_dataplane_stop(FemuCtrl *n)
@@ -402,6 +504,11 @@ void femu_dataplane_stop(FemuCtrl *n)
     bool bql = bql_locked();
 
     qemu_del_vm_change_state_handler(n->vmstate_entry);
+    if (n->main_loop) {
+        qemu_bh_delete(n->bh);
+        timer_free(n->timer);
+        return;
+    }
     qatomic_set(&n->thread_stop, true);
     event_notifier_set(&n->wake);
     /* the thread may be waiting for the BQL to raise an interrupt */

@@ -6,7 +6,8 @@
  * model's deadline is reached. FemuCtrl.lock guards all controller state. Lock order is
  * BQL -> FemuCtrl.lock; the device thread never takes the BQL while holding the lock
  * (interrupts are raised after it drops the lock), and it only touches guest RAM, never
- * MMIO, so DMA cannot need the BQL either.
+ * MMIO, so DMA cannot need the BQL either. With dataplane=main-loop there is no thread: the
+ * same work runs in a bottom half of the main loop (see dataplane.c).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -151,6 +152,7 @@ struct FemuCtrl {
     uint8_t aerl;
     uint8_t elpe;
     uint32_t poll_idle_us;
+    char *dataplane;            /* property: "thread" (default) or "main-loop" */
     HostMemoryBackend *memdev;
     FemuFlashParams flash;      /* the NAND every media kind builds on */
     FemuSraParams sra;          /* read-ahead, for the kinds that have it */
@@ -186,6 +188,10 @@ struct FemuCtrl {
     bool vm_stopped;            /* guarded by lock; read under the BQL by raise_irqs */
     uint64_t resumed_ns;        /* when the VM last started running */
     VMChangeStateEntry *vmstate_entry;
+    bool main_loop;             /* dataplane=main-loop: no thread, the pass runs in bh */
+    QEMUBH *bh;
+    QEMUTimer *timer;           /* QEMU_CLOCK_VIRTUAL: the next deadline or idle time */
+    uint64_t idle_at;           /* when the media model gets idle time next */
 
     /* power loss: injected over QMP (power-cut) or at random (plp_fail_*) */
     bool power_lost;            /* guarded by lock; also read lock-free by MMIO */
@@ -266,7 +272,8 @@ void femu_media_idle_all(FemuCtrl *n, uint64_t now_ns);
 void femu_stats_emit(FemuCtrl *n, FemuMediaStatFn *emit, void *opaque);
 
 /* queues.c: submission and completion queues, completions, asynchronous events */
-uint64_t femu_now_ns(void);
+/* Model time in ns: host time, or QEMU_CLOCK_VIRTUAL with dataplane=main-loop. */
+uint64_t femu_now_ns(FemuCtrl *n);
 FemuSQ *femu_sq_new(FemuCtrl *n, uint16_t sqid, uint16_t cqid, uint32_t size, uint64_t addr);
 FemuCQ *femu_cq_new(FemuCtrl *n, uint16_t cqid, uint16_t vector, bool ien, uint32_t size,
                     uint64_t addr);
@@ -285,10 +292,11 @@ void femu_req_detach(FemuCtrl *n, FemuRequest *req);
 void femu_drop_outstanding(FemuCtrl *n);
 void femu_dbbuf_seed(FemuCtrl *n);
 
-/* dataplane.c: the device thread */
+/* dataplane.c: the device thread, or the main loop's bottom half (dataplane=main-loop) */
 void femu_dataplane_start(FemuCtrl *n);
 void femu_dataplane_stop(FemuCtrl *n);
 void femu_dataplane_kick(FemuCtrl *n);
+void femu_dataplane_reset(FemuCtrl *n);
 
 /* dma.c */
 void femu_dma_setup(FemuCtrl *n);

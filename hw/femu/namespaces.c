@@ -297,7 +297,7 @@ bool femu_ns_create(FemuCtrl *n, Error **errp)
 void femu_ns_power_loss(FemuCtrl *n)
 {
     const FemuNsKind *k = femu_ctrl_kind(n);
-    uint64_t now = femu_now_ns();
+    uint64_t now = femu_now_ns(n);
 
     for (uint32_t i = 0; i < n->nr_medias; i++) {
         femu_media_power_loss(n->medias[i], now);

@@ -11,9 +11,10 @@
 #include "femu.h"
 #include "trace.h"
 
-uint64_t femu_now_ns(void)
+uint64_t femu_now_ns(FemuCtrl *n)
 {
-    return get_clock();
+    /* main-loop mode: the virtual clock, which under qtest moves only when stepped */
+    return n->main_loop ? qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) : get_clock();
 }
 
 /* ---- queues ---- */
@@ -159,7 +160,7 @@ void femu_post_due(FemuCtrl *n, FemuRequest *req, uint64_t now)
 
 void femu_complete(FemuCtrl *n, FemuRequest *req, uint64_t deadline_ns)
 {
-    uint64_t now = femu_now_ns();
+    uint64_t now = femu_now_ns(n);
 
     req->deadline_ns = deadline_ns;
     if (deadline_ns > now) {
@@ -211,7 +212,7 @@ void femu_sq_free(FemuCtrl *n, uint16_t sqid, bool post_aborts)
             req->cqe.status = cpu_to_le16(NVME_CMD_ABORT_SQ_DEL | NVME_DNR);
         }
         if (post_aborts && cq && !cq_full(n, cq)) {
-            cq_post(n, cq, req, femu_now_ns());
+            cq_post(n, cq, req, femu_now_ns(n));
         } else {
             req_release(req);
         }

@@ -533,7 +533,8 @@ class Controller:
             if spins > 20:
                 # Device threads or timers may need time to run.
                 time.sleep(0.0005)
-                self.qt.clock_step(100000)
+                if self.qt.accel == "qtest":
+                    self.qt.clock_step(100000)
         return cq.done.pop(key)
 
     def wait_all(self, pending, timeout=None):

@@ -44,6 +44,7 @@ class DevConfig:
     memdev_mb: int = 0          # backend size; 0: size_mb + 1 MiB per namespace
     memdev_share: bool = True   # share=off: a private mapping, writes never reach the file
     machine: str = "q35"        # QEMU machine type ("pc": ACPI hotplug on bus 0)
+    accel: str = "qtest"        # "tcg": the virtual clock runs with the (halted) vCPU
 
     @property
     def block_size(self):
@@ -109,7 +110,7 @@ class Machine:
     def __init__(self, cfg, workdir):
         self.cfg = cfg
         self.kind = DEVICE
-        self.qt = QTest(QEMU, device_args(cfg, workdir), machine=cfg.machine)
+        self.qt = QTest(QEMU, device_args(cfg, workdir), machine=cfg.machine, accel=cfg.accel)
         try:
             self.rebind()
         except BaseException:

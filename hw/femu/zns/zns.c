@@ -366,7 +366,7 @@ static bool zns_ns_init(FemuCtrl *n, FemuNamespace *ns, uint8_t *meta, Error **e
 static void zns_ctrl_reset(FemuCtrl *n, FemuNamespace *ns)
 {
     ZoneSet *zs = ns_zones(ns);
-    ZoneChangeCtx ctx = { .n = n, .ns = ns, .now = femu_now_ns(), .power_cycle = true };
+    ZoneChangeCtx ctx = { .n = n, .ns = ns, .now = femu_now_ns(n), .power_cycle = true };
 
     if (n->power_lost) {
         return;     /* nothing is drained: what was not saved is lost (zns_power_on) */
@@ -999,7 +999,7 @@ static void zns_power_on(FemuCtrl *n)
         return;
     }
     adopt = plp_take_fresh(p);
-    plp_recover(p, femu_now_ns(), &rec);
+    plp_recover(p, femu_now_ns(n), &rec);
     femu_crash_point(n, "plp-recovered");
     for (uint32_t i = 0; i < n->num_namespaces; i++) {
         FemuNamespace *ns = &n->ns[i];

@@ -1,0 +1,455 @@
+#!/usr/bin/env python3
+"""Seed corpus for the femu targets of QEMU's generic fuzzer (generic-fuzz-femu-MODE).
+
+Each seed plays a host driver the way generic_fuzz.c lets an input do it: it enables the
+controller (AQA, ASQ, ACQ, CC), creates an I/O queue pair, and then issues commands. A
+command reaches the device as a DMA pattern: before ringing a doorbell the seed clears the
+patterns and adds the 64-byte command as the first one, so the device's read of the
+submission queue slot is filled with it; PRP lists, range lists and LBA lists are the
+patterns after it, in the order the device reads them. Clock steps let commands that wait
+for the flash model complete (dataplane=main-loop runs on the virtual clock).
+
+    tests/fuzz/make-seeds.py OUTDIR [MODE...]     writes OUTDIR/MODE/NAME per seed
+
+Modes: nossd blackbox zns whitebox mixed (all by default); the device each assumes is the
+one of hw/femu/fuzz-targets.h.
+"""
+
+import argparse
+import os
+import struct
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "qtest"))
+sys.path.insert(0, os.path.dirname(HERE))
+import nvme  # noqa: E402
+from nvme import cmd  # noqa: E402
+from fuzzinput import Input  # noqa: E402
+
+# Guest-physical addresses (all plain RAM of the fuzzer's 512 MiB machine).
+ASQ, ACQ = 0x200000, 0x201000
+IOSQ, IOCQ = 0x210000, 0x212000
+SQ2, CQ2 = 0x214000, 0x216000
+DBS, EIS = 0x220000, 0x221000
+PRP_LIST = 0x230000
+LIST = 0x238000             # DSM ranges, OCSSD LBA lists
+DATA = 0x300000             # data buffers, 64 KiB
+META = 0x340000
+MSIX_SLOTS = 0x3F0000
+ADMIN_ENTRIES = 32
+IO_ENTRIES = 64
+MSIX_CAP = 0x40             # femu's only PCI capability
+REGS, MSIX_TABLE = 0, 1     # the device's MMIO regions, in address order
+
+# Open-Channel commands (FEMU's whitebox kind).
+ADM_OC_INJECT = 0xCF
+LOG_MEDIA_STATS = 0xCA
+
+
+class Host:
+    """One seed: a driver with an admin queue pair and I/O queue pair 1."""
+
+    def __init__(self, css=nvme.CC_CSS_ALL):
+        self.inp = Input()
+        self.css = css
+        self.tail = {}
+        self.head = {}
+        self.size = {}
+
+    # -- registers
+    def reg(self, off, value, size=4):
+        self.inp.mmio_write(off, value, size, REGS)
+
+    def doorbell(self, qid, cq, value):
+        self.reg(nvme.REG_DBS + (2 * qid + cq) * 4, value)
+
+    def enable(self, entries=ADMIN_ENTRIES):
+        self.reg(nvme.REG_AQA, (entries - 1) << 16 | (entries - 1))
+        self.reg(nvme.REG_ASQ, ASQ, 8)
+        self.reg(nvme.REG_ACQ, ACQ, 8)
+        self.reg(nvme.REG_CC, nvme.CC_EN | nvme.CC_IOSQES | nvme.CC_IOCQES | self.css << 4)
+        self.tail[0] = self.head[0] = 0
+        self.size[0] = entries
+
+    def disable(self):
+        self.reg(nvme.REG_CC, nvme.CC_IOSQES | nvme.CC_IOCQES | self.css << 4)
+
+    # -- commands
+    def submit(self, qid, sqe, patterns=(), steps=0, completions=1, count=1):
+        """Rings SQ qid for `count` copies of sqe (read from the patterns in turn: the
+        command first, then what it points to), steps the clock, then frees the CQ slots."""
+        inp = self.inp
+        inp.clear_dma_patterns()
+        sqe = bytearray(sqe)
+        struct.pack_into("<H", sqe, 2, 0x100 + self.tail[qid])    # CID
+        inp.dma_pattern(sqe)
+        for p in patterns:
+            inp.dma_pattern(*p) if isinstance(p, tuple) else inp.dma_pattern(p)
+        self.tail[qid] = (self.tail[qid] + count) % self.size[qid]
+        self.doorbell(qid, 0, self.tail[qid])
+        for _ in range(steps):
+            inp.clock_step()
+        self.head[qid] = (self.head[qid] + completions * count) % self.size[qid]
+        self.doorbell(qid, 1, self.head[qid])
+
+    def admin(self, sqe, patterns=(), steps=0, completions=1):
+        self.submit(0, sqe, patterns, steps, completions)
+
+    def io(self, sqe, patterns=(), steps=3, count=1):
+        self.submit(1, sqe, patterns, steps, 1, count)
+
+    def create_queues(self, qid=1, sq=IOSQ, cq=IOCQ, entries=IO_ENTRIES, vector=None):
+        vector = qid if vector is None else vector
+        self.admin(cmd(nvme.ADM_CREATE_CQ, prp1=cq, cdw10=(entries - 1) << 16 | qid,
+                       cdw11=vector << 16 | 3))
+        self.admin(cmd(nvme.ADM_CREATE_SQ, prp1=sq, cdw10=(entries - 1) << 16 | qid,
+                       cdw11=qid << 16 | 1))
+        self.tail[qid] = self.head[qid] = 0
+        self.size[qid] = entries
+
+    def msix(self, vectors=3):
+        """MSI-X on, each vector writing to its own RAM slot."""
+        for v in range(vectors):
+            base = 16 * v
+            self.inp.mmio_write(base, MSIX_SLOTS + 4 * v, 4, MSIX_TABLE)
+            self.inp.mmio_write(base + 4, 0, 4, MSIX_TABLE)
+            self.inp.mmio_write(base + 8, 0xC0DE00 + v, 4, MSIX_TABLE)
+            self.inp.mmio_write(base + 12, 0, 4, MSIX_TABLE)
+        self.inp.pci_write(MSIX_CAP + 2, 0x8000, 2)
+
+    def bytes(self):
+        return self.inp.bytes()
+
+
+def prp_list(first, pages):
+    """A PRP list pattern: 8-byte entries first, first + 4 KiB, ... (byte 1 grows by 0x10)."""
+    return (struct.pack("<Q", first), 1, 0x10)
+
+
+def rw(opc, nsid, slba, nlb, length=None, **kw):
+    """Read/Write/Compare of nlb blocks at DATA; PRP2 a page or a list as length needs."""
+    length = length or nlb * 512
+    prp2 = DATA + 4096 if length > 4096 else 0
+    if length > 8192:
+        prp2 = PRP_LIST
+    return cmd(opc, nsid=nsid, prp1=DATA, prp2=prp2, cdw10=slba & 0xFFFFFFFF,
+               cdw11=slba >> 32, cdw12=(nlb - 1) | kw.pop("cdw12", 0), **kw)
+
+
+def rw_patterns(length):
+    """What a command of rw() reads after itself: a PRP list when it has one, then data."""
+    out = []
+    if length > 8192:
+        out.append(prp_list(DATA + 4096, length // 4096 - 1))
+    out.append(bytes(range(1, 256)))
+    return out
+
+
+# ---- seeds common to every mode ----
+
+def seed_identify(nsids, csis):
+    h = base()
+    for cns, nsid, csi in [(1, 0, 0), (0, nsids[0], 0), (2, 0, 0), (3, nsids[0], 0),
+                           (8, 0, 0), (0x1C, 0, 0), (0, 0xFFFFFFFF, 0), (0, 99, 0)] + \
+            [(c, n, csi) for csi in csis for (c, n) in
+             [(5, nsids[-1]), (6, 0), (7, 0)]] + [(0, n, 0) for n in nsids[1:]]:
+        h.admin(cmd(nvme.ADM_IDENTIFY, nsid=nsid, prp1=DATA, cdw10=cns, cdw11=csi << 24))
+    return h
+
+
+def seed_features():
+    h = base()
+    fids = [nvme.FEAT_ARBITRATION, nvme.FEAT_POWER_MGMT, nvme.FEAT_TEMP_THRESH,
+            nvme.FEAT_ERROR_RECOVERY, nvme.FEAT_VWC, nvme.FEAT_NUM_QUEUES,
+            nvme.FEAT_IRQ_COALESCE, nvme.FEAT_IRQ_CONFIG, nvme.FEAT_WRITE_ATOMICITY,
+            nvme.FEAT_ASYNC_EVENT, 0x19, 0x7F]
+    for fid in fids:
+        for sel in (0, 1, 3):
+            h.admin(cmd(nvme.ADM_GET_FEATURES, nsid=1, cdw10=sel << 8 | fid, cdw11=1))
+    values = {nvme.FEAT_TEMP_THRESH: 0x100, nvme.FEAT_ERROR_RECOVERY: 1 << 16,
+              nvme.FEAT_NUM_QUEUES: 0x00010001, nvme.FEAT_IRQ_CONFIG: 1,
+              nvme.FEAT_ASYNC_EVENT: 0x1FF}
+    for fid in fids:
+        h.admin(cmd(nvme.ADM_SET_FEATURES, nsid=1, cdw10=fid, cdw11=values.get(fid, 1)))
+    h.admin(cmd(nvme.ADM_SET_FEATURES, cdw10=1 << 31 | nvme.FEAT_VWC, cdw11=0))
+    return h
+
+
+def seed_logs(chunk_nsids=()):
+    h = base()
+    for lid, numd in [(nvme.LOG_ERROR, 16), (nvme.LOG_SMART, 128), (nvme.LOG_FW_SLOT, 128),
+                      (nvme.LOG_CMD_EFFECTS, 1024), (LOG_MEDIA_STATS, 1024), (0x77, 4)]:
+        h.admin(cmd(nvme.ADM_GET_LOG_PAGE, nsid=0xFFFFFFFF, prp1=DATA, prp2=DATA + 4096,
+                    cdw10=(numd - 1) << 16 | lid))
+    h.admin(cmd(nvme.ADM_GET_LOG_PAGE, nsid=1, prp1=DATA, cdw10=127 << 16 | nvme.LOG_SMART))
+    h.admin(cmd(nvme.ADM_GET_LOG_PAGE, nsid=0xFFFFFFFF, prp1=DATA, prp2=DATA + 4096,
+                cdw10=511 << 16 | LOG_MEDIA_STATS, cdw12=100))
+    for nsid in chunk_nsids:
+        for off in (0, 64):
+            h.admin(cmd(nvme.ADM_GET_LOG_PAGE, nsid=nsid, prp1=DATA, prp2=DATA + 4096,
+                        cdw10=511 << 16 | LOG_MEDIA_STATS, cdw12=off))
+    return h
+
+
+def seed_queues():
+    h = base()
+    h.create_queues(2, SQ2, CQ2, 16, vector=2)
+    h.submit(2, cmd(nvme.IO_FLUSH, nsid=1), steps=2)
+    h.admin(cmd(nvme.ADM_DELETE_CQ, cdw10=2))                   # still has an SQ
+    h.admin(cmd(nvme.ADM_DELETE_SQ, cdw10=2))
+    h.admin(cmd(nvme.ADM_DELETE_CQ, cdw10=2))
+    h.admin(cmd(nvme.ADM_DELETE_SQ, cdw10=7))
+    h.admin(cmd(nvme.ADM_CREATE_CQ, prp1=CQ2, cdw10=15 << 16 | 2, cdw11=9 << 16 | 3))
+    h.admin(cmd(nvme.ADM_CREATE_SQ, prp1=SQ2, cdw10=15 << 16 | 2, cdw11=5 << 16 | 1))
+    h.admin(cmd(nvme.ADM_CREATE_CQ, prp1=CQ2 + 8, cdw10=15 << 16 | 2, cdw11=1))
+    h.admin(cmd(nvme.ADM_CREATE_SQ, prp1=SQ2, cdw10=0xFFFF << 16 | 2, cdw11=1 << 16 | 1))
+    return h
+
+
+def seed_aer():
+    h = base()
+    h.admin(cmd(nvme.ADM_ASYNC_EVENT), completions=0)
+    h.admin(cmd(nvme.ADM_ASYNC_EVENT), completions=0)
+    h.admin(cmd(nvme.ADM_ABORT, cdw10=(0x100 + 3) << 16 | 0), completions=2)
+    h.doorbell(9, 0, 1)                                 # no such queue: an error event
+    h.doorbell(1, 0, IO_ENTRIES + 5)                    # out of range: another
+    h.admin(cmd(nvme.ADM_GET_LOG_PAGE, nsid=0xFFFFFFFF, prp1=DATA,
+                cdw10=15 << 16 | nvme.LOG_ERROR))
+    h.admin(cmd(nvme.ADM_SET_FEATURES, cdw10=nvme.FEAT_TEMP_THRESH, cdw11=0x10))
+    for _ in range(5):
+        h.admin(cmd(nvme.ADM_ASYNC_EVENT), completions=0)
+    return h
+
+
+def seed_shadow_doorbells():
+    h = base()
+    h.admin(cmd(nvme.ADM_DBBUF_CONFIG, prp1=DBS, prp2=EIS))
+    # SQ 1's shadow tail is read before the command: it comes from the first pattern (each
+    # later operation refills it from the patterns in turn, whatever they are)
+    inp = h.inp
+    for tail in (1, 2, 3):
+        inp.clear_dma_patterns()
+        inp.dma_pattern(struct.pack("<I", tail))
+        sqe = cmd(nvme.IO_WRITE, nsid=1, prp1=DATA)
+        inp.dma_pattern(sqe)
+        h.doorbell(1, 0, tail)
+    return h
+
+
+def seed_lifecycle():
+    h = base()
+    h.msix()
+    h.io(cmd(nvme.IO_FLUSH, nsid=1))
+    h.reg(nvme.REG_INTMS, 1)
+    h.reg(nvme.REG_INTMC, 1)
+    h.inp.mmio_read(nvme.REG_CSTS)
+    h.inp.mmio_read(nvme.REG_CAP, 8)
+    h.reg(nvme.REG_CC, nvme.CC_EN | nvme.CC_IOSQES | nvme.CC_IOCQES | h.css << 4
+          | nvme.CC_SHN_NORMAL)
+    h.disable()
+    h.enable()
+    h.create_queues()
+    h.io(rw(nvme.IO_WRITE, 1, 0, 8), rw_patterns(4096))
+    h.disable()
+    h.reg(nvme.REG_ASQ, 0xFFFFF000, 8)                  # outside RAM: fatal status
+    h.reg(nvme.REG_CC, nvme.CC_EN | nvme.CC_IOSQES | nvme.CC_IOCQES)
+    h.disable()
+    return h
+
+
+def seed_nvm_io(nsid=1, slba=0, steps=3):
+    """Every NVM command with PRP1, PRP1+PRP2, a PRP list and an SGL."""
+    h = base()
+    for nlb in (1, 16, 64):
+        h.io(rw(nvme.IO_WRITE, nsid, slba, nlb), rw_patterns(nlb * 512), steps)
+        h.io(rw(nvme.IO_READ, nsid, slba, nlb), rw_patterns(nlb * 512), steps)
+    h.io(rw(nvme.IO_COMPARE, nsid, slba, 8), rw_patterns(4096), steps)
+    h.io(cmd(nvme.IO_WRITE_ZEROES, nsid=nsid, cdw10=slba + 64, cdw12=15), (), steps)
+    h.io(cmd(nvme.IO_DSM, nsid=nsid, prp1=LIST, cdw10=1, cdw11=4),
+         [struct.pack("<IIQ", 0, 16, slba + 128)], steps)
+    h.io(cmd(nvme.IO_FLUSH, nsid=nsid), (), steps)
+    h.io(cmd(nvme.IO_FLUSH, nsid=0xFFFFFFFF), (), steps)
+    sgl = nvme.sgl_desc(DATA, 4096)
+    h.io(cmd(nvme.IO_WRITE, nsid=nsid, sgl=sgl, cdw10=slba, cdw12=7), [bytes(range(3, 200))],
+         steps)
+    seg = nvme.sgl_desc(LIST, 32, nvme.SGL_LAST_SEGMENT)
+    h.io(cmd(nvme.IO_READ, nsid=nsid, sgl=seg, cdw10=slba, cdw12=7),
+         [(nvme.sgl_desc(DATA, 2048), 1, 0x08)], steps)
+    h.io(cmd(nvme.IO_READ, nsid=nsid, cdw10=0xFFFFFF00, cdw12=7, prp1=DATA), (), steps)
+    h.io(cmd(0x7E, nsid=nsid), (), steps)
+    return h
+
+
+def seed_burst(sqe, rounds=4, steps=IO_ENTRIES - 1):
+    """Full submission queues of one command: the model under load (GC, full zones). The
+    command is the only pattern, so every slot and the data (at most two pages, no PRP
+    list) read as it: any other pattern would be out of turn after the first command. A
+    clock step per command: each step reaches only the next deadline."""
+    h = base()
+    for _ in range(rounds):
+        h.io(sqe, (), steps, count=IO_ENTRIES - 1)
+    return h
+
+
+# ---- per mode ----
+
+def base(css=nvme.CC_CSS_ALL):
+    h = Host(css)
+    h.enable()
+    h.create_queues()
+    return h
+
+
+def seeds_common(nsids, csis=(0,), chunk_nsids=()):
+    return {
+        "identify": seed_identify(nsids, csis),
+        "features": seed_features(),
+        "logs": seed_logs(chunk_nsids),
+        "queues": seed_queues(),
+        "aer-abort": seed_aer(),
+        "shadow-doorbells": seed_shadow_doorbells(),
+        "lifecycle": seed_lifecycle(),
+    }
+
+
+def seeds_zoned(nsid, zone_lbas, zones):
+    out = {}
+    h = base()
+    for zsa in (nvme.ZSA_OPEN, nvme.ZSA_CLOSE, nvme.ZSA_FINISH, nvme.ZSA_RESET,
+                nvme.ZSA_OPEN, nvme.ZSA_OFFLINE, 0x77):
+        h.io(cmd(nvme.IO_ZONE_MGMT_SEND, nsid=nsid, cdw10=zone_lbas, cdw13=zsa))
+    for zsa in (nvme.ZSA_OPEN, nvme.ZSA_CLOSE, nvme.ZSA_FINISH, nvme.ZSA_RESET):
+        h.io(cmd(nvme.IO_ZONE_MGMT_SEND, nsid=nsid, cdw13=1 << 8 | zsa))
+    h.io(cmd(nvme.IO_ZONE_MGMT_SEND, nsid=nsid, prp1=DATA, cdw10=2 * zone_lbas,
+             cdw13=nvme.ZSA_SET_ZDE), [b"zone-extension-"])
+    out["zns-send"] = h
+    h = base()
+    for zra, zrasf, partial in [(0, 0, 0), (1, 0, 0), (0, 1, 1), (0, 4, 0), (1, 5, 1),
+                                (0, 0xFF, 0)]:
+        h.io(cmd(nvme.IO_ZONE_MGMT_RECV, nsid=nsid, prp1=DATA, prp2=DATA + 4096,
+                 cdw12=2047, cdw13=partial << 16 | zrasf << 8 | zra))
+    h.io(cmd(nvme.IO_ZONE_MGMT_RECV, nsid=nsid, prp1=DATA, cdw10=zone_lbas, cdw12=15))
+    out["zns-report"] = h
+    h = base()
+    for z in range(3):
+        zslba = z * zone_lbas
+        h.io(rw(nvme.IO_WRITE, nsid, zslba, 8, cdw3=1), rw_patterns(4096))       # protected
+        h.io(rw(nvme.IO_WRITE, nsid, zslba + 8, 8), rw_patterns(4096))
+        h.io(rw(nvme.IO_WRITE, nsid, zslba + 16, 8, cdw12=1 << 30), rw_patterns(4096))  # FUA
+        h.io(rw(nvme.IO_ZONE_APPEND, nsid, zslba, 16), rw_patterns(8192))
+        h.io(rw(nvme.IO_ZONE_APPEND, nsid, zslba, 16, cdw3=1), rw_patterns(8192))
+    h.io(rw(nvme.IO_WRITE, nsid, 5, 8), rw_patterns(4096))                  # not at the WP
+    h.io(cmd(nvme.IO_FLUSH, nsid=nsid), steps=8)
+    out["zns-write-plp"] = h
+    h = base()
+    h.io(rw(nvme.IO_WRITE, nsid, 0, 64), rw_patterns(32768))
+    for i in range(8):                                                      # read-ahead
+        h.io(rw(nvme.IO_READ, nsid, 8 * i, 8), rw_patterns(4096))
+    h.io(rw(nvme.IO_COMPARE, nsid, 0, 8), rw_patterns(4096))
+    h.io(cmd(nvme.IO_WRITE_ZEROES, nsid=nsid, cdw10=64, cdw12=7))
+    h.io(cmd(nvme.IO_DSM, nsid=nsid, prp1=LIST, cdw11=4), [struct.pack("<IIQ", 0, 8, 0)])
+    h.io(cmd(nvme.IO_ZONE_MGMT_SEND, nsid=nsid, cdw13=1 << 8 | nvme.ZSA_FINISH), steps=8)
+    h.io(cmd(nvme.IO_ZONE_MGMT_SEND, nsid=nsid, cdw13=1 << 8 | nvme.ZSA_RESET), steps=8)
+    out["zns-read-finish"] = h
+    out["zns-append-burst"] = seed_burst(rw(nvme.IO_ZONE_APPEND, nsid, zone_lbas, 16))
+    return out
+
+
+def seeds_whitebox(nsid, chunk_lbas, ws_min):
+    out = {}
+    h = base()
+    h.admin(cmd(0xE2, nsid=nsid, prp1=DATA))
+    for what in (1, 2, 3, 4, 9):
+        h.admin(cmd(ADM_OC_INJECT, nsid=nsid, cdw10=what * chunk_lbas, cdw12=what))
+    out["oc-admin"] = h
+    h = base()
+    lbas = [chunk_lbas + i for i in range(ws_min)]
+    lba_list = (struct.pack("<Q", chunk_lbas), 0, 1)       # consecutive LBAs of one chunk
+    meta = bytes(range(16))
+    h.io(cmd(nvme.IO_VEC_RESET, nsid=nsid, cdw10=chunk_lbas, mptr=META))
+    h.io(cmd(nvme.IO_VEC_WRITE, nsid=nsid, prp1=DATA, mptr=META, cdw10=LIST,
+             cdw12=len(lbas) - 1), [lba_list, bytes(range(5, 250)), meta])
+    h.io(cmd(nvme.IO_VEC_READ, nsid=nsid, prp1=DATA, mptr=META, cdw10=LIST,
+             cdw12=len(lbas) - 1), [lba_list])
+    h.io(cmd(nvme.IO_VEC_READ, nsid=nsid, prp1=DATA, cdw10=chunk_lbas))
+    h.io(cmd(nvme.IO_VEC_COPY, nsid=nsid, cdw10=LIST, cdw14=LIST + 0x1000,
+             cdw12=len(lbas) - 1), [lba_list, (struct.pack("<Q", 3 * chunk_lbas), 0, 1)])
+    h.io(cmd(nvme.IO_VEC_RESET, nsid=nsid, prp1=DATA, mptr=META, cdw10=LIST, cdw12=1),
+         [(struct.pack("<Q", chunk_lbas), 1, chunk_lbas >> 8 or 1)])
+    h.io(rw(nvme.IO_WRITE, nsid, 2 * chunk_lbas, ws_min), rw_patterns(ws_min * 512))
+    h.io(rw(nvme.IO_READ, nsid, 2 * chunk_lbas, ws_min), rw_patterns(ws_min * 512))
+    h.io(cmd(nvme.IO_FLUSH, nsid=nsid), steps=6)
+    out["oc-vector"] = h
+    out["oc-write-burst"] = seed_burst(rw(nvme.IO_WRITE, nsid, 4 * chunk_lbas, ws_min))
+    return out
+
+
+def mode_seeds(mode):
+    if mode == "nossd":
+        s = seeds_common([1, 2])
+        s["nvm-io"] = seed_nvm_io(1)
+        s["nvm-io-ns2"] = seed_nvm_io(2, 100)
+        s["lifecycle-nvm-css"] = seed_lifecycle_nvm()
+    elif mode == "blackbox":
+        s = seeds_common([1])
+        s["nvm-io"] = seed_nvm_io(1, steps=4)
+        s["gc-burst"] = seed_burst(rw(nvme.IO_WRITE, 1, 0, 16), rounds=12)
+        s["read-ahead"] = seed_sequential_reads(1, 0)
+    elif mode == "zns":
+        s = seeds_common([1], csis=(0, 2))
+        s.update(seeds_zoned(1, 2048, 8))
+    elif mode == "whitebox":
+        s = seeds_common([1], chunk_nsids=[1])
+        s.update(seeds_whitebox(1, 64, 4))
+    elif mode == "mixed":
+        s = seeds_common([1, 2, 3, 4], csis=(0, 2), chunk_nsids=[4])
+        s["nvm-io-nossd"] = seed_nvm_io(1)
+        s["nvm-io-blackbox"] = seed_nvm_io(2, steps=4)
+        s["read-ahead"] = seed_sequential_reads(2, 64)
+        s.update({k + "-ns3": v for k, v in seeds_zoned(3, 2048, 4).items()})
+        s.update({k + "-ns4": v for k, v in seeds_whitebox(4, 128, 8).items()})
+    else:
+        raise SystemExit("unknown mode %r (allowed: %s)" % (mode, " ".join(MODES)))
+    return s
+
+
+def seed_lifecycle_nvm():
+    h = Host(nvme.CC_CSS_NVM)
+    h.enable()
+    h.create_queues()
+    h.io(rw(nvme.IO_WRITE, 1, 0, 8), rw_patterns(4096))
+    h.reg(nvme.REG_CC, nvme.CC_EN | nvme.CC_IOSQES | nvme.CC_IOCQES | nvme.CC_SHN_ABRUPT)
+    return h
+
+
+def seed_sequential_reads(nsid, slba):
+    h = base()
+    h.io(rw(nvme.IO_WRITE, nsid, slba, 64), rw_patterns(32768), steps=4)
+    for i in range(12):
+        h.io(rw(nvme.IO_READ, nsid, slba + 8 * i, 8), rw_patterns(4096), steps=2)
+    return h
+
+
+MODES = ["nossd", "blackbox", "zns", "whitebox", "mixed"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("outdir")
+    ap.add_argument("modes", nargs="*", default=MODES, metavar="MODE")
+    args = ap.parse_args()
+    for mode in args.modes:
+        d = os.path.join(args.outdir, mode)
+        os.makedirs(d, exist_ok=True)
+        seeds = mode_seeds(mode)
+        for name, h in seeds.items():
+            with open(os.path.join(d, name), "wb") as f:
+                f.write(h.bytes())
+        print("%s: %d seeds in %s (largest %d bytes)"
+              % (mode, len(seeds), d, max(len(h.bytes()) for h in seeds.values())))
+
+
+if __name__ == "__main__":
+    main()
