@@ -39,8 +39,8 @@ static void femu_init_registers(FemuCtrl *n)
 
 /* Where x-crash-at may stop QEMU; each is between two saves of a crash-ordering rule. */
 static const char *const crash_points[] = {
-    "zns-write-placed",     /* a zoned write's data is placed, its write pointer not saved */
-    "zns-reset-saved",      /* a Zone Reset's Empty record is saved, its data not dropped */
+    "write-placed",     /* a write's data is placed, its write pointer not saved */
+    "reset-saved",      /* a reset's Empty record is saved, its data not dropped */
     "plp-recovered",        /* protected data is back home, write pointers not rolled back */
 };
 

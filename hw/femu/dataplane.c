@@ -45,21 +45,22 @@
  *
  * Crash ordering: what the handlers save, in which order, and what start-up makes of a
  * kill between any two saves. The backend is a shared mapping, so a store is saved once
- * made; a SIGKILL loses only the stores not made yet. Zoned, whitebox and PLP code follow
- * three rules (checked by test_crash_ordering.py, x-crash-at, and the kill loops):
+ * made; a SIGKILL loses only the stores not made yet. Every kind that keeps write
+ * pointers (and OOB, and the PLP store) follows three rules, checked by
+ * test_crash_ordering.py (x-crash-at) and the kill loops:
  * - Grow: a write's data (with its OOB, and its PLP record, whose magic goes last) is
- *   placed before the record that covers it (the zone's or chunk's write pointer) is
- *   saved; the completion is posted after both.
- * - Shrink: a Zone or Chunk Reset, or a rollback at power-up, saves the record that
- *   uncovers the data first; the data, OOB and PLP records are dropped after it.
- * - Start-up trusts the records: each zone or chunk takes the newer of its two
- *   checksummed records (a torn one loses to the other); protected data goes home
- *   (plp_recover, which a kill only makes run again); a durable end past a saved write
- *   pointer stops there; write pointers roll back to where durable data ends; last,
- *   everything above a write pointer (data and OOB) is cleared.
+ *   placed before the record holding the write pointer that covers it is saved; the
+ *   completion is posted after both.
+ * - Shrink: a reset, or a rollback at power-up, saves the record that uncovers the data
+ *   first; the data, OOB and PLP records are dropped after it.
+ * - Start-up trusts the records: each takes the newer of its two checksummed copies (a
+ *   torn one loses to the other); protected data goes home (plp_recover, which a kill
+ *   only makes run again); a durable end past a saved write pointer stops there; write
+ *   pointers roll back to where durable data ends; last, everything above a write
+ *   pointer (data and OOB) is cleared.
  * So a kill anywhere leaves at most data above a write pointer, which start-up clears:
  * nothing unacknowledged comes back, and nothing acknowledged (and durable by the PLP
- * rules) is lost. nossd and blackbox namespaces keep data only, placed before the
+ * rules) is lost. Kinds without write pointers keep data only, placed before the
  * completion; their timing state starts afresh.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later

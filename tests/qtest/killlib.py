@@ -125,7 +125,7 @@ class Zoned(Kind):
     css = nvme.CC_CSS_ALL
     ZONES, LOAD_ZONES, ZONE_LBAS, CAP_LBAS = 16, 8, 2048, 1024
     BASE = "zns_zone_size_mb=1,zns_zone_cap=512K,zns_num_ch=2,zns_num_lun=2"
-    CRASH_POINTS = (("zns-write-placed", 800), ("zns-reset-saved", 40))
+    CRASH_POINTS = (("write-placed", 800), ("reset-saved", 40))
 
     def __init__(self, plp=None):
         self.plp = plp

@@ -53,7 +53,7 @@ def test_kill_between_data_and_write_pointer(tmp_path, plp):
     record) but whose write pointer is not saved was never acknowledged: after the
     restart it is not there, above the pointer or below it after a later rollback."""
     path = str(tmp_path / "z.img")
-    d = Drive(tmp_path, extra=plp + ",x-crash-at=zns-write-placed:2", backing=path)
+    d = Drive(tmp_path, extra=plp + ",x-crash-at=write-placed:2", backing=path)
     d.write(0, blob(8, 1), protect=True)
     submit_and_die(d, 8, blob(8, 2), protect=True)
     d = Drive(tmp_path, extra=plp, backing=path)
@@ -79,7 +79,7 @@ def test_zone_reset_is_all_or_nothing(tmp_path, plp):
     flash, buffered, protected) is dropped: the zone comes back Empty and reads zeroes,
     with no protected sector restored into it."""
     path = str(tmp_path / "z.img")
-    d = Drive(tmp_path, extra=plp + ",x-crash-at=zns-reset-saved", backing=path)
+    d = Drive(tmp_path, extra=plp + ",x-crash-at=reset-saved", backing=path)
     d.write(0, blob(8, 1))
     d.flush()
     d.write(8, blob(8, 2), protect=True)

@@ -43,8 +43,8 @@ REFUSED = [
     ("serial=s23456789012345678901", ["serial=", "at most 20 characters"]),
     ("devsz_mb=67108865", ["devsz_mb=67108865", "1..67108864"]),
     ("x-crash-at=nowhere", ["x-crash-at='nowhere'", "not a crash point",
-                            "allowed zns-write-placed, zns-reset-saved, plp-recovered"]),
-    ("x-crash-at=zns-write-placed:0", ["x-crash-at=", "1..4294967295"]),
+                            "allowed write-placed, reset-saved, plp-recovered"]),
+    ("x-crash-at=write-placed:0", ["x-crash-at=", "1..4294967295"]),
     # namespaces
     ("namespaces=2,ns_types=zns:foo", ["ns_types=", "'foo'",
                                        "allowed ocssd, blackbox, nossd, zns"]),

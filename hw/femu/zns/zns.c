@@ -231,7 +231,7 @@ static void zns_drop_reset_zones(ZoneChangeCtx *c)
     for (guint i = 0; c->resets && i < c->resets->len; i++) {
         FemuMediaReq r = zone_media_req(c->ns, FEMU_MEDIA_ZONE_RESET,
                                         g_array_index(c->resets, uint64_t, i), c->now);
-        femu_crash_point(c->n, "zns-reset-saved");
+        femu_crash_point(c->n, "reset-saved");
         femu_backend_zero(c->n, r.offset, r.len);
         c->deadline = MAX(c->deadline, femu_ns_media_submit(c->ns, &r));
     }
@@ -564,7 +564,7 @@ static uint16_t zns_write_buffered(FemuCtrl *n, FemuRequest *req, FemuNamespace 
         ns->io.write_cmds++;
     }
     ctx->deadline = MAX(ctx->deadline, femu_ns_media_submit(ns, &r));
-    femu_crash_point(n, "zns-write-placed");
+    femu_crash_point(n, "write-placed");
     zone_write_commit(z->zones, lba, nlb);
     if (cmd->opcode == NVME_CMD_ZONE_APPEND) {
         req->cqe.result = cpu_to_le32(lba);
@@ -621,7 +621,7 @@ static uint16_t zns_write(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns,
         ns->io.bytes_written += len;
         ns->io.write_cmds++;
     }
-    femu_crash_point(n, "zns-write-placed");
+    femu_crash_point(n, "write-placed");
     zone_write_commit(ns_zones(ns), lba, nlb);
     ctx->deadline = MAX(ctx->deadline, femu_ns_media_submit(ns, &(FemuMediaReq){
         .op = zeroes ? FEMU_MEDIA_WRITE_ZEROES : FEMU_MEDIA_WRITE, .nsid = ns->nsid,
