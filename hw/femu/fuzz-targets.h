@@ -27,8 +27,9 @@ static inline const char *femu_fuzz_bios(void)
         g_autofree char *zeroes = g_malloc0(64 * 1024);
 
         path = g_build_filename(g_get_tmp_dir(), name, NULL);
-        if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
-            g_assert(g_file_set_contents(path, zeroes, 64 * 1024, NULL));
+        if (!g_file_test(path, G_FILE_TEST_EXISTS) &&
+            !g_file_set_contents(path, zeroes, 64 * 1024, NULL)) {
+            g_error("cannot write the fuzzer's BIOS image %s", path);
         }
     }
     return path;
