@@ -28,7 +28,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-MODES = ["nossd", "blackbox", "zns", "whitebox", "mixed"]
+MODES = ["nossd", "blackbox", "zns", "whitebox", "mixed", "zns-powercut"]
 
 try:
     import fuzzlog
