@@ -490,6 +490,11 @@ static void femu_power_cut_set(Object *obj, bool value, Error **errp)
     }
 }
 
+static void femu_fail_arm(FemuCtrl *n)
+{
+    timer_mod(n->fail_timer, qemu_clock_get_ms(QEMU_CLOCK_VIRTUAL) + n->fail_interval_ms);
+}
+
 /* Random power loss: every plp_fail_interval_ms, with probability plp_fail_prob %. */
 static void femu_fail_tick(void *opaque)
 {
@@ -499,7 +504,7 @@ static void femu_fail_tick(void *opaque)
         (uint32_t)g_rand_int_range(n->fail_rand, 0, 100) < n->fail_prob) {
         femu_power_cut(n, "random");
     }
-    timer_mod(n->fail_timer, qemu_clock_get_ms(QEMU_CLOCK_VIRTUAL) + n->fail_interval_ms);
+    femu_fail_arm(n);
 }
 
 static void femu_free_state(FemuCtrl *n)
@@ -584,7 +589,7 @@ static void femu_realize(PCIDevice *pci_dev, Error **errp)
     if (n->fail_interval_ms && n->fail_prob) {
         n->fail_rand = g_rand_new_with_seed(n->fail_seed);
         n->fail_timer = timer_new_ms(QEMU_CLOCK_VIRTUAL, femu_fail_tick, n);
-        timer_mod(n->fail_timer, qemu_clock_get_ms(QEMU_CLOCK_VIRTUAL) + n->fail_interval_ms);
+        femu_fail_arm(n);
     }
     kind = femu_ctrl_kind(n);
     trace_femu_realized(kind ? kind->name : "mixed", n->data_bytes, n->num_namespaces,
@@ -631,6 +636,10 @@ static void femu_reset(DeviceState *dev)
     n->bar.intms = n->bar.intmc = 0;
     qemu_mutex_unlock(&n->lock);
     femu_dataplane_reset(n);
+    if (n->fail_timer) {
+        /* intervals count from power-on: what follows a reset does not depend on before */
+        femu_fail_arm(n);
+    }
     n->intx_level = false;
     pci_irq_deassert(PCI_DEVICE(n));
 }

@@ -1,7 +1,8 @@
 /*
  * QEMU's generic fuzzer targets for the femu device, one per mode: generic-fuzz-femu-nossd,
- * -blackbox, -zns, -whitebox and -mixed. qemu/femu-graft.patch includes this file in
- * tests/qtest/fuzz/generic_fuzz_configs.h; tests/fuzz/ seeds and runs them.
+ * -blackbox, -zns, -whitebox and -mixed; and -zns-powercut, whose drive loses power.
+ * qemu/femu-graft.patch includes this file in tests/qtest/fuzz/generic_fuzz_configs.h;
+ * tests/fuzz/ seeds and runs them.
  *
  * The fuzzer resets the machine after every input and runs all inputs in one process, so:
  * - dataplane=main-loop: commands run in the main loop and time is QEMU's virtual clock,
@@ -27,8 +28,9 @@ static inline const char *femu_fuzz_bios(void)
         g_autofree char *zeroes = g_malloc0(64 * 1024);
 
         path = g_build_filename(g_get_tmp_dir(), name, NULL);
-        if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
-            g_assert(g_file_set_contents(path, zeroes, 64 * 1024, NULL));
+        if (!g_file_test(path, G_FILE_TEST_EXISTS) &&
+            !g_file_set_contents(path, zeroes, 64 * 1024, NULL)) {
+            g_error("cannot write the fuzzer's BIOS image %s", path);
         }
     }
     return path;
@@ -55,10 +57,13 @@ FEMU_FUZZ_TARGET(nossd,
 FEMU_FUZZ_TARGET(blackbox,
     "-device femu,femu_mode=1,devsz_mb=4,nchs=2,luns_per_ch=2,pgs_per_blk=16,op_pcent=25,"
     "sra=on," FEMU_FUZZ_CTRL)
-FEMU_FUZZ_TARGET(zns,
-    "-device femu,femu_mode=3,devsz_mb=8,zns_zone_size_mb=1,zns_zone_cap=768K,zns_num_ch=2,"
-    "zns_num_lun=2,zns_max_open=3,zns_max_active=4,zns_zd_ext_size=64,plp=selective,"
-    "plp_zones=0,plp_buf_mb=1,buf_mb=1,sra=on," FEMU_FUZZ_CTRL)
+#define FEMU_FUZZ_ZNS \
+    "-device femu,femu_mode=3,devsz_mb=8,zns_zone_size_mb=1,zns_zone_cap=768K,zns_num_ch=2," \
+    "zns_num_lun=2,zns_max_open=3,zns_max_active=4,zns_zd_ext_size=64,plp=selective," \
+    "plp_zones=0,plp_buf_mb=1,buf_mb=1,sra=on," FEMU_FUZZ_CTRL
+FEMU_FUZZ_TARGET(zns, FEMU_FUZZ_ZNS)
+/* the same drive losing power 100 ms of virtual time after each reset: PLP flush, SPOR */
+FEMU_FUZZ_TARGET(zns_powercut, FEMU_FUZZ_ZNS ",plp_fail_interval_ms=100,plp_fail_prob=100")
 FEMU_FUZZ_TARGET(whitebox,
     "-device femu,femu_mode=0,devsz_mb=8,lnum_ch=2,lnum_lun=2,lnum_pln=1,lpgs_per_blk=16,"
     "lsecs_per_pg=4,oc_maxoc=4," FEMU_FUZZ_CTRL)
@@ -72,6 +77,8 @@ FEMU_FUZZ_TARGET(mixed,
     { .name = "femu-nossd", .argfunc = femu_fuzz_nossd_args, .objects = "femu*" }, \
     { .name = "femu-blackbox", .argfunc = femu_fuzz_blackbox_args, .objects = "femu*" }, \
     { .name = "femu-zns", .argfunc = femu_fuzz_zns_args, .objects = "femu*" }, \
+    { .name = "femu-zns-powercut", .argfunc = femu_fuzz_zns_powercut_args, \
+      .objects = "femu*" }, \
     { .name = "femu-whitebox", .argfunc = femu_fuzz_whitebox_args, .objects = "femu*" }, \
     { .name = "femu-mixed", .argfunc = femu_fuzz_mixed_args, .objects = "femu*" },
 

@@ -22,7 +22,7 @@ import fuzzlog
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-MODES = ["nossd", "blackbox", "zns", "whitebox", "mixed"]
+MODES = ["nossd", "blackbox", "zns", "whitebox", "mixed", "zns-powercut"]
 
 ADMIN = {0x00: "delete-sq", 0x01: "create-sq", 0x02: "get-log", 0x04: "delete-cq",
          0x05: "create-cq", 0x06: "identify", 0x08: "abort", 0x09: "set-features",
@@ -43,9 +43,12 @@ EXPECTED = {
     "zns": ADMIN_ALL | NVM | ZONED,
     "whitebox": ADMIN_ALL | OC_ADMIN | {"flush", "write", "read"} | OCSSD,
     "mixed": ADMIN_ALL | OC_ADMIN | NVM | ZONED | OCSSD,
+    # a power cut 100 ms into each seed ends most of them early
+    "zns-powercut": {"create-sq", "create-cq", "identify", "get-features", "write",
+                     "zone-append", "zone-send", "zone-recv", "power-cut", "power-on"},
 }
 TRACES = ["femu_enabled", "femu_sq_create", "femu_cq_create", "femu_submit",
-          "femu_complete", "femu_aer_complete"]
+          "femu_complete", "femu_aer_complete", "femu_power_cut", "femu_plp_power_on"]
 SUBMIT = re.compile(r"femu_submit sq (\d+) cid (\d+) opcode 0x([0-9a-f]+)")
 COMPLETE = re.compile(r"femu_complete sq (\d+) cid (\d+) status 0x([0-9a-f]+)")
 
@@ -86,9 +89,12 @@ def summarize(mode, log):
             name = pending.get((int(m.group(1)), int(m.group(2))))
             if name and int(m.group(3), 16) == 0:
                 succeeded[name] += 1
-    print("== %s: %d enables, %d SQs and %d CQs created" % (
+    # power events count as succeeded "commands" of their own
+    succeeded["power-cut"] = log.count("femu_power_cut ")
+    succeeded["power-on"] = log.count("femu_plp_power_on ")
+    print("== %s: %d enables, %d SQs and %d CQs created, %d power cuts, %d recoveries" % (
         mode, log.count("femu_enabled "), log.count("femu_sq_create "),
-        log.count("femu_cq_create ")))
+        log.count("femu_cq_create "), succeeded["power-cut"], succeeded["power-on"]))
     for name in sorted(submitted):
         print("   %-14s %5d submitted %5d succeeded" % (name, submitted[name], succeeded[name]))
     missing = sorted(EXPECTED[mode] - {n for n in succeeded if succeeded[n]})

@@ -11,8 +11,8 @@ for the flash model complete (dataplane=main-loop runs on the virtual clock).
 
     tests/fuzz/make-seeds.py OUTDIR [MODE...]     writes OUTDIR/MODE/NAME per seed
 
-Modes: nossd blackbox zns whitebox mixed (all by default); the device each assumes is the
-one of hw/femu/fuzz-targets.h.
+Modes: nossd blackbox zns whitebox mixed zns-powercut (all by default; zns-powercut takes
+the zns seeds); the device each assumes is the one of hw/femu/fuzz-targets.h.
 """
 
 import argparse
@@ -281,12 +281,12 @@ def seed_nvm_io(nsid=1, slba=0, steps=3):
     return h
 
 
-def seed_burst(sqe, rounds=4, steps=IO_ENTRIES - 1):
+def seed_burst(sqe, h=None, rounds=4, steps=IO_ENTRIES - 1):
     """Full submission queues of one command: the model under load (GC, full zones). The
     command is the only pattern, so every slot and the data (at most two pages, no PRP
     list) read as it: any other pattern would be out of turn after the first command. A
     clock step per command: each step reaches only the next deadline."""
-    h = base()
+    h = h or base()
     for _ in range(rounds):
         h.io(sqe, (), steps, count=IO_ENTRIES - 1)
     return h
@@ -313,9 +313,17 @@ def seeds_common(nsids, csis=(0,), chunk_nsids=()):
     }
 
 
+def base_zoned(nsid):
+    """base(), and every zone of the namespace Empty: the drive keeps its zones across the
+    fuzzer's resets, whatever an earlier input did to them."""
+    h = base()
+    h.io(cmd(nvme.IO_ZONE_MGMT_SEND, nsid=nsid, cdw13=1 << 8 | nvme.ZSA_RESET), steps=4)
+    return h
+
+
 def seeds_zoned(nsid, zone_lbas, zones):
     out = {}
-    h = base()
+    h = base_zoned(nsid)
     for zsa in (nvme.ZSA_OPEN, nvme.ZSA_CLOSE, nvme.ZSA_FINISH, nvme.ZSA_RESET,
                 nvme.ZSA_OPEN, nvme.ZSA_OFFLINE, 0x77):
         h.io(cmd(nvme.IO_ZONE_MGMT_SEND, nsid=nsid, cdw10=zone_lbas, cdw13=zsa))
@@ -324,14 +332,14 @@ def seeds_zoned(nsid, zone_lbas, zones):
     h.io(cmd(nvme.IO_ZONE_MGMT_SEND, nsid=nsid, prp1=DATA, cdw10=2 * zone_lbas,
              cdw13=nvme.ZSA_SET_ZDE), [b"zone-extension-"])
     out["zns-send"] = h
-    h = base()
+    h = base_zoned(nsid)
     for zra, zrasf, partial in [(0, 0, 0), (1, 0, 0), (0, 1, 1), (0, 4, 0), (1, 5, 1),
                                 (0, 0xFF, 0)]:
         h.io(cmd(nvme.IO_ZONE_MGMT_RECV, nsid=nsid, prp1=DATA, prp2=DATA + 4096,
                  cdw12=2047, cdw13=partial << 16 | zrasf << 8 | zra))
     h.io(cmd(nvme.IO_ZONE_MGMT_RECV, nsid=nsid, prp1=DATA, cdw10=zone_lbas, cdw12=15))
     out["zns-report"] = h
-    h = base()
+    h = base_zoned(nsid)
     for z in range(3):
         zslba = z * zone_lbas
         h.io(rw(nvme.IO_WRITE, nsid, zslba, 8, cdw3=1), rw_patterns(4096))       # protected
@@ -342,7 +350,7 @@ def seeds_zoned(nsid, zone_lbas, zones):
     h.io(rw(nvme.IO_WRITE, nsid, 5, 8), rw_patterns(4096))                  # not at the WP
     h.io(cmd(nvme.IO_FLUSH, nsid=nsid), steps=8)
     out["zns-write-plp"] = h
-    h = base()
+    h = base_zoned(nsid)
     h.io(rw(nvme.IO_WRITE, nsid, 0, 64), rw_patterns(32768))
     for i in range(8):                                                      # read-ahead
         h.io(rw(nvme.IO_READ, nsid, 8 * i, 8), rw_patterns(4096))
@@ -352,7 +360,8 @@ def seeds_zoned(nsid, zone_lbas, zones):
     h.io(cmd(nvme.IO_ZONE_MGMT_SEND, nsid=nsid, cdw13=1 << 8 | nvme.ZSA_FINISH), steps=8)
     h.io(cmd(nvme.IO_ZONE_MGMT_SEND, nsid=nsid, cdw13=1 << 8 | nvme.ZSA_RESET), steps=8)
     out["zns-read-finish"] = h
-    out["zns-append-burst"] = seed_burst(rw(nvme.IO_ZONE_APPEND, nsid, zone_lbas, 16))
+    out["zns-append-burst"] = seed_burst(rw(nvme.IO_ZONE_APPEND, nsid, zone_lbas, 16),
+                                         base_zoned(nsid))
     return out
 
 
@@ -396,7 +405,7 @@ def mode_seeds(mode):
         s["nvm-io"] = seed_nvm_io(1, steps=4)
         s["gc-burst"] = seed_burst(rw(nvme.IO_WRITE, 1, 0, 16), rounds=12)
         s["read-ahead"] = seed_sequential_reads(1, 0)
-    elif mode == "zns":
+    elif mode in ("zns", "zns-powercut"):
         s = seeds_common([1], csis=(0, 2))
         s.update(seeds_zoned(1, 2048, 8))
     elif mode == "whitebox":
@@ -431,7 +440,7 @@ def seed_sequential_reads(nsid, slba):
     return h
 
 
-MODES = ["nossd", "blackbox", "zns", "whitebox", "mixed"]
+MODES = ["nossd", "blackbox", "zns", "whitebox", "mixed", "zns-powercut"]
 
 
 def main():

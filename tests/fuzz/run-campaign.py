@@ -28,7 +28,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-MODES = ["nossd", "blackbox", "zns", "whitebox", "mixed"]
+MODES = ["nossd", "blackbox", "zns", "whitebox", "mixed", "zns-powercut"]
 
 try:
     import fuzzlog
@@ -55,13 +55,21 @@ def ensure_fuzzer(build):
     return fuzzer
 
 
-def code_version():
-    """The device code fuzzed: the last commit of hw/femu and qemu/, + if edited since."""
-    def git(*a):
-        return subprocess.run(["git", "-C", REPO] + list(a), capture_output=True,
-                              text=True).stdout.strip()
-    commit = git("log", "-1", "--format=%h", "--", "hw/femu", "qemu")
-    return commit + ("+" if git("status", "--porcelain", "--", "hw/femu", "qemu") else "")
+DEVICE_CODE = ["--", "hw/femu", "qemu", ":(exclude)hw/femu/fuzz-targets.h"]
+
+
+def git(*a):
+    return subprocess.run(["git", "-C", REPO] + list(a), capture_output=True,
+                          text=True).stdout.strip()
+
+
+def code_version(at="HEAD"):
+    """The device code fuzzed: the last commit of hw/femu and qemu/ up to `at` (the fuzz
+    targets' file aside), + if edited since (for HEAD)."""
+    commit = git("log", "-1", "--format=%h", at, *DEVICE_CODE)
+    if at == "HEAD" and git("status", "--porcelain", *DEVICE_CODE):
+        commit += "+"
+    return commit
 
 
 def load_results(path):
@@ -192,8 +200,12 @@ def current_code_table(results):
     """The runs on the device code as it is now: what counts for a clean result."""
     code = code_version()
     rows = {}
+    same = {}                   # a run's label (any later commit) -> its device code
     for run in results["runs"]:
-        if run.get("code") != code:
+        label = run.get("code", "")
+        if label not in same:
+            same[label] = label if label.endswith("+") or not label else code_version(label)
+        if same[label] != code:
             continue
         r = rows.setdefault(run["mode"], {"execs": 0, "seconds": 0, "cov": 0, "ft": 0,
                                           "sanitizer": 0, **{k: 0 for k in KINDS}})

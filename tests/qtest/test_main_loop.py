@@ -147,3 +147,24 @@ def test_tcg_virtual_clock_runs_with_the_vm(tmp_path):
             sq = ctrl.create_io_queues(1, entries=64)
     finally:
         m.close()
+
+
+def test_random_power_loss_counts_from_reset(tmp_path):
+    """plp_fail_interval_ms counts from power-on: a machine reset starts the interval
+    again, so what follows a reset does not depend on what came before it (as the fuzzer,
+    which resets after every input, needs)."""
+    m = start_machine(DevConfig(size_mb=16, extra="plp_fail_interval_ms=50,plp_fail_prob=100"),
+                      str(tmp_path))
+    try:
+        def cut():
+            return m.qmp("qom-get", path="/machine/peripheral/femu0",
+                         property="power-cut")["return"]
+        m.qt.clock_step(40_000_000)
+        assert not cut()
+        assert m.qmp("system_reset") == {"return": {}}
+        m.qt.clock_step(40_000_000)             # 80 ms since the start, 40 since the reset
+        assert not cut()
+        m.qt.clock_step(11_000_000)
+        assert cut()
+    finally:
+        m.close()
