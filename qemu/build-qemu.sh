@@ -44,6 +44,11 @@ if [ "$source_choice" = debian ]; then
         echo "$graft_id" > "$src/.femu-graft"
         rm -rf "$obj"
     fi
+    if [ "$(readlink "$src/hw/femu" 2>/dev/null)" != "$root/hw/femu" ]; then
+        # Another checkout's files may be older than the objects built from the last one:
+        # make would keep those objects, so the device code is compiled again.
+        find "$obj" -name '*hw_femu*' -delete 2>/dev/null || true
+    fi
     ln -sfn "$root/hw/femu" "$src/hw/femu"
     source_id="debian $(cat "$src/.femu-source") $graft_id"
 else

@@ -10,7 +10,8 @@ tests/fuzz/make-seeds.py are written to BUILD/fuzz/seeds/MODE/ and read beside i
 artifacts/ (crash-, timeout-, oom-, leak- inputs), logs/. BUILD/fuzz/results.json
 accumulates executions and findings over runs, so a campaign can be continued; each run
 prints a table of this run and of all runs. --total-execs goes round the modes until the
-executions of all runs reach N. --report prints the table of results.json and exits.
+runs on the current device code reach N executions. --report prints the table of
+results.json and exits.
 
 The fuzzing build is BUILD/qemu-fuzz-x86_64 (BUILD: --build, else $FEMU_FUZZ_BUILD, else
 <repo>/build); when it is missing, `make qemu` builds it there with --enable-fuzzing
@@ -196,17 +197,22 @@ def table(rows, title):
     print("  %-9s %11d" % ("all", tot))
 
 
-def current_code_table(results):
+def current_code_runs(results):
     """The runs on the device code as it is now: what counts for a clean result."""
     code = code_version()
-    rows = {}
     same = {}                   # a run's label (any later commit) -> its device code
     for run in results["runs"]:
         label = run.get("code", "")
         if label not in same:
             same[label] = label if label.endswith("+") or not label else code_version(label)
-        if same[label] != code:
-            continue
+        if same[label] == code:
+            yield run
+
+
+def current_code_table(results):
+    code = code_version()
+    rows = {}
+    for run in current_code_runs(results):
         r = rows.setdefault(run["mode"], {"execs": 0, "seconds": 0, "cov": 0, "ft": 0,
                                           "sanitizer": 0, **{k: 0 for k in KINDS}})
         r["execs"] += run["execs"]
@@ -252,7 +258,8 @@ def main():
     ap.add_argument("--modes", default=",".join(MODES), help="[%(default)s]")
     ap.add_argument("--jobs", type=int, default=1, help="fuzzer processes per mode [1]")
     ap.add_argument("--total-execs", type=int, default=0,
-                    help="repeat rounds until all runs together reach this many executions")
+                    help="repeat rounds until the runs on the current device code reach this "
+                    "many executions together")
     ap.add_argument("--timeout", type=int, default=10, help="libFuzzer -timeout: a hang [10 s]")
     ap.add_argument("--rss-limit-mb", type=int, default=4096, help="libFuzzer -rss_limit_mb")
     ap.add_argument("--max-len", type=int, default=8192, help="libFuzzer -max_len")
@@ -302,7 +309,7 @@ def main():
                 run["corpus_files"],
                 ", ".join(run["artifacts"] + ["%s at %s" % s for s in run["sanitizer"]])
                 or "none"), flush=True)
-        total = sum(m["execs"] for m in results["modes"].values())
+        total = sum(run["execs"] for run in current_code_runs(results))
         if not args.total_execs or total >= args.total_execs:
             break
     table([(m, this_run[m]) for m in modes], "this run")
