@@ -691,13 +691,20 @@ static int run_jobs(struct bench_job *jobs, uint32_t k, int write, double *secs)
 {
     pthread_t th[1024];
     double t0 = now_s();
+    uint32_t started = 0;
     int st = 0;
-    for (uint32_t i = 0; i < k; i++) {
-        jobs[i].write = write;
-        jobs[i].st = 0;
-        pthread_create(&th[i], NULL, bench_thread, &jobs[i]);
+    for (; started < k; started++) {
+        jobs[started].write = write;
+        jobs[started].st = 0;
+        int rc = pthread_create(&th[started], NULL, bench_thread, &jobs[started]);
+        if (rc) {
+            fprintf(stderr, "ocssd bench: cannot start thread %u of %u: %s\n", started + 1, k,
+                    strerror(rc));
+            st = -rc;
+            break;
+        }
     }
-    for (uint32_t i = 0; i < k; i++) {
+    for (uint32_t i = 0; i < started; i++) {
         pthread_join(th[i], NULL);
         if (jobs[i].st && !st)
             st = jobs[i].st;

@@ -1,7 +1,7 @@
 /*
  * The guest's `ocssd` tool (guest/ocssd) without a guest: the device is answered here.
- * The link wraps (--wrap, tests/unit/meson.build) the oc_* calls ocssd.c makes, for the
- * bench's error paths, and the ioctl and /proc/self/pagemap reads oc-nvme.c makes, for
+ * The link wraps (--wrap, tests/unit/meson.build) the oc_* calls and pthread_create
+ * ocssd.c makes, for the bench's error paths, and the ioctl and /proc/self/pagemap reads oc-nvme.c makes, for
  * the address it gives the device for an LBA list.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -17,6 +17,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 #include <linux/nvme_ioctl.h>
+#include <pthread.h>
 
 #include "oc-nvme.h"
 
@@ -33,7 +34,8 @@ static struct {
     uint64_t frame;             /* what /proc/self/pagemap says of any page, now */
     struct nvme_passthru_cmd cmds[8];
     unsigned ncmds;
-} fake = { .failing_reset = -1 };
+    int threads_allowed;        /* pthread_create fails after this many; -1: never */
+} fake = { .failing_reset = -1, .threads_allowed = -1 };
 
 /* ---- what ocssd.c asks oc-nvme.c ---- */
 
@@ -147,6 +149,23 @@ ssize_t __wrap_pread64(int fd, void *buf, size_t n, off_t off)
     return is_pagemap(fd) ? fake_pagemap(buf, n) : __real_pread64(fd, buf, n, off);
 }
 
+int __wrap_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
+                          void *arg);
+int __real_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
+                          void *arg);
+
+int __wrap_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
+                          void *arg)
+{
+    if (fake.threads_allowed == 0) {
+        return EAGAIN;
+    }
+    if (fake.threads_allowed > 0) {
+        fake.threads_allowed--;
+    }
+    return __real_pthread_create(th, attr, fn, arg);
+}
+
 /* ---- the tests ---- */
 
 static void report_fake(void)
@@ -201,6 +220,21 @@ static void test_bench_runs(void)
     g_test_trap_assert_stdout("*BENCH pus=1 *BENCH pus=2 *FAKE writes=4 resets=4*");
 }
 
+/* A thread the system refuses: the bench says so and stops, joining only those started. */
+static void test_bench_thread_refused(void)
+{
+    if (g_test_subprocess()) {
+        fake.geo = small_geo();
+        fake.threads_allowed = 1;
+        exit(run_tool((const char *[]){ "bench", "--chunks", "1", "--pus", "2", NULL }));
+    }
+    g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+    g_test_trap_assert_failed();
+    g_test_trap_assert_stderr("*cannot start thread 2 of 2*");
+    g_test_trap_assert_stdout("*STATUS=error*FAKE writes=1 *");
+    g_test_trap_assert_stdout_unmatched("*BENCH pus=*");
+}
+
 /* A geometry whose chunk table cannot be allocated: a message, not a crash. */
 static void test_bench_huge_geometry(void)
 {
@@ -253,6 +287,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ocssd-tool/bench/failed-reset", test_bench_failed_reset);
     g_test_add_func("/ocssd-tool/bench/runs", test_bench_runs);
     g_test_add_func("/ocssd-tool/bench/huge-geometry", test_bench_huge_geometry);
+    g_test_add_func("/ocssd-tool/bench/thread-refused", test_bench_thread_refused);
     g_test_add_func("/ocssd-tool/vector/list-address-every-command",
                     test_list_address_every_command);
     return g_test_run();
