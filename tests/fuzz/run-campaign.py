@@ -185,16 +185,16 @@ def table(rows, title):
     head = ["mode", "execs", "exec/s", "cov", "ft", "hw/femu edges", "corpus", "crash",
             "timeout", "oom", "leak", "sanitizer"]
     print(title)
-    print("  %-9s %11s %7s %6s %7s %13s %6s %5s %7s %4s %4s %9s" % tuple(head))
+    print("  %-12s %11s %7s %6s %7s %13s %6s %5s %7s %4s %4s %9s" % tuple(head))
     for mode, r in rows:
         femu = r.get("femu_cov") or (0, 0)
-        print("  %-9s %11d %7.0f %6d %7d %13s %6d %5d %7d %4d %4d %9d" % (
+        print("  %-12s %11d %7.0f %6d %7d %13s %6d %5d %7d %4d %4d %9d" % (
             mode, r["execs"], r["execs"] / max(r["seconds"], 1), r["cov"], r["ft"],
             "%d/%d" % tuple(femu) if femu[1] else "-", r["corpus_files"], r["crash"],
             r["timeout"], r["oom"], r["leak"],
             len(r["sanitizer"]) if isinstance(r["sanitizer"], list) else r["sanitizer"]))
     tot = sum(r["execs"] for _, r in rows)
-    print("  %-9s %11d" % ("all", tot))
+    print("  %-12s %11d" % ("all", tot))
 
 
 def current_code_runs(results):
@@ -302,7 +302,7 @@ def main():
                 r[k] = run[k] if k == "corpus_files" else max(r[k], run[k])
             if run["femu_cov"][1]:
                 r["femu_cov"] = run["femu_cov"]
-            print("%s %-9s %d execs in %.0f s, cov %d ft %d, hw/femu edges %d/%d, corpus %d, "
+            print("%s %-12s %d execs in %.0f s, cov %d ft %d, hw/femu edges %d/%d, corpus %d, "
                   "findings: %s" % (
                 datetime.datetime.now().strftime("%H:%M:%S"), mode, run["execs"], seconds,
                 run["cov"], run["ft"], run["femu_cov"][0], run["femu_cov"][1],
