@@ -3,7 +3,8 @@
  * zones of a zoned NVMe namespace, round-robin, one command at a time (queue depth 1, so
  * at most one command is in flight when the power goes), with the protected flag on a
  * random share of the writes, a Flush every N writes, and a reset of each zone that
- * fills up. It prints one line per ACKNOWLEDGED event on stdout, flushed at once: the
+ * fills up. It prints one line per ACKNOWLEDGED event on stdout, flushed and drained to
+ * the serial port before the next command: the
  * host reads them from the serial console and may cut the power at any moment, so a
  * line that reached the host is a completion the device gave.
  *
@@ -39,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -132,6 +134,12 @@ static void event(const char *fmt, ...)
         x ^= (unsigned char)*p;
     printf("%s *%02x\n", line, x);
     fflush(stdout);
+    /*
+     * On a console, the line may still sit in the tty's buffer when the power is cut, and
+     * its write is already on the drive: wait until the serial port has sent it, so that
+     * no more than the one command in flight goes unlogged. (Not a tty: nothing to wait.)
+     */
+    tcdrain(STDOUT_FILENO);
 }
 
 static uint64_t rng_state;
