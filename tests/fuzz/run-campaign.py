@@ -11,7 +11,8 @@ artifacts/ (crash-, timeout-, oom-, leak- inputs), logs/. BUILD/fuzz/results.jso
 accumulates executions and findings over runs, so a campaign can be continued; each run
 prints a table of this run and of all runs. --total-execs goes round the modes until the
 runs on the current device code reach N executions. --report prints the table of
-results.json and exits.
+results.json and exits. --seconds 0 fuzzes nothing: it replays each corpus with
+LeakSanitizer, --jobs modes at a time.
 
 The fuzzing build is BUILD/qemu-fuzz-x86_64 (BUILD: --build, else $FEMU_FUZZ_BUILD, else
 <repo>/build); when it is missing, `make qemu` builds it there with --enable-fuzzing
@@ -19,6 +20,7 @@ The fuzzing build is BUILD/qemu-fuzz-x86_64 (BUILD: --build, else $FEMU_FUZZ_BUI
 """
 
 import argparse
+import concurrent.futures
 import datetime
 import json
 import os
@@ -250,6 +252,19 @@ def accumulate(results, mode, run, seconds):
         "logs": run["logs"], "code": code_version(), "femu_cov": run["femu_cov"]})
 
 
+def round_runs(args, fuzzer, build, modes):
+    """(mode, run) for each mode of a round. A replay-only round (--seconds 0) runs --jobs
+    modes side by side: each replay is one process, and LeakSanitizer makes it slow."""
+    if args.seconds:
+        for mode in modes:
+            yield mode, run_mode(args, fuzzer, build, mode, args.seconds)
+        return
+    with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as ex:
+        futures = [(m, ex.submit(run_mode, args, fuzzer, build, m, 0)) for m in modes]
+        for mode, f in futures:
+            yield mode, f.result()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -286,8 +301,7 @@ def main():
     os.makedirs(os.path.dirname(results_path), exist_ok=True)
     this_run = {}
     while True:
-        for mode in modes:
-            run = run_mode(args, fuzzer, build, mode, args.seconds)
+        for mode, run in round_runs(args, fuzzer, build, modes):
             seconds = run["seconds"]
             accumulate(results, mode, run, seconds)
             save_results(results_path, results)
