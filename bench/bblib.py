@@ -27,6 +27,12 @@ RESULTS = REPO / "bench" / "results"
 
 # bash in the guest: the block device of the controller with serial $1
 GUEST_PRELUDE = r"""
+# The guest gives zoned namespaces mq-deadline at boot (one write per zone at a time); the
+# benchmarks measure the device with several writes of a zone in flight, as they always
+# have, so they put the kernel's "none" back (were a write to reach the drive out of
+# order, it would fail and fio would stop the run with an error).
+for q in /sys/block/nvme*n*/queue; do
+  [ "$(cat $q/zoned 2>/dev/null)" = host-managed ] && echo none > $q/scheduler; done
 dev_of() { local d; for d in /sys/class/nvme/nvme*; do
   [ "$(tr -d ' ' <$d/serial)" = "$1" ] && { echo /dev/$(basename $d)n1; return; }; done
   echo "no controller with serial $1" >&2; return 1; }
