@@ -322,8 +322,8 @@ fi
 # Non-interactive: the command goes in through fw_cfg; the guest's /init
 # prints it between marker lines that the filter below turns into our output
 # and exit status. Boot messages are kept aside and shown only on failure.
-cmdfile=$(mktemp) bootlog=$(mktemp) statefile=$(mktemp)
-tmpfiles+=("$cmdfile" "$bootlog" "$statefile")
+cmdfile=$(mktemp) bootlog=$(mktemp) statefile=$(mktemp) pidfile=$(mktemp) begun=$(mktemp -u)
+tmpfiles+=("$cmdfile" "$bootlog" "$statefile" "$statefile.done" "$pidfile" "$begun")
 printf '%s\n' "$cmd" >"$cmdfile"
 args+=(-append "$append" -fw_cfg "name=opt/femu/cmd,file=$cmdfile"
 	-chardev stdio,id=con0,signal=off -serial chardev:con0 -monitor none)
@@ -335,7 +335,12 @@ filter() {
 	while IFS= read -r line || [[ -n $line ]]; do
 		line=${line%$'\r'}
 		if ((state == 0)); then
-			if [[ $line == *@@FEMU-CMD-BEGIN@@ ]]; then state=1; else printf '%s\n' "$line" >>"$bootlog"; fi
+			if [[ $line == *@@FEMU-CMD-BEGIN@@ ]]; then
+				state=1
+				: >"$begun"
+			else
+				printf '%s\n' "$line" >>"$bootlog"
+			fi
 		elif ((state == 1)); then
 			if [[ $line =~ $re ]]; then
 				# the marker may follow output that had no final newline
@@ -349,9 +354,29 @@ filter() {
 	echo "$state $status" >"$statefile"
 }
 
+# A guest that never reaches its command (no output at all) is a hang of QEMU or of the
+# guest's boot: shortly before the timeout, QEMU's threads' stacks go to stderr (with gdb),
+# so that the report says which.
+stacks_if_stuck() {
+	local i
+	for ((i = 0; i < $1; i++)); do
+		sleep 1
+		[[ -e $begun || -e $statefile.done ]] && return
+	done
+	local pid
+	pid=$(cat "$pidfile" 2>/dev/null) && [[ -n $pid ]] || return
+	command -v gdb >/dev/null || { echo "$prog: no guest output yet; gdb is not installed for QEMU's stacks" >&2; return; }
+	echo "$prog: no guest output after $1 s: QEMU's threads (gdb)" >&2
+	timeout 60 gdb -p "$pid" -batch -ex "thread apply all bt" 2>&1 | grep -E '^(Thread|#)' >&2
+}
 set +e
-timeout --foreground -k 10 "$timeout" "$qemu" "${args[@]}" "${extra[@]}" </dev/null | filter
+stacks_if_stuck $((timeout > 20 ? timeout - 10 : timeout / 2)) &
+watch=$!
+timeout --foreground -k 10 "$timeout" "$qemu" "${args[@]}" "${extra[@]}" -pidfile "$pidfile" \
+	</dev/null | filter
 st=("${PIPESTATUS[@]}")
+: >"$statefile.done"
+wait "$watch" 2>/dev/null
 set -e
 qemu_st=${st[0]}
 read -r state status <"$statefile" || state=0
