@@ -322,8 +322,8 @@ fi
 # Non-interactive: the command goes in through fw_cfg; the guest's /init
 # prints it between marker lines that the filter below turns into our output
 # and exit status. Boot messages are kept aside and shown only on failure.
-cmdfile=$(mktemp) bootlog=$(mktemp) statefile=$(mktemp) pidfile=$(mktemp) begun=$(mktemp -u)
-tmpfiles+=("$cmdfile" "$bootlog" "$statefile" "$statefile.done" "$pidfile" "$begun")
+cmdfile=$(mktemp) bootlog=$(mktemp) statefile=$(mktemp) pidfile=$(mktemp) settled=$(mktemp -u)
+tmpfiles+=("$cmdfile" "$bootlog" "$statefile" "$pidfile" "$settled")
 printf '%s\n' "$cmd" >"$cmdfile"
 args+=(-append "$append" -fw_cfg "name=opt/femu/cmd,file=$cmdfile"
 	-chardev stdio,id=con0,signal=off -serial chardev:con0 -monitor none)
@@ -337,7 +337,7 @@ filter() {
 		if ((state == 0)); then
 			if [[ $line == *@@FEMU-CMD-BEGIN@@ ]]; then
 				state=1
-				: >"$begun"
+				: >"$settled"
 			else
 				printf '%s\n' "$line" >>"$bootlog"
 			fi
@@ -356,12 +356,12 @@ filter() {
 
 # A guest that never reaches its command (no output at all) is a hang of QEMU or of the
 # guest's boot: shortly before the timeout, QEMU's threads' stacks go to stderr (with gdb),
-# so that the report says which.
+# so that the report says which. $settled appears when the command begins or QEMU ends.
 stacks_if_stuck() {
 	local i
 	for ((i = 0; i < $1; i++)); do
 		sleep 1
-		[[ -e $begun || -e $statefile.done ]] && return
+		[[ -e $settled ]] && return
 	done
 	local pid
 	pid=$(cat "$pidfile" 2>/dev/null) && [[ -n $pid ]] || return
@@ -372,10 +372,11 @@ stacks_if_stuck() {
 set +e
 stacks_if_stuck $((timeout > 20 ? timeout - 10 : timeout / 2)) &
 watch=$!
-timeout --foreground -k 10 "$timeout" "$qemu" "${args[@]}" "${extra[@]}" -pidfile "$pidfile" \
+# our -pidfile first: one given after -- wins (then no stacks)
+timeout --foreground -k 10 "$timeout" "$qemu" "${args[@]}" -pidfile "$pidfile" "${extra[@]}" \
 	</dev/null | filter
 st=("${PIPESTATUS[@]}")
-: >"$statefile.done"
+: >"$settled"
 wait "$watch" 2>/dev/null
 set -e
 qemu_st=${st[0]}
