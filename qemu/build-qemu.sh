@@ -29,6 +29,8 @@ flavour=""
 # What QEMU needs to configure and build (Debian 12 package names).
 need_debs gcc make ninja-build pkg-config python3-venv libglib2.0-dev libpixman-1-dev \
           libfdt-dev zlib1g-dev flex bison patch
+# gdb: femu-launch.sh prints QEMU's thread stacks with it when a guest's boot hangs
+need_debs gdb
 [ "$fuzzing" = no ] || need_clang_fuzzer
 
 # QEMU 10 wants meson >= 1.5; Debian 12 has 1.0, so meson comes from PyPI into our venv.
