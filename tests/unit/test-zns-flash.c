@@ -56,7 +56,7 @@ static uint32_t chip_of(const NandModel *m, const NandAddr *a)
 static uint64_t lun_free(ZnsFlash *f, uint32_t ch, uint32_t lun)
 {
     NandModel *m = zns_flash_nand(f);
-    return m->lun_free[ch * m->geo.luns_per_ch + lun];
+    return nand_chip_busy_until(m, ch * m->geo.luns_per_ch + lun);
 }
 
 /* Consecutive pages go to `stripe` different chips, channel-first; rows take new blocks. */
@@ -576,12 +576,12 @@ static GArray *run_mixed(void)
         g_assert_cmpuint(done, >=, now);
         g_array_append_val(out, done);
         for (uint64_t k = 0; k < chips; k++) {
-            g_assert_cmpuint(m->lun_free[k], >=, lun_prev[k]);
-            lun_prev[k] = m->lun_free[k];
+            g_assert_cmpuint(nand_chip_busy_until(m, k), >=, lun_prev[k]);
+            lun_prev[k] = nand_chip_busy_until(m, k);
         }
         for (int k = 0; k < 2; k++) {
-            g_assert_cmpuint(m->ch_free[k], >=, ch_prev[k]);
-            ch_prev[k] = m->ch_free[k];
+            g_assert_cmpuint(nand_ch_busy_until(m, k), >=, ch_prev[k]);
+            ch_prev[k] = nand_ch_busy_until(m, k);
         }
     }
     const ZnsFlashStats *st = zns_flash_stats(f);

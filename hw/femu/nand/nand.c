@@ -7,6 +7,11 @@
 
 #include <glib.h>
 
+const char *const nand_sched_names[NAND_SCHED__MAX] = {
+    [NAND_SCHED_BACKFILL] = "backfill",
+    [NAND_SCHED_FIFO] = "fifo",
+};
+
 uint64_t nand_page_bytes(const NandGeometry *g)
 {
     return (uint64_t)g->secs_per_pg * g->secsz;
@@ -73,7 +78,8 @@ bool nand_timing_check(const NandTiming *t, char **err)
     if (!in_range(t->cell_bits, 1, NAND_MAX_PAGE_TYPES, "cell_bits", err) ||
         !in_range(t->blk_er_lat, 0, max_lat * 10, "blk_er_lat", err) ||
         !in_range(t->ch_xfer_lat, 0, max_lat, "ch_xfer_lat", err) ||
-        !in_range(t->time_scale, 1, 1000000, "time_scale", err)) {
+        !in_range(t->time_scale, 1, 1000000, "time_scale", err) ||
+        !in_range(t->sched, 0, NAND_SCHED__MAX - 1, "nand_sched", err)) {
         return false;
     }
     for (uint32_t i = 0; i < t->cell_bits; i++) {
@@ -92,7 +98,7 @@ bool nand_timing_check(const NandTiming *t, char **err)
 NandModel *nand_model_new(const NandGeometry *g, const NandTiming *t, char **err)
 {
     NandModel *m;
-    uint64_t xfer;
+    uint64_t xfer, luns;
 
     if (!nand_geometry_check(g, err) || !nand_timing_check(t, err)) {
         return NULL;
@@ -108,10 +114,18 @@ NandModel *nand_model_new(const NandGeometry *g, const NandTiming *t, char **err
         xfer = (nand_page_bytes(g) * 1000 + bytes_per_us - 1) / bytes_per_us;
     }
     m->xfer_ns = xfer * t->time_scale;
-    m->ch_free = g_new0(uint64_t, g->nchs);
-    m->lun_free = g_new0(uint64_t, nand_luns(g));
+    luns = nand_luns(g);
+    m->ch = g_new0(Timeline, g->nchs);
+    m->chip = g_new0(Timeline, luns);
+    for (uint32_t i = 0; i < g->nchs; i++) {
+        tl_init(&m->ch[i], t->sched == NAND_SCHED_FIFO);
+    }
+    for (uint64_t i = 0; i < luns; i++) {
+        tl_init(&m->chip[i], t->sched == NAND_SCHED_FIFO);
+    }
+    m->pe_fence = g_new0(uint64_t, luns);
     m->stats.ch_busy_ns = g_new0(uint64_t, g->nchs);
-    m->stats.lun_busy_ns = g_new0(uint64_t, nand_luns(g));
+    m->stats.lun_busy_ns = g_new0(uint64_t, luns);
     return m;
 }
 
@@ -120,65 +134,152 @@ NandModel *nand_model_copy(const NandModel *src)
     NandModel *m = g_memdup2(src, sizeof(*src));
     uint64_t luns = nand_luns(&src->geo), chs = src->geo.nchs;
 
-    m->ch_free = g_memdup2(src->ch_free, chs * sizeof(uint64_t));
-    m->lun_free = g_memdup2(src->lun_free, luns * sizeof(uint64_t));
+    m->ch = g_new0(Timeline, chs);
+    m->chip = g_new0(Timeline, luns);
+    for (uint64_t i = 0; i < chs; i++) {
+        tl_copy(&m->ch[i], &src->ch[i]);
+    }
+    for (uint64_t i = 0; i < luns; i++) {
+        tl_copy(&m->chip[i], &src->chip[i]);
+    }
+    m->pe_fence = g_memdup2(src->pe_fence, luns * sizeof(uint64_t));
     m->stats.ch_busy_ns = g_memdup2(src->stats.ch_busy_ns, chs * sizeof(uint64_t));
     m->stats.lun_busy_ns = g_memdup2(src->stats.lun_busy_ns, luns * sizeof(uint64_t));
     return m;
 }
 
+void nand_model_clear(NandModel *m)
+{
+    for (uint32_t i = 0; i < m->geo.nchs; i++) {
+        tl_clear(&m->ch[i]);
+    }
+    for (uint64_t i = 0; i < nand_luns(&m->geo); i++) {
+        tl_clear(&m->chip[i]);
+        m->pe_fence[i] = 0;
+    }
+    m->horizon = 0;
+}
+
 void nand_model_free(NandModel *m)
 {
     if (m) {
-        g_free(m->ch_free);
-        g_free(m->lun_free);
+        for (uint32_t i = 0; i < m->geo.nchs; i++) {
+            tl_destroy(&m->ch[i]);
+        }
+        for (uint64_t i = 0; i < nand_luns(&m->geo); i++) {
+            tl_destroy(&m->chip[i]);
+        }
+        g_free(m->ch);
+        g_free(m->chip);
+        g_free(m->pe_fence);
         g_free(m->stats.ch_busy_ns);
         g_free(m->stats.lun_busy_ns);
         g_free(m);
     }
 }
 
-uint64_t nand_op(NandModel *m, NandOp op, const NandAddr *a, uint64_t arrival_ns)
+/*
+ * A read needs a chip gap and, tR into it, a channel gap; a program needs the same gap on
+ * both. Looking for them alternates between the two timelines: after this many tries the
+ * operation goes after every booking of its resources, so that a booking costs O(log n)
+ * even when long runs of small gaps do not fit it (a GC burst booked at one instant).
+ */
+#define NAND_MAX_TRIES 8
+
+/* Where and when an operation runs; `start` is when it takes the chip. */
+typedef struct NandSlot {
+    uint64_t start, xfer_at, done;
+} NandSlot;
+
+static NandSlot nand_place(const NandModel *m, NandOp op, const NandAddr *a, uint64_t arrival)
 {
     uint32_t lun = nand_lun_index(m, a), type = nand_page_type(m, a->pg);
-    uint64_t *chip = &m->lun_free[lun], *chan = &m->ch_free[a->ch];
-    uint64_t scale = m->tm.time_scale, start, done;
+    const Timeline *chip = &m->chip[lun], *chan = &m->ch[a->ch];
+    uint64_t scale = m->tm.time_scale, x = m->xfer_ns, s, o, busy_end;
 
     switch (op) {
     case NAND_OP_READ: {
-        uint64_t sensed;
-        start = MAX(arrival_ns, *chip);
-        sensed = start + m->tm.pg_rd_lat[type] * scale;
-        /* data out when the channel is free; the chip holds the page until then */
-        uint64_t out = MAX(sensed, *chan);
-        done = out + m->xfer_ns;
-        *chan = done;
-        *chip = done;
-        m->stats.reads++;
-        m->stats.ch_busy_ns[a->ch] += m->xfer_ns;
-        m->stats.lun_busy_ns[lun] += done - start;
-        break;
+        uint64_t tr = m->tm.pg_rd_lat[type] * scale;
+        s = tl_fit(chip, arrival, tr + x);
+        for (int tries = 1;; tries++) {
+            /* data-out in the first channel gap after tR; the chip holds the page till then */
+            o = tl_fit(chan, s + tr, x);
+            if (tl_is_free(chip, s, o + x, &busy_end)) {
+                break;
+            }
+            s = tries < NAND_MAX_TRIES ? tl_fit(chip, busy_end, tr + x)
+                                       : MAX(busy_end, chip->busy_until);
+        }
+        return (NandSlot){ .start = s, .xfer_at = o, .done = o + x };
     }
-    case NAND_OP_PROGRAM:
-        /* data in needs both the channel and a chip ready to take it */
-        start = MAX(arrival_ns, MAX(*chan, *chip));
-        *chan = start + m->xfer_ns;
-        done = *chan + m->tm.pg_wr_lat[type] * scale;
-        *chip = done;
-        m->stats.programs++;
+    case NAND_OP_PROGRAM: {
+        uint64_t tp = m->tm.pg_wr_lat[type] * scale;
+        /* data-in then tPROG, in a gap free on both the channel and the chip */
+        o = MAX(arrival, m->pe_fence[lun]);
+        for (int tries = 1;; tries++) {
+            o = tl_fit(chip, o, x + tp);
+            s = tl_fit(chan, o, x);
+            if (s == o) {
+                break;
+            }
+            o = tries < NAND_MAX_TRIES ? s : MAX(s, MAX(chip->busy_until, chan->busy_until));
+        }
+        return (NandSlot){ .start = o, .xfer_at = o, .done = o + x + tp };
+    }
+    case NAND_OP_ERASE:
+    default:
+        s = tl_fit(chip, MAX(arrival, m->pe_fence[lun]), m->tm.blk_er_lat * scale);
+        return (NandSlot){ .start = s, .done = s + m->tm.blk_er_lat * scale };
+    }
+}
+
+uint64_t nand_probe(const NandModel *m, NandOp op, const NandAddr *a, uint64_t arrival_ns)
+{
+    return nand_place(m, op, a, arrival_ns).done;
+}
+
+uint64_t nand_op(NandModel *m, NandOp op, const NandAddr *a, uint64_t arrival_ns)
+{
+    uint32_t lun = nand_lun_index(m, a);
+    Timeline *chip = &m->chip[lun], *chan = &m->ch[a->ch];
+    NandSlot p;
+
+    /* forget what ended before the retire horizon, on the resources this operation uses */
+    tl_retire(chip, m->horizon);
+    tl_retire(chan, m->horizon);
+    p = nand_place(m, op, a, arrival_ns);
+    if (p.start < chip->busy_until) {
+        m->stats.gap_fills++;
+    }
+    tl_book(chip, p.start, p.done);
+    m->stats.lun_busy_ns[lun] += p.done - p.start;
+    switch (op) {
+    case NAND_OP_READ:
+        if (p.start < m->pe_fence[lun]) {
+            m->stats.read_overtakes++;
+        }
+        tl_book(chan, p.xfer_at, p.xfer_at + m->xfer_ns);
         m->stats.ch_busy_ns[a->ch] += m->xfer_ns;
-        m->stats.lun_busy_ns[lun] += done - start;
+        m->stats.reads++;
+        break;
+    case NAND_OP_PROGRAM:
+        tl_book(chan, p.xfer_at, p.xfer_at + m->xfer_ns);
+        m->stats.ch_busy_ns[a->ch] += m->xfer_ns;
+        m->pe_fence[lun] = p.done;
+        m->stats.programs++;
         break;
     case NAND_OP_ERASE:
     default:
-        start = MAX(arrival_ns, *chip);
-        done = start + m->tm.blk_er_lat * scale;
-        *chip = done;
+        m->pe_fence[lun] = p.done;
         m->stats.erases++;
-        m->stats.lun_busy_ns[lun] += done - start;
         break;
     }
-    return done;
+    return p.done;
+}
+
+void nand_retire(NandModel *m, uint64_t t)
+{
+    m->horizon = MAX(m->horizon, t);
 }
 
 uint64_t nand_all_idle_ns(const NandModel *m)
@@ -186,10 +287,20 @@ uint64_t nand_all_idle_ns(const NandModel *m)
     uint64_t t = 0;
 
     for (uint64_t i = 0; i < nand_luns(&m->geo); i++) {
-        t = MAX(t, m->lun_free[i]);
+        t = MAX(t, m->chip[i].busy_until);
     }
     for (uint32_t i = 0; i < m->geo.nchs; i++) {
-        t = MAX(t, m->ch_free[i]);
+        t = MAX(t, m->ch[i].busy_until);
     }
     return t;
+}
+
+uint64_t nand_chip_busy_until(const NandModel *m, uint32_t lun)
+{
+    return m->chip[lun].busy_until;
+}
+
+uint64_t nand_ch_busy_until(const NandModel *m, uint32_t ch)
+{
+    return m->ch[ch].busy_until;
 }

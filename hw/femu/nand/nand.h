@@ -5,14 +5,19 @@
  * Time is in nanoseconds and always passed in: the model never reads a clock, so the same
  * inputs give the same completion times (in QEMU, in unit tests, in a simulator).
  *
- * Timeline rules (each resource keeps the time it is next free):
- *   read:    the chip does the array read (tR), then the channel carries the page out; the
- *            chip stays busy until its data register is emptied.
- *   program: the channel carries the page in (the chip must be free to take it), then the
- *            chip programs it (tPROG).
+ * Each channel and each chip keeps its busy intervals (timeline.h). An operation takes the
+ * earliest idle gap that fits it, after its arrival, and bookings never move once made, so
+ * a completion time once returned stays true (conservative back-filling):
+ *   read:    the chip senses the page (tR), then the channel carries it out in the first
+ *            channel gap after tR; the chip holds the page until its data-out ends.
+ *   program: the channel carries the page in and the chip programs it (tPROG) right after,
+ *            in a gap free on both.
  *   erase:   the chip erases the block (tBERS); the channel is not used.
- * An operation starts when its request has arrived and its resources are free. Planes of a
- * chip share the chip's timeline (no multi-plane operations yet).
+ * Programs and erases start in booking order on each chip (the pages of a block stay in
+ * order, an erase waits for the programs booked before it); reads may overtake them.
+ * NAND_SCHED_FIFO keeps the model's first rule instead: one "free at" time per resource,
+ * so that nothing starts before the end of the latest booking (old results, A/B runs).
+ * Planes of a chip share the chip's timeline (no multi-plane operations yet).
  *
  * QEMU-free. SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -21,6 +26,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "timeline.h"
 
 #define NAND_MAX_PAGE_TYPES 4       /* SLC 1, MLC 2, TLC 3, QLC 4 bits per cell */
 
@@ -43,7 +50,17 @@ typedef struct NandTiming {
     uint32_t ch_mts;            /* bus rate in MT/s when ch_xfer_lat = 0 (0: free channel) */
     uint32_t ch_width_bytes;    /* bytes per transfer (1 for an 8-bit bus) */
     uint32_t time_scale;        /* every media time is multiplied by this (>= 1) */
+    uint32_t sched;             /* NandSched */
 } NandTiming;
+
+typedef enum NandSched {
+    NAND_SCHED_BACKFILL,        /* first fit in the idle gaps (the default) */
+    NAND_SCHED_FIFO,            /* after the latest booking: the model's first rule */
+    NAND_SCHED__MAX,
+} NandSched;
+
+/* "backfill", "fifo" */
+extern const char *const nand_sched_names[NAND_SCHED__MAX];
 
 /* A physical page address. */
 typedef struct NandAddr {
@@ -58,6 +75,8 @@ typedef enum NandOp {
 
 typedef struct NandStats {
     uint64_t reads, programs, erases;
+    uint64_t gap_fills;         /* operations that started before a booking made earlier */
+    uint64_t read_overtakes;    /* reads that went before a program or erase booked earlier */
     uint64_t *lun_busy_ns;  /* per chip, index ch * luns_per_ch + lun */
     uint64_t *ch_busy_ns;   /* per channel */
 } NandStats;
@@ -66,8 +85,10 @@ typedef struct NandModel {
     NandGeometry geo;
     NandTiming tm;
     uint64_t xfer_ns;       /* scaled channel time of one page */
-    uint64_t *ch_free;      /* time each channel is next free */
-    uint64_t *lun_free;     /* time each chip is next free, index ch * luns_per_ch + lun */
+    Timeline *ch;           /* per channel */
+    Timeline *chip;         /* per chip, index ch * luns_per_ch + lun */
+    uint64_t *pe_fence;     /* per chip: the end of the last program or erase booked */
+    uint64_t horizon;       /* no operation arrives before this (nand_retire) */
     NandStats stats;
 } NandModel;
 
@@ -90,6 +111,8 @@ NandModel *nand_model_new(const NandGeometry *g, const NandTiming *t, char **err
 void nand_model_free(NandModel *m);
 /* An independent model in the same state (timelines and statistics), for what-if timing. */
 NandModel *nand_model_copy(const NandModel *m);
+/* Every resource idle from time 0 again (statistics kept). */
+void nand_model_clear(NandModel *m);
 
 /* The page type (0 .. cell_bits-1) of a page: lower, upper, extra, top pages interleave. */
 static inline uint32_t nand_page_type(const NandModel *m, uint32_t pg)
@@ -102,9 +125,21 @@ static inline uint32_t nand_page_type(const NandModel *m, uint32_t pg)
  * *a and returns its completion time (>= arrival_ns). Updates the timelines and statistics.
  */
 uint64_t nand_op(NandModel *m, NandOp op, const NandAddr *a, uint64_t arrival_ns);
+/* What nand_op would return, booking nothing. */
+uint64_t nand_probe(const NandModel *m, NandOp op, const NandAddr *a, uint64_t arrival_ns);
+
+/*
+ * The caller promises that no later operation arrives before t (e.g. a command's arrival,
+ * when arrivals never go back): bookings that ended by then are forgotten, which bounds
+ * the memory and the cost of a booking. Every completion stays as without it.
+ */
+void nand_retire(NandModel *m, uint64_t t);
 
 /* When every chip and channel is idle: all operations issued so far have completed. */
 uint64_t nand_all_idle_ns(const NandModel *m);
+/* The end of the latest booking of a chip (index as nand_lun_index) or of a channel. */
+uint64_t nand_chip_busy_until(const NandModel *m, uint32_t lun);
+uint64_t nand_ch_busy_until(const NandModel *m, uint32_t ch);
 
 /* Index of the chip of address a, as used by lun_free and lun_busy_ns. */
 static inline uint32_t nand_lun_index(const NandModel *m, const NandAddr *a)
