@@ -168,6 +168,446 @@ static void test_page_types_and_scale(void)
     nand_model_free(m);
 }
 
+/* ---- back-filling: the study's analytic gap cases (1 channel; tR 40, tPROG 200, xfer 10 us) ---- */
+
+static uint64_t op_at(NandModel *m, NandOp op, uint32_t lun, uint64_t at)
+{
+    NandAddr a = { .lun = lun };
+    return nand_op(m, op, &a, at);
+}
+
+/* G1: an erase and a program queued on chip 0 leave the bus to chip 1's read. */
+static void test_gap_g1(void)
+{
+    NandModel *m = model(geo(1, 2), slc());
+    op_at(m, NAND_OP_ERASE, 0, 0);
+    g_assert_cmpuint(op_at(m, NAND_OP_PROGRAM, 0, 0), ==, 2210 * US);  /* after the erase */
+    g_assert_cmpuint(op_at(m, NAND_OP_READ, 1, 0), ==, 50 * US);       /* FIFO: 2020 */
+    g_assert_cmpuint(m->stats.gap_fills, ==, 0);
+    nand_model_free(m);
+}
+
+/* G2: chip 1's data-out takes the channel gap [50, 90) between chip 0's two data-outs. */
+static void test_gap_g2(void)
+{
+    NandModel *m = model(geo(1, 2), slc());
+    g_assert_cmpuint(op_at(m, NAND_OP_READ, 0, 0), ==, 50 * US);
+    g_assert_cmpuint(op_at(m, NAND_OP_READ, 0, 0), ==, 100 * US);
+    g_assert_cmpuint(op_at(m, NAND_OP_READ, 1, 0), ==, 60 * US);       /* FIFO: 110 */
+    nand_model_free(m);
+}
+
+/* G3: a gap too small (5 us) is skipped; the next one that fits is taken. */
+static void test_gap_g3(void)
+{
+    NandModel *m = model(geo(1, 4), slc());
+    g_assert_cmpuint(op_at(m, NAND_OP_READ, 0, 0), ==, 50 * US);
+    g_assert_cmpuint(op_at(m, NAND_OP_READ, 1, 15 * US), ==, 65 * US);
+    g_assert_cmpuint(op_at(m, NAND_OP_READ, 2, 60 * US), ==, 110 * US);
+    g_assert_cmpuint(op_at(m, NAND_OP_READ, 3, 0), ==, 75 * US);       /* FIFO: 120 */
+    nand_model_free(m);
+}
+
+/* G4: a program booked ahead: a read before it runs at once, one that would overlap waits. */
+static void test_gap_g4(void)
+{
+    NandModel *m = model(geo(1, 1), slc());
+    g_assert_cmpuint(op_at(m, NAND_OP_PROGRAM, 0, 1000 * US), ==, 1210 * US);
+    g_assert_cmpuint(op_at(m, NAND_OP_READ, 0, 0), ==, 50 * US);       /* FIFO: 1260 */
+    g_assert_cmpuint(op_at(m, NAND_OP_READ, 0, 980 * US), ==, 1260 * US);
+    g_assert_cmpuint(m->stats.gap_fills, ==, 1);
+    g_assert_cmpuint(m->stats.read_overtakes, ==, 1);
+    nand_model_free(m);
+}
+
+/*
+ * G5: a chip gap with no channel gap tR into it: the read must hold the chip until its
+ * data-out, so it moves past the program.
+ */
+static void test_gap_g5(void)
+{
+    NandModel *m = model(geo(1, 8), slc());
+    op_at(m, NAND_OP_PROGRAM, 0, 100 * US);
+    for (uint32_t lun = 1; lun <= 6; lun++) {
+        g_assert_cmpuint(op_at(m, NAND_OP_READ, lun, 0), ==, (40 + 10 * lun) * US);
+    }
+    g_assert_cmpuint(op_at(m, NAND_OP_READ, 0, 0), ==, 360 * US);
+    nand_model_free(m);
+}
+
+/* Programs and erases of a chip start in booking order even where a gap would fit them. */
+static void test_pe_in_booking_order(void)
+{
+    NandModel *m = model(geo(1, 1), slc());
+    g_assert_cmpuint(op_at(m, NAND_OP_PROGRAM, 0, 1000 * US), ==, 1210 * US);
+    g_assert_cmpuint(op_at(m, NAND_OP_PROGRAM, 0, 0), ==, 1420 * US);
+    g_assert_cmpuint(op_at(m, NAND_OP_ERASE, 0, 0), ==, 3420 * US);
+    /* a read still fits before them all */
+    g_assert_cmpuint(op_at(m, NAND_OP_READ, 0, 0), ==, 50 * US);
+    nand_model_free(m);
+}
+
+/*
+ * 8 channels x 4 chips, 64 TLC reads per chip, all arriving at 0: booked chip by chip or
+ * round-robin, the makespan is the same, 64 x (tR + xfer) (FIFO: 4x that, chip by chip).
+ */
+static void test_order_insensitive(void)
+{
+    NandTiming t = { .cell_bits = 3, .pg_rd_lat = { 50 * US, 65 * US, 80 * US },
+                     .pg_wr_lat = { 400 * US, 700 * US, 1000 * US }, .blk_er_lat = 3000 * US,
+                     .ch_xfer_lat = 5 * US, .time_scale = 1 };
+    uint64_t span[2] = { 0, 0 }, bound = 0;
+
+    for (uint32_t pg = 0; pg < 64; pg++) {
+        bound += t.pg_rd_lat[pg % 3] + 5 * US;
+    }
+    for (int order = 0; order < 2; order++) {
+        NandModel *m = model(geo(8, 4), t);
+        for (uint32_t i = 0; i < 32 * 64; i++) {
+            uint32_t chip = order ? i % 32 : i / 64, pg = order ? i / 32 : i % 64;
+            NandAddr a = { .ch = chip / 4, .lun = chip % 4, .pg = pg };
+            uint64_t done = nand_op(m, NAND_OP_READ, &a, 0);  /* MAX() evaluates twice */
+            span[order] = MAX(span[order], done);
+        }
+        nand_model_free(m);
+    }
+    g_assert_cmpuint(span[0], <=, bound + bound / 100);
+    g_assert_cmpuint(span[1], <=, bound + bound / 100);
+}
+
+/* nand_probe answers what nand_op will, and books nothing. */
+static void test_probe_books_nothing(void)
+{
+    NandModel *m = model(geo(1, 2), slc());
+    NandAddr a = { .lun = 1 };
+    op_at(m, NAND_OP_PROGRAM, 0, 0);
+    uint64_t p = nand_probe(m, NAND_OP_READ, &a, 0);
+    g_assert_cmpuint(nand_probe(m, NAND_OP_READ, &a, 0), ==, p);
+    g_assert_cmpuint(m->stats.reads, ==, 0);
+    g_assert_cmpuint(nand_op(m, NAND_OP_READ, &a, 0), ==, p);
+    g_assert_cmpuint(nand_probe(m, NAND_OP_READ, &a, 0), >, p);
+    nand_model_clear(m);
+    g_assert_cmpuint(nand_all_idle_ns(m), ==, 0);
+    g_assert_cmpuint(nand_op(m, NAND_OP_READ, &a, 0), ==, 50 * US);
+    nand_model_free(m);
+}
+
+/* ---- a brute-force reference of the same rules: sorted lists scanned from the start ---- */
+
+typedef struct RefTl {
+    GArray *iv;         /* uint64_t pairs [s, e), sorted, disjoint, touching ones merged */
+    uint64_t busy_until;
+} RefTl;
+
+#define IV_S(t, i) g_array_index((t)->iv, uint64_t, 2 * (i))
+#define IV_E(t, i) g_array_index((t)->iv, uint64_t, 2 * (i) + 1)
+#define IV_N(t) ((t)->iv->len / 2)
+
+static uint64_t ref_fit(const RefTl *t, uint64_t x, uint64_t d)
+{
+    if (d == 0) {
+        return x;
+    }
+    for (guint i = 0; i < IV_N(t); i++) {
+        if (IV_E(t, i) <= x) {
+            continue;
+        }
+        if (IV_S(t, i) >= x + d) {
+            break;
+        }
+        x = IV_E(t, i);
+    }
+    return x;
+}
+
+static bool ref_free(const RefTl *t, uint64_t s, uint64_t e, uint64_t *end)
+{
+    for (guint i = 0; i < IV_N(t) && s < e; i++) {
+        if (IV_E(t, i) > s && IV_S(t, i) < e) {
+            *end = IV_E(t, i);
+            return false;
+        }
+    }
+    return true;
+}
+
+static void ref_book(RefTl *t, uint64_t s, uint64_t e)
+{
+    guint i = 0;
+    uint64_t end;
+
+    if (e <= s) {
+        return;
+    }
+    g_assert_true(ref_free(t, s, e, &end));     /* no booking over another */
+    while (i < IV_N(t) && IV_S(t, i) < s) {
+        i++;
+    }
+    if (i > 0 && IV_E(t, i - 1) == s) {
+        IV_E(t, i - 1) = e;
+        if (i < IV_N(t) && IV_S(t, i) == e) {
+            IV_E(t, i - 1) = IV_E(t, i);
+            g_array_remove_range(t->iv, 2 * i, 2);
+        }
+    } else if (i < IV_N(t) && IV_S(t, i) == e) {
+        IV_S(t, i) = s;
+    } else {
+        uint64_t pair[2] = { s, e };
+        g_array_insert_vals(t->iv, 2 * i, pair, 2);
+    }
+    t->busy_until = MAX(t->busy_until, e);
+}
+
+static void ref_retire(RefTl *t, uint64_t h)
+{
+    guint n = 0;
+    while (n < IV_N(t) && IV_E(t, n) <= h) {
+        n++;
+    }
+    g_array_remove_range(t->iv, 0, 2 * n);
+}
+
+typedef struct RefModel {
+    const NandModel *shape;     /* geometry and timing only */
+    RefTl *ch, *chip;
+    uint64_t *fence;
+} RefModel;
+
+static RefModel *ref_new(const NandModel *shape)
+{
+    RefModel *r = g_new0(RefModel, 1);
+    uint64_t luns = nand_luns(&shape->geo);
+    r->shape = shape;
+    r->ch = g_new0(RefTl, shape->geo.nchs);
+    r->chip = g_new0(RefTl, luns);
+    r->fence = g_new0(uint64_t, luns);
+    for (uint32_t i = 0; i < shape->geo.nchs; i++) {
+        r->ch[i].iv = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    }
+    for (uint64_t i = 0; i < luns; i++) {
+        r->chip[i].iv = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    }
+    return r;
+}
+
+static void ref_free_model(RefModel *r)
+{
+    for (uint32_t i = 0; i < r->shape->geo.nchs; i++) {
+        g_array_free(r->ch[i].iv, TRUE);
+    }
+    for (uint64_t i = 0; i < nand_luns(&r->shape->geo); i++) {
+        g_array_free(r->chip[i].iv, TRUE);
+    }
+    g_free(r->ch);
+    g_free(r->chip);
+    g_free(r->fence);
+    g_free(r);
+}
+
+/* The rules of nand.h, written plainly (the try limit of 8 included). */
+static uint64_t ref_op(RefModel *r, NandOp op, const NandAddr *a, uint64_t at)
+{
+    const NandModel *m = r->shape;
+    uint32_t lun = nand_lun_index(m, a), type = nand_page_type(m, a->pg);
+    RefTl *chip = &r->chip[lun], *ch = &r->ch[a->ch];
+    uint64_t x = m->xfer_ns, s, o, end;
+
+    if (op == NAND_OP_READ) {
+        uint64_t tr = m->tm.pg_rd_lat[type];
+        s = ref_fit(chip, at, tr + x);
+        for (int tries = 1;; tries++) {
+            o = ref_fit(ch, s + tr, x);
+            if (ref_free(chip, s, o + x, &end)) {
+                break;
+            }
+            s = tries < 8 ? ref_fit(chip, end, tr + x) : MAX(end, chip->busy_until);
+        }
+        ref_book(chip, s, o + x);
+        ref_book(ch, o, o + x);
+        return o + x;
+    }
+    if (op == NAND_OP_PROGRAM) {
+        uint64_t tp = m->tm.pg_wr_lat[type];
+        o = MAX(at, r->fence[lun]);
+        for (int tries = 1;; tries++) {
+            o = ref_fit(chip, o, x + tp);
+            s = ref_fit(ch, o, x);
+            if (s == o) {
+                break;
+            }
+            o = tries < 8 ? s : MAX(s, MAX(chip->busy_until, ch->busy_until));
+        }
+        ref_book(chip, o, o + x + tp);
+        ref_book(ch, o, o + x);
+        return r->fence[lun] = o + x + tp;
+    }
+    s = ref_fit(chip, MAX(at, r->fence[lun]), m->tm.blk_er_lat);
+    ref_book(chip, s, s + m->tm.blk_er_lat);
+    return r->fence[lun] = s + m->tm.blk_er_lat;
+}
+
+/* The model's first rule, as it was: one free time per resource. */
+static uint64_t fifo_op(uint64_t *ch_free, uint64_t *lun_free, const NandModel *m, NandOp op,
+                        const NandAddr *a, uint64_t at)
+{
+    uint32_t lun = nand_lun_index(m, a), type = nand_page_type(m, a->pg);
+    uint64_t *chip = &lun_free[lun], *chan = &ch_free[a->ch], start, done;
+
+    if (op == NAND_OP_READ) {
+        start = MAX(at, *chip);
+        done = MAX(start + m->tm.pg_rd_lat[type], *chan) + m->xfer_ns;
+        *chan = *chip = done;
+    } else if (op == NAND_OP_PROGRAM) {
+        start = MAX(at, MAX(*chan, *chip));
+        *chan = start + m->xfer_ns;
+        done = *chip = *chan + m->tm.pg_wr_lat[type];
+    } else {
+        done = *chip = MAX(at, *chip) + m->tm.blk_er_lat;
+    }
+    return done;
+}
+
+/* A random operation at `at`; reads dominate, some bookings far ahead (GC, buffers). */
+static NandOp random_op(GRand *g, const NandModel *m, NandAddr *a, uint64_t *at)
+{
+    *a = (NandAddr){ .ch = g_rand_int_range(g, 0, m->geo.nchs),
+                     .lun = g_rand_int_range(g, 0, m->geo.luns_per_ch),
+                     .pg = g_rand_int_range(g, 0, 64) };
+    if (g_rand_int_range(g, 0, 20) == 0) {
+        *at += g_rand_int_range(g, 0, 3000 * US);          /* booked ahead */
+    }
+    int k = g_rand_int_range(g, 0, 100);
+    return k < 65 ? NAND_OP_READ : k < 97 ? NAND_OP_PROGRAM : NAND_OP_ERASE;
+}
+
+static uint64_t collect_after;
+
+/* The intervals ending after collect_after. */
+static bool collect(uint64_t s, uint64_t e, void *opaque)
+{
+    GArray *a = opaque;
+    g_assert_cmpuint(s, <, e);
+    if (e <= collect_after) {
+        return true;
+    }
+    if (a->len) {
+        /* sorted, disjoint, touching ones merged */
+        g_assert_cmpuint(g_array_index(a, uint64_t, a->len - 1), <, s);
+    }
+    g_array_append_val(a, s);
+    g_array_append_val(a, e);
+    return true;
+}
+
+/*
+ * 10^5 random operations, some booked far ahead, on the model (with and without retiring
+ * at each arrival) and on the brute-force reference: the same completions, the same
+ * intervals, no overlap (ref_book checks); the P/E of each chip in booking order.
+ */
+static void test_against_reference(void)
+{
+    NandTiming t = { .cell_bits = 3, .pg_rd_lat = { 50 * US, 65 * US, 80 * US },
+                     .pg_wr_lat = { 400 * US, 700 * US, 1000 * US }, .blk_er_lat = 3000 * US,
+                     .ch_xfer_lat = 8 * US, .time_scale = 1 };
+    NandModel *m = model(geo(2, 4), t), *keep = model(geo(2, 4), t);
+    RefModel *r = ref_new(m);
+    GRand *g = g_rand_new_with_seed(42);
+    uint64_t now = 0, last_pe[8] = { 0 };
+
+    for (int i = 0; i < 100000; i++) {
+        NandAddr a;
+        uint64_t at;
+        /* chips about half busy: an operation holds one 360 us on average */
+        now += g_rand_int_range(g, 0, 180 * US);
+        at = now;
+        NandOp op = random_op(g, m, &a, &at);
+        nand_retire(m, now);
+        for (uint32_t k = 0; k < 8; k++) {
+            ref_retire(&r->chip[k], now);
+            ref_retire(&r->ch[k % 2], now);
+        }
+        uint64_t want = ref_op(r, op, &a, at);
+        uint64_t got = nand_op(m, op, &a, at);
+        g_assert_cmpuint(got, ==, want);
+        g_assert_cmpuint(nand_op(keep, op, &a, at), ==, want);
+        g_assert_cmpuint(got, >, at);
+        if (op != NAND_OP_READ) {
+            /* P/E in booking order: each ends after the previous one of its chip */
+            uint32_t lun = nand_lun_index(m, &a);
+            g_assert_cmpuint(got, >, last_pe[lun]);
+            last_pe[lun] = got;
+        }
+    }
+    /* the model keeps what the reference keeps, past the last arrival */
+    collect_after = now;
+    for (uint64_t c = 0; c < nand_luns(&m->geo); c++) {
+        GArray *iv = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+        tl_foreach(&m->chip[c], collect, iv);
+        g_assert_cmpuint(iv->len, ==, r->chip[c].iv->len);
+        g_assert_cmpmem(iv->data, iv->len * 8, r->chip[c].iv->data, iv->len * 8);
+        g_array_free(iv, TRUE);
+        /* retiring bounds what is kept to what is in flight */
+        g_assert_cmpuint(tl_intervals(&m->chip[c]) * 10, <, tl_intervals(&keep->chip[c]));
+        g_assert_cmpuint(m->chip[c].early, ==, 0);
+    }
+    g_assert_cmpuint(m->stats.gap_fills, >, 1000);
+    g_assert_cmpuint(m->stats.read_overtakes, >, 100);
+    g_test_message("%" G_GUINT64_FORMAT " gap fills, %" G_GUINT64_FORMAT " read overtakes; "
+                   "%u intervals kept on chip 0 with retiring, %u without; last arrival %"
+                   G_GUINT64_FORMAT " us, all idle at %" G_GUINT64_FORMAT " us",
+                   m->stats.gap_fills, m->stats.read_overtakes, tl_intervals(&m->chip[0]),
+                   tl_intervals(&keep->chip[0]), (uint64_t)(now / US),
+                   (uint64_t)(nand_all_idle_ns(m) / US));
+    ref_free_model(r);
+    nand_model_free(m);
+    nand_model_free(keep);
+    g_rand_free(g);
+}
+
+/* nand_sched=fifo gives the model's first rule, completion for completion. */
+static void test_fifo_is_the_first_rule(void)
+{
+    NandTiming t = { .cell_bits = 3, .pg_rd_lat = { 50 * US, 65 * US, 80 * US },
+                     .pg_wr_lat = { 400 * US, 700 * US, 1000 * US }, .blk_er_lat = 3000 * US,
+                     .ch_mts = 800, .ch_width_bytes = 1, .time_scale = 1,
+                     .sched = NAND_SCHED_FIFO };
+    for (int free_bus = 0; free_bus < 2; free_bus++) {
+        if (free_bus) {
+            t.ch_mts = 0;           /* a channel that costs nothing still orders, as before */
+        }
+        NandModel *m = model(geo(2, 4), t);
+        uint64_t ch_free[2] = { 0 }, lun_free[8] = { 0 }, now = 0;
+        GRand *g = g_rand_new_with_seed(7);
+        for (int i = 0; i < 100000; i++) {
+            NandAddr a;
+            uint64_t at;
+            now += g_rand_int_range(g, 0, 12 * US);
+            at = now;
+            NandOp op = random_op(g, m, &a, &at);
+            nand_retire(m, now);
+            g_assert_cmpuint(nand_op(m, op, &a, at), ==,
+                             fifo_op(ch_free, lun_free, m, op, &a, at));
+        }
+        g_assert_cmpuint(m->stats.gap_fills, ==, 0);
+        g_rand_free(g);
+        nand_model_free(m);
+    }
+}
+
+/* A copy is independent and books as the original would. */
+static void test_copy_is_independent(void)
+{
+    NandModel *m = model(geo(1, 2), slc());
+    op_at(m, NAND_OP_PROGRAM, 0, 1000 * US);
+    NandModel *c = nand_model_copy(m);
+    g_assert_cmpuint(op_at(c, NAND_OP_READ, 0, 0), ==, 50 * US);
+    g_assert_cmpuint(op_at(m, NAND_OP_READ, 0, 0), ==, 50 * US);
+    g_assert_cmpuint(op_at(c, NAND_OP_READ, 0, 0), ==, 100 * US);
+    nand_model_free(c);
+    g_assert_cmpuint(op_at(m, NAND_OP_READ, 0, 0), ==, 100 * US);
+    nand_model_free(m);
+}
+
 static void test_invalid_configs_refused(void)
 {
     struct { NandGeometry g; const char *name; } bad[] = {
@@ -204,5 +644,16 @@ int main(int argc, char **argv)
     g_test_add_func("/nand/monotonic-deterministic", test_monotonic_and_deterministic);
     g_test_add_func("/nand/page-types-and-scale", test_page_types_and_scale);
     g_test_add_func("/nand/invalid-configs", test_invalid_configs_refused);
+    g_test_add_func("/nand/backfill/g1-erase-and-program-leave-the-bus", test_gap_g1);
+    g_test_add_func("/nand/backfill/g2-channel-gap", test_gap_g2);
+    g_test_add_func("/nand/backfill/g3-small-gap-skipped", test_gap_g3);
+    g_test_add_func("/nand/backfill/g4-read-before-a-future-program", test_gap_g4);
+    g_test_add_func("/nand/backfill/g5-chip-held-to-data-out", test_gap_g5);
+    g_test_add_func("/nand/backfill/pe-in-booking-order", test_pe_in_booking_order);
+    g_test_add_func("/nand/backfill/order-insensitive", test_order_insensitive);
+    g_test_add_func("/nand/backfill/probe-books-nothing", test_probe_books_nothing);
+    g_test_add_func("/nand/backfill/against-reference", test_against_reference);
+    g_test_add_func("/nand/backfill/copy-is-independent", test_copy_is_independent);
+    g_test_add_func("/nand/fifo/first-rule", test_fifo_is_the_first_rule);
     return g_test_run();
 }

@@ -290,6 +290,7 @@ void tl_book(Timeline *tl, uint64_t s, uint64_t e)
     /* a booking over another would corrupt the gaps: the callers fit first */
     g_assert((p == NIL || N(tl, p)->e <= s) && (q == NIL || N(tl, q)->s >= e));
     tl->busy_until = MAX(tl->busy_until, e);
+    tl->first_end = MIN(tl->first_end, e);
     touch_p = p != NIL && N(tl, p)->e == s;
     touch_q = q != NIL && N(tl, q)->s == e;
     if (touch_p && touch_q) {
