@@ -728,6 +728,9 @@ static void femu_class_init(ObjectClass *oc, void *data)
     object_class_property_set_description(oc, "dataplane",
         "thread (default): commands run on a device thread in host time; main-loop: in "
         "QEMU's main loop in virtual time (deterministic under qtest, for the fuzzer)");
+    object_class_property_set_description(oc, "nand_sched",
+        "backfill (default): each flash operation takes the first idle gap of its chip and "
+        "channel that fits it; fifo: it waits for their latest booking (the first model)");
     device_class_set_legacy_reset(dc, femu_reset);
 }
 

@@ -46,6 +46,7 @@ static uint64_t bbssd_submit(FemuMedia *fm, const FemuMediaReq *req)
     uint64_t whole_first = (req->offset + pb - 1) / pb, whole_last = end / pb;
     uint64_t done = req->arrival_ns;
 
+    femu_media_retire(fm, ftl_nand(m->ftl), req->arrival_ns);
     switch (req->op) {
     case FEMU_MEDIA_READ:
         if (m->sra) {

@@ -40,6 +40,7 @@ const Property femu_flash_props[] = {
     DEFINE_PROP_UINT32("ch_mts", FemuFlashParams, ch_mts, 800),
     DEFINE_PROP_UINT32("ch_width", FemuFlashParams, ch_width, 1),
     DEFINE_PROP_UINT32("time_scale", FemuFlashParams, time_scale, 1),
+    DEFINE_PROP_STRING("nand_sched", FemuFlashParams, nand_sched),
 };
 const size_t femu_flash_nr_props = ARRAY_SIZE(femu_flash_props);
 
@@ -100,6 +101,7 @@ bool femu_fill_timing(const char *prefix, uint8_t flash_type, int64_t rd, int64_
         return false;
     }
     *t = (NandTiming){ .cell_bits = flash_type, .time_scale = p->time_scale,
+                       .sched = NAND_SCHED_BACKFILL,
                        .ch_mts = p->ch_mts, .ch_width_bytes = p->ch_width,
                        .blk_er_lat = flash_defaults[flash_type].er };
     memcpy(t->pg_rd_lat, flash_defaults[flash_type].rd, sizeof(t->pg_rd_lat));
@@ -122,6 +124,19 @@ bool femu_fill_timing(const char *prefix, uint8_t flash_type, int64_t rd, int64_
     }
     if (er >= 0) {
         t->blk_er_lat = er;
+    }
+    if (p->nand_sched) {
+        int i = 0;
+        while (i < NAND_SCHED__MAX && strcmp(p->nand_sched, nand_sched_names[i])) {
+            i++;
+        }
+        if (i == NAND_SCHED__MAX) {
+            error_setg(errp, "nand_sched='%s' is not known: allowed backfill (the default: "
+                       "operations take the first idle gap that fits) or fifo (each waits "
+                       "for the latest booking of its chip and channel)", p->nand_sched);
+            return false;
+        }
+        t->sched = i;
     }
     if (p->ch_xfer_lat >= 0) {
         /* FEMU's ch_xfer_lat: a fixed time per page (0: the channel costs nothing) */

@@ -30,6 +30,7 @@ typedef struct FemuFlashParams {
     uint32_t ch_mts;
     uint32_t ch_width;
     uint32_t time_scale;
+    char *nand_sched;           /* NULL: backfill */
 } FemuFlashParams;
 
 /* Properties with offsets relative to FemuFlashParams. */
