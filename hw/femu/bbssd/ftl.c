@@ -589,7 +589,7 @@ const FtlStats *ftl_stats(Ftl *f)
     return &f->st;
 }
 
-const NandModel *ftl_nand(Ftl *f)
+NandModel *ftl_nand(Ftl *f)
 {
     return f->nand;
 }

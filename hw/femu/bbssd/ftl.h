@@ -95,7 +95,7 @@ uint64_t ftl_flush(Ftl *f, uint64_t now_ns);
 void ftl_idle(Ftl *f, uint64_t now_ns);
 
 const FtlStats *ftl_stats(Ftl *f);
-const NandModel *ftl_nand(Ftl *f);
+NandModel *ftl_nand(Ftl *f);
 /* Write amplification: NAND pages written / host pages written (1.0 before any write). */
 double ftl_waf(const Ftl *f);
 
