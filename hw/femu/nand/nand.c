@@ -195,20 +195,21 @@ static NandSlot nand_place(const NandModel *m, NandOp op, const NandAddr *a, uin
 {
     uint32_t lun = nand_lun_index(m, a), type = nand_page_type(m, a->pg);
     const Timeline *chip = &m->chip[lun], *chan = &m->ch[a->ch];
-    uint64_t scale = m->tm.time_scale, x = m->xfer_ns, s, o, busy_end;
+    uint64_t scale = m->tm.time_scale, x = m->xfer_ns, s, o, gap_end;
 
     switch (op) {
     case NAND_OP_READ: {
         uint64_t tr = m->tm.pg_rd_lat[type] * scale;
-        s = tl_fit(chip, arrival, tr + x);
+        s = tl_fit_gap(chip, arrival, tr + x, &gap_end);
         for (int tries = 1;; tries++) {
             /* data-out in the first channel gap after tR; the chip holds the page till then */
             o = tl_fit(chan, s + tr, x);
-            if (tl_is_free(chip, s, o + x, &busy_end)) {
+            if (o + x <= gap_end) {
                 break;
             }
-            s = tries < NAND_MAX_TRIES ? tl_fit(chip, busy_end, tr + x)
-                                       : MAX(busy_end, chip->busy_until);
+            /* past the chip's gap: from the end of the booking after it */
+            s = tries < NAND_MAX_TRIES ? tl_fit_gap(chip, gap_end, tr + x, &gap_end)
+                                       : tl_fit_gap(chip, chip->busy_until, tr + x, &gap_end);
         }
         return (NandSlot){ .start = s, .xfer_at = o, .done = o + x };
     }
@@ -217,9 +218,10 @@ static NandSlot nand_place(const NandModel *m, NandOp op, const NandAddr *a, uin
         /* data-in then tPROG, in a gap free on both the channel and the chip */
         o = MAX(arrival, m->pe_fence[lun]);
         for (int tries = 1;; tries++) {
-            o = tl_fit(chip, o, x + tp);
+            o = tl_fit_gap(chip, o, x + tp, &gap_end);
             s = tl_fit(chan, o, x);
-            if (s == o) {
+            if (s == o || s + x + tp <= gap_end) {
+                o = s;
                 break;
             }
             o = tries < NAND_MAX_TRIES ? s : MAX(s, MAX(chip->busy_until, chan->busy_until));

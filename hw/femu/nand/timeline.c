@@ -45,22 +45,6 @@ static void split(Timeline *tl, uint32_t t, uint64_t key, uint32_t *a, uint32_t 
     }
 }
 
-/* a: the nodes ending at or before h (a prefix, as ends grow with starts); b: the rest. */
-static void split_end(Timeline *tl, uint32_t t, uint64_t h, uint32_t *a, uint32_t *b)
-{
-    if (t == NIL) {
-        *a = *b = NIL;
-    } else if (N(tl, t)->e <= h) {
-        split_end(tl, N(tl, t)->r, h, &N(tl, t)->r, b);
-        *a = t;
-        pull(tl, t);
-    } else {
-        split_end(tl, N(tl, t)->l, h, a, &N(tl, t)->l);
-        *b = t;
-        pull(tl, t);
-    }
-}
-
 /* Every node of a starts before every node of b. */
 static uint32_t merge(Timeline *tl, uint32_t a, uint32_t b)
 {
@@ -77,6 +61,26 @@ static uint32_t merge(Timeline *tl, uint32_t a, uint32_t b)
     return b;
 }
 
+/* Inserts node x (its key not in t); every node on the way is pulled again. */
+static uint32_t insert(Timeline *tl, uint32_t t, uint32_t x)
+{
+    if (t == NIL) {
+        return x;
+    }
+    if (N(tl, x)->prio > N(tl, t)->prio) {
+        split(tl, t, N(tl, x)->s, &N(tl, x)->l, &N(tl, x)->r);
+        pull(tl, x);
+        return x;
+    }
+    if (N(tl, x)->s < N(tl, t)->s) {
+        N(tl, t)->l = insert(tl, N(tl, t)->l, x);
+    } else {
+        N(tl, t)->r = insert(tl, N(tl, t)->r, x);
+    }
+    pull(tl, t);
+    return t;
+}
+
 /* Recomputes maxgap on the path to the node starting at key, after its gap changed. */
 static void refresh(Timeline *tl, uint32_t t, uint64_t key)
 {
@@ -91,34 +95,21 @@ static void refresh(Timeline *tl, uint32_t t, uint64_t key)
     pull(tl, t);
 }
 
-/* The node with the largest start <= key, or NIL. */
-static uint32_t pred_le(const Timeline *tl, uint64_t key)
+/* In one descent: *p, the node with the largest start <= key; *q, the smallest > key. */
+static void neighbours(const Timeline *tl, uint64_t key, uint32_t *p, uint32_t *q)
 {
-    uint32_t t = tl->root, best = NIL;
+    uint32_t t = tl->root;
+
+    *p = *q = NIL;
     while (t != NIL) {
         if (N(tl, t)->s <= key) {
-            best = t;
+            *p = t;
             t = N(tl, t)->r;
         } else {
+            *q = t;
             t = N(tl, t)->l;
         }
     }
-    return best;
-}
-
-/* The node with the smallest start > key, or NIL. */
-static uint32_t succ_gt(const Timeline *tl, uint64_t key)
-{
-    uint32_t t = tl->root, best = NIL;
-    while (t != NIL) {
-        if (N(tl, t)->s > key) {
-            best = t;
-            t = N(tl, t)->l;
-        } else {
-            t = N(tl, t)->r;
-        }
-    }
-    return best;
 }
 
 /* The first node starting after key whose gap is at least d, or NIL. */
@@ -165,17 +156,6 @@ static uint32_t node_new(Timeline *tl, uint64_t s, uint64_t e, uint64_t gap)
     return i;
 }
 
-static void node_free_all(Timeline *tl, uint32_t t)
-{
-    if (t != NIL) {
-        node_free_all(tl, N(tl, t)->l);
-        node_free_all(tl, N(tl, t)->r);
-        N(tl, t)->l = tl->free_list;
-        tl->free_list = t;
-        tl->live--;
-    }
-}
-
 void tl_init(Timeline *tl, bool fifo)
 {
     *tl = (Timeline){ .fifo = fifo };
@@ -190,7 +170,7 @@ void tl_clear(Timeline *tl)
     }
     tl->pool[NIL] = (TlNode){ 0 };
     tl->used = 1;
-    tl->root = tl->free_list = NIL;
+    tl->root = tl->free_list = tl->last = NIL;
     tl->live = 0;
     tl->busy_until = tl->retired_end = tl->early = 0;
     tl->first_end = UINT64_MAX;
@@ -212,11 +192,12 @@ void tl_copy(Timeline *dst, const Timeline *src)
     memcpy(dst->pool, src->pool, src->cap * sizeof(TlNode));
 }
 
-uint64_t tl_fit(const Timeline *tl, uint64_t t, uint64_t d)
+uint64_t tl_fit_gap(const Timeline *tl, uint64_t t, uint64_t d, uint64_t *gap_end)
 {
     uint32_t p, q, n;
     uint64_t c = t;
 
+    *gap_end = UINT64_MAX;
     if (tl->fifo) {
         return MAX(t, tl->busy_until);
     }
@@ -227,16 +208,30 @@ uint64_t tl_fit(const Timeline *tl, uint64_t t, uint64_t d)
     if (d == 0 || t >= tl->busy_until) {
         return t;
     }
-    p = pred_le(tl, c);
+    if (t >= N(tl, tl->last)->s) {
+        return tl->busy_until;          /* within the latest interval */
+    }
+    /* no booking starts in (t, p's end]: q follows c as it follows t */
+    neighbours(tl, c, &p, &q);
     if (p != NIL && N(tl, p)->e > c) {
         c = N(tl, p)->e;                /* t falls in a booking: from its end */
     }
-    q = succ_gt(tl, c);
     if (q == NIL || N(tl, q)->s - c >= d) {
+        *gap_end = q == NIL ? UINT64_MAX : N(tl, q)->s;
         return c;
     }
     n = first_gap(tl, tl->root, N(tl, q)->s, d);
-    return n == NIL ? tl->busy_until : N(tl, n)->s - N(tl, n)->gap;
+    if (n == NIL) {
+        return tl->busy_until;
+    }
+    *gap_end = N(tl, n)->s;
+    return N(tl, n)->s - N(tl, n)->gap;
+}
+
+uint64_t tl_fit(const Timeline *tl, uint64_t t, uint64_t d)
+{
+    uint64_t gap_end;
+    return tl_fit_gap(tl, t, d, &gap_end);
 }
 
 bool tl_is_free(const Timeline *tl, uint64_t s, uint64_t e, uint64_t *busy_end)
@@ -257,12 +252,15 @@ bool tl_is_free(const Timeline *tl, uint64_t s, uint64_t e, uint64_t *busy_end)
         end = tl->retired_end;
     } else if (s >= tl->busy_until) {
         return true;
-    } else if ((p = pred_le(tl, s)) != NIL && N(tl, p)->e > s) {
-        end = N(tl, p)->e;
-    } else if ((q = succ_gt(tl, s)) != NIL && N(tl, q)->s < e) {
-        end = N(tl, q)->e;
     } else {
-        return true;
+        neighbours(tl, s, &p, &q);
+        if (p != NIL && N(tl, p)->e > s) {
+            end = N(tl, p)->e;
+        } else if (q != NIL && N(tl, q)->s < e) {
+            end = N(tl, q)->e;
+        } else {
+            return true;
+        }
     }
     if (busy_end) {
         *busy_end = end;
@@ -285,8 +283,21 @@ void tl_book(Timeline *tl, uint64_t s, uint64_t e)
         return;
     }
     g_assert(s >= tl->retired_end);
-    p = pred_le(tl, s);
-    q = succ_gt(tl, s);
+    if (s >= tl->busy_until) {
+        /* after every booking: the common case, without a search */
+        if (tl->last != NIL && s == tl->busy_until) {
+            N(tl, tl->last)->e = e;
+        } else {
+            uint64_t gap = tl->last != NIL ? s - N(tl, tl->last)->e : 0;
+            uint32_t x = node_new(tl, s, e, gap);
+            tl->root = merge(tl, tl->root, x);
+            tl->last = x;
+        }
+        tl->busy_until = e;
+        tl->first_end = MIN(tl->first_end, e);
+        return;
+    }
+    neighbours(tl, s, &p, &q);
     /* a booking over another would corrupt the gaps: the callers fit first */
     g_assert((p == NIL || N(tl, p)->e <= s) && (q == NIL || N(tl, q)->s >= e));
     tl->busy_until = MAX(tl->busy_until, e);
@@ -303,6 +314,9 @@ void tl_book(Timeline *tl, uint64_t s, uint64_t e)
         tl->free_list = mid;
         tl->live--;
         tl->root = merge(tl, a, rest);
+        if (tl->last == q) {
+            tl->last = p;
+        }
     } else if (touch_p) {
         N(tl, p)->e = e;
         if (q != NIL) {
@@ -316,31 +330,55 @@ void tl_book(Timeline *tl, uint64_t s, uint64_t e)
         refresh(tl, tl->root, s);
     } else {
         uint32_t x = node_new(tl, s, e, p != NIL ? s - N(tl, p)->e : 0);
-        if (q != NIL) {
+        if (q == NIL) {
+            tl->last = x;
+        } else {
+            /* q is on x's search path (as a successor is): the insert pulls it again */
             N(tl, q)->gap = N(tl, q)->s - e;
-            refresh(tl, tl->root, N(tl, q)->s);
         }
-        split(tl, tl->root, s, &a, &b);
-        tl->root = merge(tl, merge(tl, a, x), b);
+        tl->root = insert(tl, tl->root, x);
     }
 }
 
+/*
+ * Retiring takes the first intervals out one by one from the left spine. The maxgap of the
+ * nodes above them is not lowered: it stays an upper bound, which is all first_gap needs
+ * (it checks the gaps themselves), and the next pull through them makes it exact again.
+ */
 void tl_retire(Timeline *tl, uint64_t h)
 {
-    uint32_t a, b, t;
+    uint32_t parent, t;
 
     if (tl->fifo || h < tl->first_end) {
         return;                         /* nothing ends at or before h */
     }
-    split_end(tl, tl->root, h, &a, &b);
-    for (t = a; N(tl, t)->r != NIL; t = N(tl, t)->r) {
-    }
-    tl->retired_end = MAX(tl->retired_end, N(tl, t)->e);
-    node_free_all(tl, a);
-    tl->root = b;
-    for (t = b; t != NIL && N(tl, t)->l != NIL; t = N(tl, t)->l) {
+    for (;;) {
+        parent = NIL;
+        t = tl->root;
+        if (t == NIL) {
+            break;
+        }
+        while (N(tl, t)->l != NIL) {
+            parent = t;
+            t = N(tl, t)->l;
+        }
+        if (N(tl, t)->e > h) {
+            break;
+        }
+        tl->retired_end = MAX(tl->retired_end, N(tl, t)->e);
+        if (parent == NIL) {
+            tl->root = N(tl, t)->r;
+        } else {
+            N(tl, parent)->l = N(tl, t)->r;
+        }
+        N(tl, t)->l = tl->free_list;
+        tl->free_list = t;
+        tl->live--;
     }
     tl->first_end = t == NIL ? UINT64_MAX : N(tl, t)->e;
+    if (tl->root == NIL) {
+        tl->last = NIL;
+    }
 }
 
 static bool walk(const Timeline *tl, uint32_t t,

@@ -35,6 +35,7 @@ typedef struct Timeline {
     TlNode *pool;           /* nodes; index 0 is the null node */
     uint32_t cap, used;     /* pool size, nodes ever taken from it */
     uint32_t root, free_list, live;
+    uint32_t last;          /* the latest interval's node */
     uint32_t seed;          /* treap priorities: deterministic */
 } Timeline;
 
@@ -51,6 +52,8 @@ void tl_clear(Timeline *tl);
  * as that end: a retired interval is never booked over.
  */
 uint64_t tl_fit(const Timeline *tl, uint64_t t, uint64_t d);
+/* The same, and *gap_end: where the idle gap it found ends (UINT64_MAX: never). */
+uint64_t tl_fit_gap(const Timeline *tl, uint64_t t, uint64_t d, uint64_t *gap_end);
 /*
  * True when no booking meets [s, e). Otherwise false, and *busy_end (if not NULL) is the
  * end of the first booking that meets it.
