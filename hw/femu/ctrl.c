@@ -81,6 +81,8 @@ void femu_crash_point(FemuCtrl *n, const char *point)
 
 static bool femu_check_props(FemuCtrl *n, Error **errp)
 {
+    uint32_t sched;
+
     if (!crash_at_parse(n, errp)) {
         return false;
     }
@@ -145,6 +147,10 @@ static bool femu_check_props(FemuCtrl *n, Error **errp)
     }
     if (n->serial && strlen(n->serial) > 20) {
         error_setg(errp, "serial='%s' is too long: at most 20 characters", n->serial);
+        return false;
+    }
+    /* checked here too, so that a drive without flash (nossd) refuses it alike */
+    if (!femu_flash_sched(&n->flash, &sched, errp)) {
         return false;
     }
     return true;

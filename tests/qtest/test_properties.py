@@ -40,6 +40,8 @@ REFUSED = [
     ("elpe=64", ["elpe=64", "0..63"]),
     ("poll_idle_us=1000001", ["poll_idle_us=1000001", "0..1000000"]),
     ("dataplane=fast", ["dataplane='fast'", "allowed thread, main-loop"]),
+    ("nand_sched=lifo", ["nand_sched='lifo'", "allowed backfill", "or fifo"]),
+    ("femu_mode=3,devsz_mb=1024,nand_sched=", ["nand_sched=''", "allowed backfill"]),
     ("serial=s23456789012345678901", ["serial=", "at most 20 characters"]),
     ("devsz_mb=67108865", ["devsz_mb=67108865", "1..67108864"]),
     ("x-crash-at=nowhere", ["x-crash-at='nowhere'", "not a crash point",

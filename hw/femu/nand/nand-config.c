@@ -87,6 +87,20 @@ static bool check_lat(const char *prefix, const char *name, int64_t v, Error **e
     return true;
 }
 
+bool femu_flash_sched(const FemuFlashParams *p, uint32_t *sched, Error **errp)
+{
+    for (uint32_t i = 0; i < NAND_SCHED__MAX; i++) {
+        if (!p->nand_sched || !strcmp(p->nand_sched, nand_sched_names[i])) {
+            *sched = p->nand_sched ? i : NAND_SCHED_BACKFILL;
+            return true;
+        }
+    }
+    error_setg(errp, "nand_sched='%s' is not known: allowed backfill (the default: each "
+               "operation takes the first idle gap that fits) or fifo (each waits for the "
+               "latest booking of its chip and channel)", p->nand_sched);
+    return false;
+}
+
 bool femu_fill_timing(const char *prefix, uint8_t flash_type, int64_t rd, int64_t wr,
                       int64_t er, const FemuFlashParams *p, NandTiming *t, Error **errp)
 {
@@ -125,18 +139,8 @@ bool femu_fill_timing(const char *prefix, uint8_t flash_type, int64_t rd, int64_
     if (er >= 0) {
         t->blk_er_lat = er;
     }
-    if (p->nand_sched) {
-        int i = 0;
-        while (i < NAND_SCHED__MAX && strcmp(p->nand_sched, nand_sched_names[i])) {
-            i++;
-        }
-        if (i == NAND_SCHED__MAX) {
-            error_setg(errp, "nand_sched='%s' is not known: allowed backfill (the default: "
-                       "operations take the first idle gap that fits) or fifo (each waits "
-                       "for the latest booking of its chip and channel)", p->nand_sched);
-            return false;
-        }
-        t->sched = i;
+    if (!femu_flash_sched(p, &t->sched, errp)) {
+        return false;
     }
     if (p->ch_xfer_lat >= 0) {
         /* FEMU's ch_xfer_lat: a fixed time per page (0: the channel costs nothing) */

@@ -39,6 +39,8 @@ extern const size_t femu_flash_nr_props;
 
 /* The geometry the flash properties give, with blks_per_pl as asked. */
 NandGeometry femu_flash_geometry(const FemuFlashParams *p, uint32_t blks_per_pl);
+/* nand_sched as a NandSched; false and *errp when it names none. */
+bool femu_flash_sched(const FemuFlashParams *p, uint32_t *sched, Error **errp);
 /*
  * Timing from a flash type and FEMU-style single latencies (-1: the type's default), plus
  * the bus, per-page-type and time-scale properties of *p. prefix names the properties the

@@ -250,7 +250,8 @@ uint64_t nand_op(NandModel *m, NandOp op, const NandAddr *a, uint64_t arrival_ns
     tl_retire(chip, m->horizon);
     tl_retire(chan, m->horizon);
     p = nand_place(m, op, a, arrival_ns);
-    if (p.start < chip->busy_until) {
+    if (p.start < chip->busy_until ||
+        (op != NAND_OP_ERASE && m->xfer_ns && p.xfer_at < chan->busy_until)) {
         m->stats.gap_fills++;
     }
     tl_book(chip, p.start, p.done);

@@ -75,7 +75,8 @@ typedef enum NandOp {
 
 typedef struct NandStats {
     uint64_t reads, programs, erases;
-    uint64_t gap_fills;         /* operations that started before a booking made earlier */
+    uint64_t gap_fills;         /* operations placed before a booking made earlier (chip or
+                                   channel) */
     uint64_t read_overtakes;    /* reads that went before a program or erase booked earlier */
     uint64_t *lun_busy_ns;  /* per chip, index ch * luns_per_ch + lun */
     uint64_t *ch_busy_ns;   /* per channel */
