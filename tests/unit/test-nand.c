@@ -483,6 +483,16 @@ static NandOp random_op(GRand *g, const NandModel *m, NandAddr *a, uint64_t *at)
 static uint64_t collect_after;
 
 /* The intervals ending after collect_after. */
+/* The next operation: `now` moves on by up to max_step, the model retires there. */
+static NandOp next_op(GRand *g, NandModel *m, uint64_t max_step, uint64_t *now, NandAddr *a,
+                      uint64_t *at)
+{
+    *now += g_rand_int_range(g, 0, max_step);
+    *at = *now;
+    nand_retire(m, *now);
+    return random_op(g, m, a, at);
+}
+
 static bool collect(uint64_t s, uint64_t e, void *opaque)
 {
     GArray *a = opaque;
@@ -518,10 +528,7 @@ static void test_against_reference(void)
         NandAddr a;
         uint64_t at;
         /* chips about half busy: an operation holds one 360 us on average */
-        now += g_rand_int_range(g, 0, 180 * US);
-        at = now;
-        NandOp op = random_op(g, m, &a, &at);
-        nand_retire(m, now);
+        NandOp op = next_op(g, m, 180 * US, &now, &a, &at);
         for (uint32_t k = 0; k < 8; k++) {
             ref_retire(&r->chip[k], now);
             ref_retire(&r->ch[k % 2], now);
@@ -581,10 +588,7 @@ static void test_fifo_is_the_first_rule(void)
         for (int i = 0; i < 100000; i++) {
             NandAddr a;
             uint64_t at;
-            now += g_rand_int_range(g, 0, 12 * US);
-            at = now;
-            NandOp op = random_op(g, m, &a, &at);
-            nand_retire(m, now);
+            NandOp op = next_op(g, m, 12 * US, &now, &a, &at);
             g_assert_cmpuint(nand_op(m, op, &a, at), ==,
                              fifo_op(ch_free, lun_free, m, op, &a, at));
         }
