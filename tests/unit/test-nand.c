@@ -612,6 +612,45 @@ static void test_copy_is_independent(void)
     nand_model_free(m);
 }
 
+/* Two planes at once: one array operation, a transfer per plane (tR 40, tPROG 200, x 10). */
+static void test_multiplane_times(void)
+{
+    NandGeometry g = geo(1, 2);
+    g.pls_per_lun = 2;
+    NandModel *m = model(g, slc());
+    NandAddr a = { .lun = 0 }, b = { .lun = 1 };
+
+    /* data-in, data-in, one tPROG: 2x + tPROG, not 2 (x + tPROG) */
+    g_assert_cmpuint(nand_op_planes(m, NAND_OP_PROGRAM, &a, 3, 0), ==, 220 * US);
+    /* sense both, send both out: tR + 2x */
+    g_assert_cmpuint(nand_op_planes(m, NAND_OP_READ, &b, 3, 0), ==, 60 * US);
+    /* both blocks erased at once: tBERS */
+    g_assert_cmpuint(nand_op_planes(m, NAND_OP_ERASE, &b, 3, 0), ==, 2060 * US);
+    /* planes the chip lacks are ignored; none: one plane */
+    g_assert_cmpuint(nand_op_planes(m, NAND_OP_PROGRAM, &a, 0x6, 220 * US), ==, 430 * US);
+    g_assert_cmpuint(nand_op_planes(m, NAND_OP_PROGRAM, &a, 0, 430 * US), ==, 640 * US);
+    g_assert_cmpuint(m->stats.programs, ==, 4);
+    g_assert_cmpuint(m->stats.reads, ==, 2);
+    g_assert_cmpuint(m->stats.erases, ==, 2);
+    g_assert_cmpuint(m->stats.multiplane_ops, ==, 3);
+    nand_model_free(m);
+}
+
+/* A multi-plane read's data-outs each take the first channel gap: around another's. */
+static void test_multiplane_transfers_fill_gaps(void)
+{
+    NandGeometry g = geo(1, 2);
+    g.pls_per_lun = 2;
+    NandModel *m = model(g, slc());
+    NandAddr a = { .lun = 0 };
+
+    /* chip 1's data-out at [50, 60) */
+    g_assert_cmpuint(op_at(m, NAND_OP_READ, 1, 10 * US), ==, 60 * US);
+    /* chip 0: tR to 40, outs at [40, 50) and, past chip 1's, [60, 70) */
+    g_assert_cmpuint(nand_op_planes(m, NAND_OP_READ, &a, 3, 0), ==, 70 * US);
+    nand_model_free(m);
+}
+
 static void test_invalid_configs_refused(void)
 {
     struct { NandGeometry g; const char *name; } bad[] = {
@@ -659,5 +698,7 @@ int main(int argc, char **argv)
     g_test_add_func("/nand/backfill/against-reference", test_against_reference);
     g_test_add_func("/nand/backfill/copy-is-independent", test_copy_is_independent);
     g_test_add_func("/nand/fifo/first-rule", test_fifo_is_the_first_rule);
+    g_test_add_func("/nand/multiplane/times", test_multiplane_times);
+    g_test_add_func("/nand/multiplane/transfers-fill-gaps", test_multiplane_transfers_fill_gaps);
     return g_test_run();
 }

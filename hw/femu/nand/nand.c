@@ -188,96 +188,136 @@ void nand_model_free(NandModel *m)
 
 /* Where and when an operation runs; `start` is when it takes the chip. */
 typedef struct NandSlot {
-    uint64_t start, xfer_at, done;
+    uint64_t start, done;
+    uint64_t xfer_at[NAND_MAX_PLANES];  /* each plane's transfer */
 } NandSlot;
 
-static NandSlot nand_place(const NandModel *m, NandOp op, const NandAddr *a, uint64_t arrival)
+/* k transfers on the channel, each in the first gap after the last: the last one's end. */
+static uint64_t place_transfers(const Timeline *chan, uint64_t from, uint64_t x, uint32_t k,
+                                uint64_t *at)
+{
+    for (uint32_t i = 0; i < k; i++) {
+        at[i] = tl_fit(chan, from, x);
+        from = at[i] + x;
+    }
+    return from;
+}
+
+static NandSlot nand_place(const NandModel *m, NandOp op, const NandAddr *a, uint32_t k,
+                           uint64_t arrival)
 {
     uint32_t lun = nand_lun_index(m, a), type = nand_page_type(m, a->pg);
     const Timeline *chip = &m->chip[lun], *chan = &m->ch[a->ch];
-    uint64_t scale = m->tm.time_scale, x = m->xfer_ns, s, o, gap_end;
+    uint64_t scale = m->tm.time_scale, x = m->xfer_ns, s, end, gap_end;
+    NandSlot slot = { 0 };
 
     switch (op) {
     case NAND_OP_READ: {
+        /* one array read for the k planes, then k data-outs */
         uint64_t tr = m->tm.pg_rd_lat[type] * scale;
-        s = tl_fit_gap(chip, arrival, tr + x, &gap_end);
+        s = tl_fit_gap(chip, arrival, tr + k * x, &gap_end);
         for (int tries = 1;; tries++) {
-            /* data-out in the first channel gap after tR; the chip holds the page till then */
-            o = tl_fit(chan, s + tr, x);
-            if (o + x <= gap_end) {
+            /* data-outs in the first channel gaps after tR; the chip holds the pages */
+            end = place_transfers(chan, s + tr, x, k, slot.xfer_at);
+            if (end <= gap_end) {
                 break;
             }
             /* past the chip's gap: from the end of the booking after it */
-            s = tries < NAND_MAX_TRIES ? tl_fit_gap(chip, gap_end, tr + x, &gap_end)
-                                       : tl_fit_gap(chip, chip->busy_until, tr + x, &gap_end);
+            s = tl_fit_gap(chip, tries < NAND_MAX_TRIES ? gap_end : chip->busy_until,
+                           tr + k * x, &gap_end);
         }
-        return (NandSlot){ .start = s, .xfer_at = o, .done = o + x };
+        slot.start = s;
+        slot.done = end;
+        return slot;
     }
     case NAND_OP_PROGRAM: {
+        /* k data-ins, then one tPROG for the k planes */
         uint64_t tp = m->tm.pg_wr_lat[type] * scale;
-        /* data-in then tPROG, in a gap free on both the channel and the chip */
-        o = MAX(arrival, m->pe_fence[lun]);
+        s = MAX(arrival, m->pe_fence[lun]);
         for (int tries = 1;; tries++) {
-            o = tl_fit_gap(chip, o, x + tp, &gap_end);
-            s = tl_fit(chan, o, x);
-            if (s == o || s + x + tp <= gap_end) {
-                o = s;
+            s = tl_fit_gap(chip, s, k * x + tp, &gap_end);
+            end = place_transfers(chan, s, x, k, slot.xfer_at) + tp;
+            if (end <= gap_end) {
                 break;
             }
-            o = tries < NAND_MAX_TRIES ? s : MAX(s, MAX(chip->busy_until, chan->busy_until));
+            s = tries < NAND_MAX_TRIES ? MAX(slot.xfer_at[0], gap_end)
+                                       : MAX(chip->busy_until, chan->busy_until);
         }
-        return (NandSlot){ .start = o, .xfer_at = o, .done = o + x + tp };
+        /* the chip is taken from its first data-in */
+        slot.start = slot.xfer_at[0];
+        slot.done = end;
+        return slot;
     }
     case NAND_OP_ERASE:
     default:
+        /* the k planes' blocks at once */
         s = tl_fit(chip, MAX(arrival, m->pe_fence[lun]), m->tm.blk_er_lat * scale);
-        return (NandSlot){ .start = s, .done = s + m->tm.blk_er_lat * scale };
+        slot.start = s;
+        slot.done = s + m->tm.blk_er_lat * scale;
+        return slot;
     }
+}
+
+/* How many planes of mask the chip has; none: one (the address's plane). */
+static uint32_t plane_count(const NandModel *m, uint32_t mask)
+{
+    uint32_t all = m->geo.pls_per_lun >= 32 ? UINT32_MAX : (1u << m->geo.pls_per_lun) - 1;
+    uint32_t k = __builtin_popcount(mask & all);
+    return k ? k : 1;
 }
 
 uint64_t nand_probe(const NandModel *m, NandOp op, const NandAddr *a, uint64_t arrival_ns)
 {
-    return nand_place(m, op, a, arrival_ns).done;
+    return nand_place(m, op, a, 1, arrival_ns).done;
 }
 
-uint64_t nand_op(NandModel *m, NandOp op, const NandAddr *a, uint64_t arrival_ns)
+uint64_t nand_op_planes(NandModel *m, NandOp op, const NandAddr *a, uint32_t plane_mask,
+                        uint64_t arrival_ns)
 {
-    uint32_t lun = nand_lun_index(m, a);
+    uint32_t lun = nand_lun_index(m, a), k = plane_count(m, plane_mask);
     Timeline *chip = &m->chip[lun], *chan = &m->ch[a->ch];
     NandSlot p;
 
     /* forget what ended before the retire horizon, on the resources this operation uses */
     tl_retire(chip, m->horizon);
     tl_retire(chan, m->horizon);
-    p = nand_place(m, op, a, arrival_ns);
+    p = nand_place(m, op, a, op == NAND_OP_ERASE ? 1 : k, arrival_ns);
     if (p.start < chip->busy_until ||
-        (op != NAND_OP_ERASE && m->xfer_ns && p.xfer_at < chan->busy_until)) {
+        (op != NAND_OP_ERASE && m->xfer_ns && p.xfer_at[0] < chan->busy_until)) {
         m->stats.gap_fills++;
     }
     tl_book(chip, p.start, p.done);
     m->stats.lun_busy_ns[lun] += p.done - p.start;
+    m->stats.multiplane_ops += k > 1;
+    if (op != NAND_OP_ERASE) {
+        for (uint32_t i = 0; i < k; i++) {
+            tl_book(chan, p.xfer_at[i], p.xfer_at[i] + m->xfer_ns);
+        }
+        m->stats.ch_busy_ns[a->ch] += k * m->xfer_ns;
+    }
     switch (op) {
     case NAND_OP_READ:
         if (p.start < m->pe_fence[lun]) {
             m->stats.read_overtakes++;
         }
-        tl_book(chan, p.xfer_at, p.xfer_at + m->xfer_ns);
-        m->stats.ch_busy_ns[a->ch] += m->xfer_ns;
-        m->stats.reads++;
+        m->stats.reads += k;
         break;
     case NAND_OP_PROGRAM:
-        tl_book(chan, p.xfer_at, p.xfer_at + m->xfer_ns);
-        m->stats.ch_busy_ns[a->ch] += m->xfer_ns;
         m->pe_fence[lun] = p.done;
-        m->stats.programs++;
+        m->stats.programs += k;
         break;
     case NAND_OP_ERASE:
     default:
         m->pe_fence[lun] = p.done;
-        m->stats.erases++;
+        m->stats.erases += k;
         break;
     }
     return p.done;
+}
+
+uint64_t nand_op(NandModel *m, NandOp op, const NandAddr *a, uint64_t arrival_ns)
+{
+    return nand_op_planes(m, op, a, 0, arrival_ns);
 }
 
 void nand_retire(NandModel *m, uint64_t t)

@@ -17,7 +17,10 @@
  * order, an erase waits for the programs booked before it); reads may overtake them.
  * NAND_SCHED_FIFO keeps the model's first rule instead: one "free at" time per resource,
  * so that nothing starts before the end of the latest booking (old results, A/B runs).
- * Planes of a chip share the chip's timeline (no multi-plane operations yet).
+ * Planes of a chip share the chip's timeline. A multi-plane operation (nand_op_planes) is
+ * one array operation for all of its planes (the same page or block on each): a read
+ * senses them together and sends each page out in its own channel gap; a program takes each
+ * page in, then programs them together; an erase erases the blocks together.
  *
  * QEMU-free. SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -30,6 +33,7 @@
 #include "timeline.h"
 
 #define NAND_MAX_PAGE_TYPES 4       /* SLC 1, MLC 2, TLC 3, QLC 4 bits per cell */
+#define NAND_MAX_PLANES 16
 
 typedef struct NandGeometry {
     uint32_t nchs;          /* channels */
@@ -78,6 +82,7 @@ typedef struct NandStats {
     uint64_t gap_fills;         /* operations placed before a booking made earlier (chip or
                                    channel) */
     uint64_t read_overtakes;    /* reads that went before a program or erase booked earlier */
+    uint64_t multiplane_ops;    /* operations on two planes or more at once */
     uint64_t *lun_busy_ns;  /* per chip, index ch * luns_per_ch + lun */
     uint64_t *ch_busy_ns;   /* per channel */
 } NandStats;
@@ -126,6 +131,12 @@ static inline uint32_t nand_page_type(const NandModel *m, uint32_t pg)
  * *a and returns its completion time (>= arrival_ns). Updates the timelines and statistics.
  */
 uint64_t nand_op(NandModel *m, NandOp op, const NandAddr *a, uint64_t arrival_ns);
+/*
+ * The same operation on the planes of plane_mask at once (bit p: plane p; planes the chip
+ * does not have are ignored; 0: a->pl alone). Statistics count pages and blocks.
+ */
+uint64_t nand_op_planes(NandModel *m, NandOp op, const NandAddr *a, uint32_t plane_mask,
+                        uint64_t arrival_ns);
 /* What nand_op would return, booking nothing. */
 uint64_t nand_probe(const NandModel *m, NandOp op, const NandAddr *a, uint64_t arrival_ns);
 
