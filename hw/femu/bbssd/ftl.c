@@ -339,15 +339,13 @@ static void gc_collect(Ftl *f, uint64_t now_ns, bool forced)
         f->st.gc_pages_moved++;
     }
     g_assert(f->lines[line].vpc == 0);
-    /* each block is erased once its chip has read out the valid pages */
+    /* each chip erases the line's blocks on all its planes at once, after its reads */
     a = (NandAddr){ .blk = f->cfg.first_block + line };
     for (a.ch = 0; a.ch < g->nchs; a.ch++) {
         for (a.lun = 0; a.lun < g->luns_per_ch; a.lun++) {
-            for (a.pl = 0; a.pl < g->pls_per_lun; a.pl++) {
-                nand_op(f->nand, NAND_OP_ERASE, &a,
-                        f->lun_read_ns[nand_lun_index(f->nand, &a)]);
-                f->st.blocks_erased++;
-            }
+            nand_op_planes(f->nand, NAND_OP_ERASE, &a, UINT32_MAX,
+                           f->lun_read_ns[nand_lun_index(f->nand, &a)]);
+            f->st.blocks_erased += g->pls_per_lun;
         }
     }
     free_push(f, line);

@@ -148,11 +148,9 @@ uint64_t oc_flash_write(OcFlash *f, uint64_t chunk, uint64_t sec, uint64_t n, ui
             f->stats.cache_waits++;
         }
         a.pg = (uint32_t)u;
-        for (a.pl = 0; a.pl < f->nand->geo.pls_per_lun; a.pl++) {
-            /* glib's MAX evaluates its arguments twice: never a call with effects in it */
-            uint64_t t = nand_op(f->nand, NAND_OP_PROGRAM, &a, accept);
-            programmed = MAX(programmed, t);
-        }
+        a.pl = 0;
+        /* a unit is the page on every plane: one multi-plane program */
+        programmed = nand_op_planes(f->nand, NAND_OP_PROGRAM, &a, UINT32_MAX, accept);
         *slot = (CachedUnit){ .chunk = chunk, .unit = u, .done_ns = programmed };
         f->cache_next[pu] = (f->cache_next[pu] + 1) % f->cache_units;
         f->stats.units_programmed++;
@@ -213,11 +211,10 @@ uint64_t oc_flash_erase(OcFlash *f, uint64_t chunk, uint64_t now_ns)
         }
     }
     locate(f, chunk, &a);
-    for (a.pl = 0; a.pl < f->nand->geo.pls_per_lun; a.pl++) {
-        uint64_t t = nand_op(f->nand, NAND_OP_ERASE, &a, now_ns);
-        done = MAX(done, t);
-        f->stats.blocks_erased++;
-    }
+    /* the chunk's block on every plane, erased at once */
+    uint64_t t = nand_op_planes(f->nand, NAND_OP_ERASE, &a, UINT32_MAX, now_ns);
+    done = MAX(done, t);        /* glib's MAX: never a call in it */
+    f->stats.blocks_erased += f->nand->geo.pls_per_lun;
     return done;
 }
 

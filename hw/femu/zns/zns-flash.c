@@ -565,13 +565,22 @@ uint64_t zns_flash_reset_zone(ZnsFlash *f, uint64_t zone, uint64_t now_ns)
     if (b) {
         buf_release(f, b);      /* its data is gone; programs in flight still hold chips */
     }
-    for (uint64_t k = 0; k < f->blks_per_zone; k++) {
-        for (uint64_t i = 0; i < f->cfg.stripe; i++) {
-            NandAddr a;
+    for (uint64_t i = 0; i < f->cfg.stripe; i++) {
+        /* the zone's blocks of one block index on a chip's planes: erased at once */
+        for (uint64_t k = 0; k < f->blks_per_zone;) {
+            NandAddr a, b;
+            uint32_t planes = 0;
             zone_block(f, zone, i, k, &a);
-            uint64_t done = nand_op(f->nand, NAND_OP_ERASE, &a, now_ns);
+            for (; k < f->blks_per_zone; k++) {
+                zone_block(f, zone, i, k, &b);
+                if (b.blk != a.blk) {
+                    break;
+                }
+                planes |= 1u << b.pl;
+            }
+            uint64_t done = nand_op_planes(f->nand, NAND_OP_ERASE, &a, planes, now_ns);
             result = MAX(result, done);
-            f->st.blocks_erased++;
+            f->st.blocks_erased += __builtin_popcount(planes);
         }
     }
     return result;
