@@ -96,7 +96,8 @@ static inline void femu_media_stats(FemuMedia *m, FemuMediaStatFn *emit, void *o
 
 /*
  * Every chip's busy time, as "chipN_busy_ns" (N = ch * luns_per_ch + lun), and how often
- * the timelines back-filled: "nand_gap_fills", "nand_read_overtakes".
+ * the timelines back-filled and used planes together: "nand_gap_fills",
+ * "nand_read_overtakes", "nand_multiplane_ops".
  */
 struct NandModel;
 void femu_media_emit_chip_busy(const struct NandModel *nand, FemuMediaStatFn *emit,
