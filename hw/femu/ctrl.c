@@ -82,6 +82,7 @@ void femu_crash_point(FemuCtrl *n, const char *point)
 static bool femu_check_props(FemuCtrl *n, Error **errp)
 {
     uint32_t sched;
+    g_autofree char *why = NULL;
 
     if (!crash_at_parse(n, errp)) {
         return false;
@@ -151,6 +152,11 @@ static bool femu_check_props(FemuCtrl *n, Error **errp)
     }
     /* checked here too, so that a drive without flash (nossd) refuses it alike */
     if (!femu_flash_sched(&n->flash, &sched, errp)) {
+        return false;
+    }
+    n->frontend_cfg.time_scale = n->flash.time_scale;
+    if (!femu_frontend_check(&n->frontend_cfg, &why)) {
+        error_setg(errp, "%s", why);
         return false;
     }
     return true;
@@ -703,6 +709,10 @@ static const Property femu_ctrl_props[] = {
     DEFINE_PROP_UINT32("plp_fail_prob", FemuCtrl, fail_prob, 0),
     DEFINE_PROP_UINT32("plp_fail_seed", FemuCtrl, fail_seed, 1),
     DEFINE_PROP_STRING("x-crash-at", FemuCtrl, crash_at),
+    DEFINE_PROP_UINT32("pcie_gen", FemuCtrl, frontend_cfg.pcie_gen, 0),
+    DEFINE_PROP_UINT32("pcie_lanes", FemuCtrl, frontend_cfg.pcie_lanes, 4),
+    DEFINE_PROP_UINT32("fw_cores", FemuCtrl, frontend_cfg.fw_cores, 0),
+    DEFINE_PROP_UINT64("fw_cmd_ns", FemuCtrl, frontend_cfg.fw_cmd_ns, 0),
     DEFINE_PROP_LINK("memdev", FemuCtrl, memdev, TYPE_MEMORY_BACKEND, HostMemoryBackend *),
 };
 
@@ -734,6 +744,15 @@ static void femu_class_init(ObjectClass *oc, void *data)
     object_class_property_set_description(oc, "dataplane",
         "thread (default): commands run on a device thread in host time; main-loop: in "
         "QEMU's main loop in virtual time (deterministic under qtest, for the fuzzer)");
+    object_class_property_set_description(oc, "pcie_gen",
+        "0 (default): no host link model; 1..5: PCIe generation, whose lanes carry read "
+        "data to the host and write data to the device at its rate (x time_scale)");
+    object_class_property_set_description(oc, "pcie_lanes", "1, 2, 4 (default), 8, 16");
+    object_class_property_set_description(oc, "fw_cores",
+        "0 (default): no controller model; 1..64 firmware cores, each I/O command taking "
+        "one for fw_cmd_ns");
+    object_class_property_set_description(oc, "fw_cmd_ns",
+        "firmware time per I/O command, 0..1000000000 ns (x time_scale)");
     object_class_property_set_description(oc, "nand_sched",
         "backfill (default): each flash operation takes the first idle gap of its chip and "
         "channel that fits it; fifo: it waits for their latest booking (the first model)");
