@@ -43,6 +43,7 @@ REFUSED = [
     ("nand_sched=lifo", ["nand_sched='lifo'", "allowed backfill", "or fifo"]),
     ("pcie_gen=6", ["pcie_gen=6", "0 (no link model) or 1..5"]),
     ("pcie_gen=3,pcie_lanes=3", ["pcie_lanes=3", "1, 2, 4, 8, 16"]),
+    ("pcie_lanes=32", ["pcie_lanes=32", "1, 2, 4, 8, 16"]),
     ("fw_cores=65", ["fw_cores=65", "1..64"]),
     ("fw_cores=1,fw_cmd_ns=1000000001", ["fw_cmd_ns=1000000001", "0..1000000000"]),
     ("femu_mode=3,devsz_mb=1024,nand_sched=", ["nand_sched=''", "allowed backfill"]),

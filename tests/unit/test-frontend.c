@@ -70,8 +70,10 @@ static void test_config(void)
         { { .pcie_gen = 6, .pcie_lanes = 4, .time_scale = 1 }, "pcie_gen=6" },
         { { .pcie_gen = 3, .pcie_lanes = 3, .time_scale = 1 }, "pcie_lanes=3" },
         { { .pcie_gen = 3, .pcie_lanes = 32, .time_scale = 1 }, "pcie_lanes=32" },
-        { { .fw_cores = 65, .time_scale = 1 }, "fw_cores=65" },
-        { { .fw_cores = 1, .fw_cmd_ns = 1000000001, .time_scale = 1 }, "fw_cmd_ns" },
+        { { .pcie_lanes = 0, .time_scale = 1 }, "pcie_lanes=0" },   /* even without a link */
+        { { .fw_cores = 65, .pcie_lanes = 4, .time_scale = 1 }, "fw_cores=65" },
+        { { .fw_cores = 1, .fw_cmd_ns = 1000000001, .pcie_lanes = 4, .time_scale = 1 },
+          "fw_cmd_ns" },
     };
     char *err = NULL;
 

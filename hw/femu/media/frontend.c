@@ -32,7 +32,7 @@ bool femu_frontend_check(const FemuFrontendConfig *c, char **err)
                                "1..%u", c->pcie_gen, FEMU_PCIE_MAX_GEN);
         return false;
     }
-    if (c->pcie_gen && (l < 1 || l > FEMU_PCIE_MAX_LANES || (l & (l - 1)))) {
+    if (l < 1 || l > FEMU_PCIE_MAX_LANES || (l & (l - 1))) {
         *err = g_strdup_printf("pcie_lanes=%u is not a link width: allowed 1, 2, 4, 8, 16", l);
         return false;
     }
