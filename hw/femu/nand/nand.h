@@ -22,6 +22,23 @@
  * senses them together and sends each page out in its own channel gap; a program takes each
  * page in, then programs them together; an erase erases the blocks together.
  *
+ * Options (NandTiming, all off at 0), each a rule added to the above:
+ *   cmd_ns / status_ns: command and address cycles (per plane) before an operation and a
+ *            status read after a program or erase and before each data-out, on the channel.
+ *   cache_ops: cache read and cache program. The chip's page register gets its own
+ *            timeline: a read holds the array for tR and the register until its data is
+ *            out, so the next read senses while this one transfers; a program's data-in
+ *            fills the register while the array still programs the page before.
+ *   partial_xfer: a read moves the bytes asked (NandReq.bytes), not the whole page.
+ *   suspend: a read that arrives while the chip's latest program or erase (as the mask
+ *            says) is in its array time suspends it: it senses after suspend_ns, and the
+ *            program or erase ends later by what the read took plus resume_ns, only into
+ *            the idle time after it (nothing else moves), at most suspend_max times each.
+ *            The completion returned for that program or erase is then early by at most
+ *            suspend_max x (suspend_ns + tR + transfers + resume_ns).
+ *   retry_pe: reads of a block repeat tR once more every retry_pe P/E cycles it has
+ *            (base_pe + the erases the model has seen), at most retry_max times.
+ *
  * QEMU-free. SPDX-License-Identifier: GPL-2.0-or-later
  */
 #ifndef FEMU_NAND_H
@@ -55,7 +72,21 @@ typedef struct NandTiming {
     uint32_t ch_width_bytes;    /* bytes per transfer (1 for an 8-bit bus) */
     uint32_t time_scale;        /* every media time is multiplied by this (>= 1) */
     uint32_t sched;             /* NandSched */
+    /* options (see above); 0 = off */
+    uint64_t cmd_ns;            /* command and address cycles of one plane */
+    uint64_t status_ns;         /* one status read */
+    bool cache_ops;
+    bool partial_xfer;
+    uint32_t suspend;           /* NAND_SUSPEND_* */
+    uint64_t suspend_ns, resume_ns;
+    uint32_t suspend_max;       /* suspensions per program or erase, 1..255 with suspend */
+    uint32_t retry_pe;          /* P/E cycles per extra read (0: no read retry) */
+    uint32_t retry_max;         /* 0..64 */
+    uint32_t base_pe;           /* the wear every block starts with */
 } NandTiming;
+
+#define NAND_SUSPEND_PROGRAM 1
+#define NAND_SUSPEND_ERASE 2
 
 typedef enum NandSched {
     NAND_SCHED_BACKFILL,        /* first fit in the idle gaps (the default) */
@@ -79,6 +110,8 @@ typedef enum NandOp {
 
 typedef struct NandStats {
     uint64_t reads, programs, erases;
+    uint64_t suspends;          /* programs and erases suspended for a read */
+    uint64_t read_retries;      /* extra tR of read retry */
     uint64_t gap_fills;         /* operations placed before a booking made earlier (chip or
                                    channel) */
     uint64_t read_overtakes;    /* reads that went before a program or erase booked earlier */
@@ -87,16 +120,36 @@ typedef struct NandStats {
     uint64_t *ch_busy_ns;   /* per channel */
 } NandStats;
 
+/* A chip's latest program or erase, which P/E order and suspension follow. */
+typedef struct NandChipPe {
+    uint64_t fence;         /* its end: the next program or erase starts after it */
+    uint64_t array_at;      /* when its array operation started */
+    uint64_t susp_end;      /* the end of the last read that suspended it */
+    uint8_t op;             /* NandOp */
+    uint8_t suspends;
+} NandChipPe;
+
 typedef struct NandModel {
     NandGeometry geo;
     NandTiming tm;
     uint64_t xfer_ns;       /* scaled channel time of one page */
     Timeline *ch;           /* per channel */
-    Timeline *chip;         /* per chip, index ch * luns_per_ch + lun */
-    uint64_t *pe_fence;     /* per chip: the end of the last program or erase booked */
+    Timeline *chip;         /* per chip, index ch * luns_per_ch + lun: its array (and,
+                               without cache_ops, its page register) */
+    Timeline *reg;          /* per chip with cache_ops: its page register; else NULL */
+    NandChipPe *pe;         /* per chip */
+    uint32_t *wear;         /* per block with retry_pe: erases seen; else NULL */
     uint64_t horizon;       /* no operation arrives before this (nand_retire) */
     NandStats stats;
 } NandModel;
+
+/* One operation: nand_submit's argument. */
+typedef struct NandReq {
+    NandOp op;
+    NandAddr addr;          /* the page (an erase: the block) */
+    uint32_t plane_mask;    /* bit p: plane p too (planes the chip lacks ignored); 0: addr.pl */
+    uint32_t bytes;         /* a read's bytes per page (with partial_xfer); 0: the page */
+} NandReq;
 
 /* Derived sizes. */
 uint64_t nand_page_bytes(const NandGeometry *g);
@@ -137,8 +190,13 @@ uint64_t nand_op(NandModel *m, NandOp op, const NandAddr *a, uint64_t arrival_ns
  */
 uint64_t nand_op_planes(NandModel *m, NandOp op, const NandAddr *a, uint32_t plane_mask,
                         uint64_t arrival_ns);
-/* What nand_op would return, booking nothing. */
+/* The general form: any operation with the options' inputs. */
+uint64_t nand_submit(NandModel *m, const NandReq *r, uint64_t arrival_ns);
+/* What nand_op / nand_submit would return, booking nothing. */
 uint64_t nand_probe(const NandModel *m, NandOp op, const NandAddr *a, uint64_t arrival_ns);
+uint64_t nand_probe_req(const NandModel *m, const NandReq *r, uint64_t arrival_ns);
+/* Erases of a block seen so far plus base_pe (0 without retry_pe). */
+uint32_t nand_block_wear(const NandModel *m, const NandAddr *a);
 
 /*
  * The caller promises that no later operation arrives before t (e.g. a command's arrival,
