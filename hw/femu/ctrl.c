@@ -81,7 +81,7 @@ void femu_crash_point(FemuCtrl *n, const char *point)
 
 static bool femu_check_props(FemuCtrl *n, Error **errp)
 {
-    uint32_t sched;
+    NandTiming opts = { 0 };
     g_autofree char *why = NULL;
 
     if (!crash_at_parse(n, errp)) {
@@ -151,7 +151,7 @@ static bool femu_check_props(FemuCtrl *n, Error **errp)
         return false;
     }
     /* checked here too, so that a drive without flash (nossd) refuses it alike */
-    if (!femu_flash_sched(&n->flash, &sched, errp)) {
+    if (!femu_flash_options(&n->flash, &opts, errp)) {
         return false;
     }
     n->frontend_cfg.time_scale = n->flash.time_scale;
@@ -756,6 +756,10 @@ static void femu_class_init(ObjectClass *oc, void *data)
     object_class_property_set_description(oc, "nand_sched",
         "backfill (default): each flash operation takes the first idle gap of its chip and "
         "channel that fits it; fifo: it waits for their latest booking (the first model)");
+    for (size_t i = 0; femu_flash_prop_help[i][0]; i++) {
+        object_class_property_set_description(oc, femu_flash_prop_help[i][0],
+                                              femu_flash_prop_help[i][1]);
+    }
     device_class_set_legacy_reset(dc, femu_reset);
 }
 

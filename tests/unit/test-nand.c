@@ -651,6 +651,326 @@ static void test_multiplane_transfers_fill_gaps(void)
     nand_model_free(m);
 }
 
+/* ---- options (tR 40, tPROG 200, tBERS 2000, xfer 10 us) ---- */
+
+static uint64_t req_at(NandModel *m, NandOp op, uint32_t lun, uint32_t blk, uint32_t planes,
+                       uint32_t bytes, uint64_t at)
+{
+    NandReq r = { .op = op, .addr = { .lun = lun, .blk = blk }, .plane_mask = planes,
+                  .bytes = bytes };
+    uint64_t probed = nand_probe_req(m, &r, at), done = nand_submit(m, &r, at);
+
+    g_assert_cmpuint(probed, ==, done);
+    return done;
+}
+
+/* Command cycles (2 us a plane) before, a status read (1 us) after, on the channel. */
+static void test_cmd_and_status_cycles(void)
+{
+    NandTiming t = slc();
+    NandGeometry g = geo(1, 4);
+    t.cmd_ns = 2 * US;
+    t.status_ns = 1 * US;
+    g.pls_per_lun = 2;
+    NandModel *m = model(g, t);
+
+    /* cmd [0,2), tR to 42, status + data [42,53) */
+    g_assert_cmpuint(req_at(m, NAND_OP_READ, 0, 0, 0, 0, 0), ==, 53 * US);
+    /* cmd + data [100,112), tPROG to 312, status to 313 */
+    g_assert_cmpuint(req_at(m, NAND_OP_PROGRAM, 1, 0, 0, 0, 100 * US), ==, 313 * US);
+    /* cmd [1000,1002), tBERS to 3002, status to 3003 */
+    g_assert_cmpuint(req_at(m, NAND_OP_ERASE, 2, 0, 0, 0, 1000 * US), ==, 3003 * US);
+    g_assert_cmpuint(m->stats.ch_busy_ns[0], ==, (13 + 13 + 3) * US);
+    /* two planes: both addresses (4 us), one tR, two status + data pieces */
+    g_assert_cmpuint(req_at(m, NAND_OP_READ, 3, 0, 3, 0, 4000 * US), ==, 4066 * US);
+    nand_model_free(m);
+}
+
+/* Cache read: the next tR runs while the page before goes out; n tR + x, not n (tR + x). */
+static void test_cache_read(void)
+{
+    NandTiming t = slc();
+    NandModel *plain = model(geo(1, 1), t);
+    t.cache_ops = true;
+    NandModel *m = model(geo(1, 1), t);
+
+    for (uint64_t i = 1; i <= 4; i++) {
+        g_assert_cmpuint(req_at(m, NAND_OP_READ, 0, 0, 0, 0, 0), ==, (40 * i + 10) * US);
+        g_assert_cmpuint(req_at(plain, NAND_OP_READ, 0, 0, 0, 0, 0), ==, 50 * i * US);
+    }
+    /* the register holds each page until it is out: a busy channel delays the next tR's
+     * data, never two pages in the register at once */
+    g_assert_cmpuint(nand_chip_busy_until(m, 0), ==, 170 * US);
+    nand_model_free(m);
+    nand_model_free(plain);
+}
+
+/* Cache program: the next page's data-in overlaps tPROG; x + n tPROG, not n (x + tPROG). */
+static void test_cache_program(void)
+{
+    NandTiming t = slc();
+    t.cache_ops = true;
+    NandModel *m = model(geo(1, 1), t);
+
+    g_assert_cmpuint(req_at(m, NAND_OP_PROGRAM, 0, 0, 0, 0, 0), ==, 210 * US);
+    g_assert_cmpuint(req_at(m, NAND_OP_PROGRAM, 0, 0, 0, 0, 0), ==, 410 * US);
+    g_assert_cmpuint(req_at(m, NAND_OP_PROGRAM, 0, 0, 0, 0, 0), ==, 610 * US);
+    /* a read waits for the array: the programs hold it to 610 */
+    g_assert_cmpuint(req_at(m, NAND_OP_READ, 0, 0, 0, 0, 50 * US), ==, 660 * US);
+    /* an erase after them all, in booking order */
+    g_assert_cmpuint(req_at(m, NAND_OP_ERASE, 0, 0, 0, 0, 0), ==, 2650 * US);
+    nand_model_free(m);
+}
+
+/* Partial-page reads move the bytes asked: a quarter page, a quarter of the transfer. */
+static void test_partial_transfer(void)
+{
+    NandTiming t = slc();
+    NandModel *whole = model(geo(1, 1), t);
+    t.partial_xfer = true;
+    NandModel *m = model(geo(1, 1), t);
+
+    g_assert_cmpuint(req_at(whole, NAND_OP_READ, 0, 0, 0, 1024, 0), ==, 50 * US);
+    g_assert_cmpuint(req_at(m, NAND_OP_READ, 0, 0, 0, 1024, 0), ==, 42500);
+    /* 0 or more than the page: the whole page; programs always move the page */
+    g_assert_cmpuint(req_at(m, NAND_OP_READ, 0, 0, 0, 0, 100 * US), ==, 150 * US);
+    g_assert_cmpuint(req_at(m, NAND_OP_READ, 0, 0, 0, 8192, 200 * US), ==, 250 * US);
+    g_assert_cmpuint(req_at(m, NAND_OP_PROGRAM, 0, 0, 0, 1024, 300 * US), ==, 510 * US);
+    nand_model_free(m);
+    nand_model_free(whole);
+}
+
+/* Read retry: one more tR every retry_pe P/E cycles of the block, at most retry_max. */
+static void test_read_retry_from_wear(void)
+{
+    NandTiming t = slc();
+    NandGeometry g = geo(1, 1);
+    uint64_t now = 0;
+    t.retry_pe = 10;
+    t.retry_max = 3;
+    g.pls_per_lun = 2;
+    NandModel *m = model(g, t);
+    NandAddr b0 = { .blk = 0 }, b1 = { .blk = 1 };
+
+    g_assert_cmpuint(req_at(m, NAND_OP_READ, 0, 0, 0, 0, 0), ==, 50 * US);
+    for (int i = 0; i < 10; i++) {
+        now = req_at(m, NAND_OP_ERASE, 0, 0, 0, 0, now);
+    }
+    g_assert_cmpuint(nand_block_wear(m, &b0), ==, 10);
+    g_assert_cmpuint(nand_block_wear(m, &b1), ==, 0);
+    g_assert_cmpuint(req_at(m, NAND_OP_READ, 0, 0, 0, 0, now), ==, now + 90 * US);
+    now += 90 * US;
+    g_assert_cmpuint(req_at(m, NAND_OP_READ, 0, 1, 0, 0, now), ==, now + 50 * US);
+    now += 50 * US;
+    /* a two-plane read pays for its most worn block (plane 1's block 0: no erase yet) */
+    g_assert_cmpuint(req_at(m, NAND_OP_READ, 0, 0, 3, 0, now), ==, now + 100 * US);
+    now += 100 * US;
+    for (int i = 0; i < 40; i++) {
+        now = req_at(m, NAND_OP_ERASE, 0, 0, 0, 0, now);
+    }
+    /* 50 cycles: 5 retries wanted, 3 allowed */
+    g_assert_cmpuint(req_at(m, NAND_OP_READ, 0, 0, 0, 0, now), ==, now + 170 * US);
+    g_assert_cmpuint(m->stats.read_retries, ==, 1 + 1 + 3);
+    nand_model_free(m);
+
+    /* an aged drive: every block starts with base_pe cycles */
+    t.base_pe = 25;
+    m = model(g, t);
+    g_assert_cmpuint(req_at(m, NAND_OP_READ, 0, 7, 0, 0, 0), ==, 130 * US);
+    nand_model_free(m);
+}
+
+static NandTiming suspending(uint32_t what)
+{
+    NandTiming t = slc();
+    t.suspend = what;
+    t.suspend_ns = 20 * US;
+    t.resume_ns = 30 * US;
+    t.suspend_max = 1;
+    return t;
+}
+
+/*
+ * Suspend: a read during an erase senses 20 us after it arrives; the erase ends later by
+ * what the read took plus the resume time (500 -> 570, + 30 = 100 us).
+ */
+static void test_suspend_erase(void)
+{
+    NandModel *m = model(geo(1, 1), suspending(NAND_SUSPEND_ERASE));
+
+    g_assert_cmpuint(req_at(m, NAND_OP_ERASE, 0, 0, 0, 0, 0), ==, 2000 * US);
+    g_assert_cmpuint(req_at(m, NAND_OP_READ, 0, 0, 0, 0, 500 * US), ==, 570 * US);
+    g_assert_cmpuint(nand_chip_busy_until(m, 0), ==, 2100 * US);
+    g_assert_cmpuint(m->stats.suspends, ==, 1);
+    /* suspend_max = 1: the next read waits for the erase */
+    g_assert_cmpuint(req_at(m, NAND_OP_READ, 0, 0, 0, 0, 600 * US), ==, 2150 * US);
+    /* programs keep their order after the (moved) erase */
+    g_assert_cmpuint(req_at(m, NAND_OP_PROGRAM, 0, 0, 0, 0, 0), ==, 2360 * US);
+    g_assert_cmpuint(m->stats.suspends, ==, 1);
+    nand_model_free(m);
+
+    /* erases not suspendable: the read waits */
+    m = model(geo(1, 1), suspending(NAND_SUSPEND_PROGRAM));
+    req_at(m, NAND_OP_ERASE, 0, 0, 0, 0, 0);
+    g_assert_cmpuint(req_at(m, NAND_OP_READ, 0, 0, 0, 0, 500 * US), ==, 2050 * US);
+    g_assert_cmpuint(m->stats.suspends, ==, 0);
+    nand_model_free(m);
+
+    /* no idle time after the erase (a program follows at once): nothing may move */
+    m = model(geo(1, 1), suspending(NAND_SUSPEND_PROGRAM | NAND_SUSPEND_ERASE));
+    req_at(m, NAND_OP_PROGRAM, 0, 0, 0, 0, 0);                 /* [0, 210) */
+    req_at(m, NAND_OP_ERASE, 0, 0, 0, 0, 0);                   /* [210, 2210) */
+    g_assert_cmpuint(req_at(m, NAND_OP_PROGRAM, 0, 0, 0, 0, 0), ==, 2420 * US);
+    g_assert_cmpuint(req_at(m, NAND_OP_READ, 0, 0, 0, 0, 500 * US), ==, 2470 * US);
+    g_assert_cmpuint(m->stats.suspends, ==, 0);
+    nand_model_free(m);
+}
+
+/* Suspending a program: during tPROG only (not its data-in), and only if it helps. */
+static void test_suspend_program(void)
+{
+    NandModel *m = model(geo(1, 1), suspending(NAND_SUSPEND_PROGRAM));
+
+    g_assert_cmpuint(req_at(m, NAND_OP_PROGRAM, 0, 0, 0, 0, 0), ==, 210 * US);
+    /* tPROG from 10: the read senses at 120, is out at 170; the program ends at 310 */
+    g_assert_cmpuint(req_at(m, NAND_OP_READ, 0, 0, 0, 0, 100 * US), ==, 170 * US);
+    g_assert_cmpuint(nand_chip_busy_until(m, 0), ==, 310 * US);
+    nand_model_free(m);
+
+    m = model(geo(1, 1), suspending(NAND_SUSPEND_PROGRAM));
+    req_at(m, NAND_OP_PROGRAM, 0, 0, 0, 0, 0);
+    /* 5 us before the end: waiting (215 + 50) beats suspending (205 + 20 + 50) */
+    g_assert_cmpuint(req_at(m, NAND_OP_READ, 0, 0, 0, 0, 205 * US), ==, 260 * US);
+    g_assert_cmpuint(m->stats.suspends, ==, 0);
+    nand_model_free(m);
+}
+
+static bool no_overlap(uint64_t s, uint64_t e, void *opaque)
+{
+    uint64_t *last = opaque;
+
+    g_assert_cmpuint(s, >=, *last);
+    g_assert_cmpuint(e, >, s);
+    *last = e;
+    return true;
+}
+
+/*
+ * Every option at once, 2 x 10^4 random operations: probe and submit agree, completions
+ * follow arrivals, P/E stay in order per chip, intervals never overlap, a copy made half
+ * way books the second half as the original does, and the same seed gives the same run.
+ */
+static uint64_t options_run(uint32_t seed, bool check_copy, NandSched sched)
+{
+    NandTiming t = slc();
+    NandGeometry g = geo(2, 2);
+    NandModel *m, *c = NULL;
+    GRand *r = g_rand_new_with_seed(seed);
+    uint64_t now = 0, sum = 0, last_pe[4] = { 0 };
+
+    g.pls_per_lun = 2;
+    t.cmd_ns = 1 * US;
+    t.status_ns = 500;
+    t.cache_ops = true;
+    t.partial_xfer = true;
+    t.suspend = NAND_SUSPEND_PROGRAM | NAND_SUSPEND_ERASE;
+    t.suspend_ns = 5 * US;
+    t.resume_ns = 5 * US;
+    t.suspend_max = 3;
+    t.retry_pe = 3;
+    t.retry_max = 4;
+    t.sched = sched;
+    m = model(g, t);
+    for (int i = 0; i < 20000; i++) {
+        NandReq q = { .op = g_rand_int_range(r, 0, 10) < 6 ? NAND_OP_READ :
+                            g_rand_int_range(r, 0, 10) < 9 ? NAND_OP_PROGRAM : NAND_OP_ERASE,
+                      .addr = { .ch = g_rand_int_range(r, 0, 2), .lun = g_rand_int_range(r, 0, 2),
+                                .pl = g_rand_int_range(r, 0, 2), .blk = g_rand_int_range(r, 0, 16),
+                                .pg = g_rand_int_range(r, 0, 64) },
+                      .plane_mask = g_rand_int_range(r, 0, 4),
+                      .bytes = g_rand_int_range(r, 0, 5) * 1024 };
+        uint32_t lun = nand_lun_index(m, &q.addr);
+        uint64_t probe, done, cdone = 0;
+
+        now += g_rand_int_range(r, 0, 30) * US;
+        if (i == 10000 && check_copy) {
+            c = nand_model_copy(m);
+        }
+        probe = nand_probe_req(m, &q, now);
+        if (c) {
+            cdone = nand_submit(c, &q, now);
+        }
+        done = nand_submit(m, &q, now);
+        g_assert_cmpuint(probe, ==, done);
+        g_assert_cmpuint(done, >, now);
+        if (c) {
+            g_assert_cmpuint(cdone, ==, done);
+        }
+        if (q.op != NAND_OP_READ) {
+            /* a P/E starts after the one before; suspensions only move ends later */
+            g_assert_cmpuint(m->pe[lun].array_at, >=, last_pe[lun]);
+            last_pe[lun] = m->pe[lun].fence;
+        }
+        nand_retire(m, now);
+        sum = sum * 31 + done;
+    }
+    for (uint32_t i = 0; i < 4; i++) {
+        uint64_t last = 0;
+        tl_foreach(&m->chip[i], no_overlap, &last);
+        last = 0;
+        tl_foreach(&m->reg[i], no_overlap, &last);
+    }
+    if (sched == NAND_SCHED_BACKFILL) {
+        g_assert_cmpuint(m->stats.suspends, >, 0);
+    }
+    g_assert_cmpuint(m->stats.read_retries, >, 0);
+    nand_model_free(m);
+    nand_model_free(c);
+    g_rand_free(r);
+    return sum;
+}
+
+static void test_options_random(void)
+{
+    g_assert_cmpuint(options_run(7, true, NAND_SCHED_BACKFILL), ==,
+                     options_run(7, false, NAND_SCHED_BACKFILL));
+    /* the old rule takes the options too */
+    g_assert_cmpuint(options_run(8, true, NAND_SCHED_FIFO), ==,
+                     options_run(8, false, NAND_SCHED_FIFO));
+}
+
+static void test_option_ranges_refused(void)
+{
+    NandGeometry g = geo(1, 1);
+    NandTiming t[6];
+    const char *names[6] = { "nand_suspend", "nand_suspend_max", "nand_retry_max",
+                             "nand_cmd_ns", "nand_resume_ns", "nand_retry_pe" };
+
+    for (int i = 0; i < 6; i++) {
+        t[i] = slc();
+    }
+    t[0].suspend = 4;
+    t[1].suspend = NAND_SUSPEND_ERASE;          /* suspend_max 0 with suspend on */
+    t[2].retry_max = 65;
+    t[3].cmd_ns = 1000001;
+    t[4].resume_ns = 10000001;
+    t[5].retry_pe = 10000001;
+    for (int i = 0; i < 6; i++) {
+        char *err = NULL;
+        g_assert_null(nand_model_new(&g, &t[i], &err));
+        g_assert_nonnull(strstr(err, names[i]));
+        g_free(err);
+    }
+    /* read retry keeps a counter per block: a bound on that memory */
+    NandTiming r = slc();
+    NandGeometry big = { 64, 64, 4, 16384, 4, 8, 512 };
+    char *err = NULL;
+    r.retry_pe = 100;
+    g_assert_null(nand_model_new(&big, &r, &err));
+    g_assert_nonnull(strstr(err, "nand_retry_pe"));
+    g_free(err);
+}
+
 static void test_invalid_configs_refused(void)
 {
     struct { NandGeometry g; const char *name; } bad[] = {
@@ -700,5 +1020,14 @@ int main(int argc, char **argv)
     g_test_add_func("/nand/fifo/first-rule", test_fifo_is_the_first_rule);
     g_test_add_func("/nand/multiplane/times", test_multiplane_times);
     g_test_add_func("/nand/multiplane/transfers-fill-gaps", test_multiplane_transfers_fill_gaps);
+    g_test_add_func("/nand/options/cmd-and-status-cycles", test_cmd_and_status_cycles);
+    g_test_add_func("/nand/options/cache-read", test_cache_read);
+    g_test_add_func("/nand/options/cache-program", test_cache_program);
+    g_test_add_func("/nand/options/partial-transfer", test_partial_transfer);
+    g_test_add_func("/nand/options/read-retry-from-wear", test_read_retry_from_wear);
+    g_test_add_func("/nand/options/suspend-erase", test_suspend_erase);
+    g_test_add_func("/nand/options/suspend-program", test_suspend_program);
+    g_test_add_func("/nand/options/random", test_options_random);
+    g_test_add_func("/nand/options/ranges-refused", test_option_ranges_refused);
     return g_test_run();
 }

@@ -41,6 +41,38 @@ const Property femu_flash_props[] = {
     DEFINE_PROP_UINT32("ch_width", FemuFlashParams, ch_width, 1),
     DEFINE_PROP_UINT32("time_scale", FemuFlashParams, time_scale, 1),
     DEFINE_PROP_STRING("nand_sched", FemuFlashParams, nand_sched),
+    DEFINE_PROP_UINT64("nand_cmd_ns", FemuFlashParams, nand_cmd_ns, 0),
+    DEFINE_PROP_UINT64("nand_status_ns", FemuFlashParams, nand_status_ns, 0),
+    DEFINE_PROP_BOOL("nand_cache", FemuFlashParams, nand_cache, false),
+    DEFINE_PROP_BOOL("nand_partial_xfer", FemuFlashParams, nand_partial_xfer, false),
+    DEFINE_PROP_STRING("nand_suspend", FemuFlashParams, nand_suspend),
+    DEFINE_PROP_UINT64("nand_suspend_ns", FemuFlashParams, nand_suspend_ns, 20000),
+    DEFINE_PROP_UINT64("nand_resume_ns", FemuFlashParams, nand_resume_ns, 20000),
+    DEFINE_PROP_UINT32("nand_suspend_max", FemuFlashParams, nand_suspend_max, 4),
+    DEFINE_PROP_UINT32("nand_retry_pe", FemuFlashParams, nand_retry_pe, 0),
+    DEFINE_PROP_UINT32("nand_retry_max", FemuFlashParams, nand_retry_max, 8),
+    DEFINE_PROP_UINT32("nand_base_pe", FemuFlashParams, nand_base_pe, 0),
+};
+
+/* What -device femu,help says of the options (the ranges are nand_timing_check's). */
+const char *const femu_flash_prop_help[][2] = {
+    { "nand_cmd_ns", "command and address cycles of one plane on the channel, 0 (default) "
+      "..1000000 ns" },
+    { "nand_status_ns", "a status read on the channel after a program or erase and before "
+      "each data-out, 0 (default)..1000000 ns" },
+    { "nand_cache", "cache read and cache program: the page register frees the array "
+      "(default off)" },
+    { "nand_partial_xfer", "a read moves only the bytes asked, not the whole page (default "
+      "off; zoned reads)" },
+    { "nand_suspend", "off (default), program, erase or both: a read may suspend them" },
+    { "nand_suspend_ns", "suspend latency, 0..10000000 ns (default 20000)" },
+    { "nand_resume_ns", "resume latency, 0..10000000 ns (default 20000)" },
+    { "nand_suspend_max", "suspensions per program or erase, 1..255 (default 4)" },
+    { "nand_retry_pe", "0 (default): no read retry; else one more tR every N P/E cycles of "
+      "the block, 1..10000000" },
+    { "nand_retry_max", "most read retries, 0..64 (default 8)" },
+    { "nand_base_pe", "P/E cycles every block starts with (an aged drive), 0..10000000" },
+    { NULL, NULL },
 };
 const size_t femu_flash_nr_props = ARRAY_SIZE(femu_flash_props);
 
@@ -101,6 +133,57 @@ bool femu_flash_sched(const FemuFlashParams *p, uint32_t *sched, Error **errp)
     return false;
 }
 
+static bool flash_suspend(const FemuFlashParams *p, uint32_t *mask, Error **errp)
+{
+    static const char *const names[] = { "off", "program", "erase", "both" };
+
+    for (uint32_t i = 0; i < G_N_ELEMENTS(names); i++) {
+        if (!p->nand_suspend || !strcmp(p->nand_suspend, names[i])) {
+            *mask = p->nand_suspend ? i : 0;    /* the names follow NAND_SUSPEND_* bits */
+            return true;
+        }
+    }
+    error_setg(errp, "nand_suspend='%s' is not known: allowed off (the default), program, "
+               "erase, both", p->nand_suspend);
+    return false;
+}
+
+bool femu_flash_options(const FemuFlashParams *p, NandTiming *t, Error **errp)
+{
+    NandTiming check = { .cell_bits = 1, .time_scale = 1 };
+    g_autofree char *why = NULL;
+
+    if (!femu_flash_sched(p, &t->sched, errp) || !flash_suspend(p, &t->suspend, errp)) {
+        return false;
+    }
+    t->cmd_ns = p->nand_cmd_ns;
+    t->status_ns = p->nand_status_ns;
+    t->cache_ops = p->nand_cache;
+    t->partial_xfer = p->nand_partial_xfer;
+    t->suspend_ns = p->nand_suspend_ns;
+    t->resume_ns = p->nand_resume_ns;
+    t->suspend_max = p->nand_suspend_max;
+    t->retry_pe = p->nand_retry_pe;
+    t->retry_max = p->nand_retry_max;
+    t->base_pe = p->nand_base_pe;
+    /* the options' ranges alone, whatever the flash type and latencies */
+    check.sched = t->sched;
+    check.cmd_ns = t->cmd_ns;
+    check.status_ns = t->status_ns;
+    check.suspend = t->suspend;
+    check.suspend_ns = t->suspend_ns;
+    check.resume_ns = t->resume_ns;
+    check.suspend_max = t->suspend_max;
+    check.retry_pe = t->retry_pe;
+    check.retry_max = t->retry_max;
+    check.base_pe = t->base_pe;
+    if (!nand_timing_check(&check, &why)) {
+        error_setg(errp, "%s", why);
+        return false;
+    }
+    return true;
+}
+
 bool femu_fill_timing(const char *prefix, uint8_t flash_type, int64_t rd, int64_t wr,
                       int64_t er, const FemuFlashParams *p, NandTiming *t, Error **errp)
 {
@@ -139,7 +222,7 @@ bool femu_fill_timing(const char *prefix, uint8_t flash_type, int64_t rd, int64_
     if (er >= 0) {
         t->blk_er_lat = er;
     }
-    if (!femu_flash_sched(p, &t->sched, errp)) {
+    if (!femu_flash_options(p, t, errp)) {
         return false;
     }
     if (p->ch_xfer_lat >= 0) {

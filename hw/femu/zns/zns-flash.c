@@ -512,9 +512,10 @@ static uint64_t read_range(ZnsFlash *f, uint64_t offset, uint64_t len, uint64_t 
         if (b && page_in_buffer(b, pg, zoff, hi, now_ns)) {
             f->st.buffer_read_hits += host;
         } else {
-            NandAddr a;
-            zns_flash_locate(f, zone, pg, &a);
-            uint64_t done = nand_op(f->nand, NAND_OP_READ, &a, now_ns);
+            /* the bytes of the page asked for (nand_partial_xfer moves only those) */
+            NandReq r = { .op = NAND_OP_READ, .bytes = hi - zoff };
+            zns_flash_locate(f, zone, pg, &r.addr);
+            uint64_t done = nand_submit(f->nand, &r, now_ns);
             result = MAX(result, done);
             f->st.pages_read++;
             f->st.prefetch_pages_read += !host;
