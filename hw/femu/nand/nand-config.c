@@ -56,21 +56,20 @@ const Property femu_flash_props[] = {
 
 /* What -device femu,help says of the options (the ranges are nand_timing_check's). */
 const char *const femu_flash_prop_help[][2] = {
-    { "nand_cmd_ns", "command and address cycles of one plane on the channel, 0 (default) "
-      "..1000000 ns" },
+    { "nand_cmd_ns", "command and address cycles of one plane on the channel, "
+      "0..1000000 ns" },
     { "nand_status_ns", "a status read on the channel after a program or erase and before "
-      "each data-out, 0 (default)..1000000 ns" },
-    { "nand_cache", "cache read and cache program: the page register frees the array "
-      "(default off)" },
-    { "nand_partial_xfer", "a read moves only the bytes asked, not the whole page (default "
-      "off; zoned reads)" },
+      "each data-out, 0..1000000 ns" },
+    { "nand_cache", "cache read and cache program: the page register frees the array" },
+    { "nand_partial_xfer", "a read moves only the bytes asked, not the whole page "
+      "(zoned reads)" },
     { "nand_suspend", "off (default), program, erase or both: a read may suspend them" },
-    { "nand_suspend_ns", "suspend latency, 0..10000000 ns (default 20000)" },
-    { "nand_resume_ns", "resume latency, 0..10000000 ns (default 20000)" },
-    { "nand_suspend_max", "suspensions per program or erase, 1..255 (default 4)" },
-    { "nand_retry_pe", "0 (default): no read retry; else one more tR every N P/E cycles of "
+    { "nand_suspend_ns", "suspend latency, 0..10000000 ns" },
+    { "nand_resume_ns", "resume latency, 0..10000000 ns" },
+    { "nand_suspend_max", "suspensions per program or erase, 1..255" },
+    { "nand_retry_pe", "0: no read retry; else one more tR every N P/E cycles of "
       "the block, 1..10000000" },
-    { "nand_retry_max", "most read retries, 0..64 (default 8)" },
+    { "nand_retry_max", "most read retries, 0..64" },
     { "nand_base_pe", "P/E cycles every block starts with (an aged drive), 0..10000000" },
     { NULL, NULL },
 };
