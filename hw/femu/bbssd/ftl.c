@@ -365,47 +365,127 @@ static bool victim_gains(const Ftl *f, bool background)
     return background ? invalid >= MAX(1, f->pgs_per_line / 8) : invalid > 0;
 }
 
+/*
+ * Background GC, chip by chip (FtlBgJob): books the victim's operations on stripe slot k
+ * (one chip) while that chip is idle before limit, one at a time; the chip's erase follows
+ * its last read. Returns with work left when the chip is busy up to limit.
+ */
+static void bg_chip(Ftl *f, uint64_t k, uint64_t limit)
+{
+    FtlBgJob *j = &f->bg;
+    uint64_t base = (uint64_t)j->line * f->pgs_per_line, nluns = nand_luns(&f->cfg.geo);
+    NandAddr a;
+
+    while (j->next[k] != FTL_NEVER) {
+        uint64_t i = j->next[k], at, rd;
+        while (i < f->pgs_per_line && !f->p2l[base + i]) {
+            i += nluns;                 /* overwritten or trimmed since: nothing to move */
+        }
+        j->next[k] = i;
+        ftl_ppn_to_addr(f, base + (i < f->pgs_per_line ? i : k), &a);
+        at = MAX(f->pump_ns, nand_chip_busy_until(f->nand, nand_lun_index(f->nand, &a)));
+        if (at >= limit) {
+            return;
+        }
+        f->st.gc_bg_ops++;
+        if (i < f->pgs_per_line) {
+            rd = nand_op(f->nand, NAND_OP_READ, &a, at);
+            j->read_done[k] = MAX(j->read_done[k], rd);
+            write_page(f, f->p2l[base + i] - 1, rd);
+            f->st.gc_pages_moved++;
+            j->next[k] = i + nluns;
+        } else {
+            a.pl = 0;
+            nand_op_planes(f->nand, NAND_OP_ERASE, &a, UINT32_MAX, MAX(at, j->read_done[k]));
+            f->st.blocks_erased += f->cfg.geo.pls_per_lun;
+            j->next[k] = FTL_NEVER;
+            j->chips_left--;
+        }
+    }
+}
+
+/* Books the job's operations that can start before limit; true if the victim is done. */
+static bool bg_run(Ftl *f, uint64_t limit)
+{
+    FtlBgJob *j = &f->bg;
+
+    for (uint64_t k = 0; k < nand_luns(&f->cfg.geo); k++) {
+        bg_chip(f, k, limit);
+    }
+    if (j->chips_left) {
+        return false;
+    }
+    g_assert(f->lines[j->line].vpc == 0);
+    free_push(f, j->line);
+    j->line = FTL_NO_LINE;
+    f->st.gc_runs++;
+    return true;
+}
+
+/* Background GC up to limit: victims while free lines are at or below its threshold. */
+static void gc_background(Ftl *f, uint64_t limit)
+{
+    FtlBgJob *j = &f->bg;
+
+    for (;;) {
+        if (j->line == FTL_NO_LINE) {
+            if (f->st.free_lines > f->gc_bg_lines || !victim_gains(f, true) ||
+                f->pump_ns >= limit) {
+                return;
+            }
+            j->line = heap_pop(f);
+            f->lines[j->line].state = FTL_LINE_VICTIM;
+            j->chips_left = nand_luns(&f->cfg.geo);
+            for (uint64_t k = 0; k < j->chips_left; k++) {
+                j->next[k] = k;
+                j->read_done[k] = 0;
+            }
+        }
+        if (!bg_run(f, limit)) {
+            return;
+        }
+    }
+}
+
 static void gc_forced(Ftl *f, uint64_t now_ns)
 {
     /* stops when no line has garbage: then free lines >= spare - 1, see ftl_config_check */
-    while (f->st.free_lines <= f->gc_forced_lines && victim_gains(f, false)) {
+    while (f->st.free_lines <= f->gc_forced_lines) {
+        if (f->bg.line != FTL_NO_LINE) {
+            /* the background victim first, all of it now */
+            f->pump_ns = MAX(f->pump_ns, now_ns);
+            bg_run(f, FTL_NEVER);
+            continue;
+        }
+        if (!victim_gains(f, false)) {
+            break;
+        }
         gc_collect(f, now_ns, true);
     }
 }
 
-/*
- * Background GC of an idle period, run lazily: each victim starts when the NAND has finished
- * the previous one, and only victims starting before limit_ns run, so a host command waits
- * for at most the victim in progress when it arrives (no preemption inside a victim).
- */
-static void gc_background(Ftl *f, uint64_t limit_ns)
-{
-    while (f->bg_from_ns != FTL_NEVER) {
-        uint64_t start;
-        if (f->st.free_lines > f->gc_bg_lines || !victim_gains(f, true)) {
-            f->bg_from_ns = FTL_NEVER;
-            return;
-        }
-        start = nand_all_idle_ns(f->nand);
-        start = MAX(f->bg_from_ns, start);
-        if (start >= limit_ns) {
-            return;
-        }
-        gc_collect(f, start, false);
-    }
-}
-
-/* A host command ends the idle period (after the background GC that fit into it). */
+/* A host command at now_ns: background GC first takes the idle chip time before it. */
 static void host_begin(Ftl *f, uint64_t now_ns)
 {
     gc_background(f, now_ns);
-    f->bg_from_ns = FTL_NEVER;
+    f->pump_ns = MAX(f->pump_ns, now_ns);
 }
 
 void ftl_idle(Ftl *f, uint64_t now_ns)
 {
-    f->bg_from_ns = MIN(f->bg_from_ns, now_ns);
     gc_background(f, now_ns == UINT64_MAX ? now_ns : now_ns + 1);  /* may start at now */
+    if (now_ns != UINT64_MAX) {
+        f->pump_ns = MAX(f->pump_ns, now_ns);
+    }
+}
+
+/* A host read of the chip at a: counts when background GC work waits on that chip. */
+static void note_overtake(Ftl *f, const NandAddr *a)
+{
+    if (f->bg.line != FTL_NO_LINE) {
+        uint64_t k = (uint64_t)a->lun * f->cfg.geo.nchs + a->ch;
+        f->st.gc_read_overtakes += f->bg.next[k] != FTL_NEVER;
+    }
 }
 
 /* ---- host commands ---- */
@@ -449,6 +529,7 @@ uint64_t ftl_read(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
                             .blk = f->cfg.first_block };
             f->st.unmapped_pages_read++;
         }
+        note_overtake(f, &a);
         t = nand_op(f->nand, NAND_OP_READ, &a, now_ns);
         done = MAX(done, t);
         f->st.host_pages_read++;
@@ -557,12 +638,14 @@ Ftl *ftl_new(const FtlConfig *c, char **err)
     f->lines = g_new0(FtlLine, f->nlines);
     f->heap = g_new0(uint32_t, f->nlines);
     f->lun_read_ns = g_new0(uint64_t, nand_luns(&c->geo));
+    f->bg.line = FTL_NO_LINE;
+    f->bg.next = g_new0(uint64_t, nand_luns(&c->geo));
+    f->bg.read_done = g_new0(uint64_t, nand_luns(&c->geo));
     f->free_head = f->free_tail = FTL_NO_LINE;
     for (uint32_t i = 0; i < f->nlines; i++) {
         free_push(f, i);
     }
     f->wp_line = FTL_NO_LINE;
-    f->bg_from_ns = FTL_NEVER;
     f->st.total_lines = f->nlines;
     return f;
 }
@@ -578,6 +661,8 @@ void ftl_free(Ftl *f)
         g_free(f->lines);
         g_free(f->heap);
         g_free(f->lun_read_ns);
+        g_free(f->bg.next);
+        g_free(f->bg.read_done);
         g_free(f);
     }
 }
@@ -615,7 +700,7 @@ bool ftl_check_consistency(Ftl *f, char **err)
 {
     uint64_t total = (uint64_t)f->nlines * f->pgs_per_line, mapped = 0, valid = 0;
     uint64_t *vpc = g_new0(uint64_t, f->nlines);
-    uint32_t nfree = 0, nfull = 0, nopen = 0, last = FTL_NO_LINE;
+    uint32_t nfree = 0, nfull = 0, nopen = 0, nvictim = 0, last = FTL_NO_LINE;
     bool ok = false;
 
     for (uint64_t lpn = 0; lpn < f->cfg.exposed_pages; lpn++) {
@@ -639,7 +724,8 @@ bool ftl_check_consistency(Ftl *f, char **err)
             FAIL("ppn %" G_GUINT64_FORMAT " claims lpn %" G_GUINT64_FORMAT
                  " which maps elsewhere", ppn, r - 1);
         }
-        if (f->lines[line].state == FTL_LINE_FREE || f->lines[line].state == FTL_LINE_VICTIM ||
+        if (f->lines[line].state == FTL_LINE_FREE ||
+            (f->lines[line].state == FTL_LINE_VICTIM && line != f->bg.line) ||
             (f->lines[line].state == FTL_LINE_OPEN && ppn % f->pgs_per_line >= f->wp_idx)) {
             FAIL("valid ppn %" G_GUINT64_FORMAT " in a free, victim or unwritten place", ppn);
         }
@@ -675,7 +761,10 @@ bool ftl_check_consistency(Ftl *f, char **err)
             }
             break;
         default:
-            FAIL("line %u is still a GC victim", l);
+            if (l != f->bg.line) {
+                FAIL("line %u is still a GC victim", l);
+            }
+            nvictim++;
         }
     }
     for (uint32_t l = f->free_head; l != FTL_NO_LINE; l = f->lines[l].next_free) {
@@ -685,7 +774,7 @@ bool ftl_check_consistency(Ftl *f, char **err)
         last = l;
     }
     if (last != f->free_tail || nfree != f->st.free_lines ||
-        nfree + nfull + nopen != f->nlines || nfull != f->heap_len ||
+        nfree + nfull + nopen + nvictim != f->nlines || nfull != f->heap_len ||
         nopen != (f->wp_line != FTL_NO_LINE)) {
         FAIL("line counts disagree: %u free (stats %" G_GUINT64_FORMAT "), %u full (heap %u),"
              " %u open, %u lines", nfree, f->st.free_lines, nfull, f->heap_len, nopen,
