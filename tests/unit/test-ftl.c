@@ -547,6 +547,31 @@ static NandModel *nand_clone(const NandModel *m)
     return nand_model_copy(m);
 }
 
+/*
+ * Pages of one request on the same chip, block and page index of two planes are one
+ * multi-plane program (2 data-ins + one tPROG: 220 us, not 2 x 210); separate requests are
+ * not paired.
+ */
+static void test_multiplane_program_pairs(void)
+{
+    NandGeometry g = geo(1, 1, 64, 16);
+    g.pls_per_lun = 2;
+    Ftl *f = ftl(config(g, 48 * 32, 75, 95));
+
+    g_assert_cmpuint(ftl_write(f, 0, 4, 0), ==, 440 * US);       /* two pairs */
+    g_assert_cmpuint(ftl_nand(f)->stats.multiplane_ops, ==, 2);
+    g_assert_cmpuint(ftl_nand(f)->stats.programs, ==, 4);
+    g_assert_cmpuint(ftl_write(f, 4, 1, 1000 * US), ==, 1210 * US);
+    g_assert_cmpuint(ftl_write(f, 5, 1, 1000 * US), ==, 1420 * US);
+    g_assert_cmpuint(ftl_nand(f)->stats.multiplane_ops, ==, 2);
+    /* an odd start: plane 1 of a row alone, then a pair, then plane 0 alone */
+    g_assert_cmpuint(ftl_write(f, 6, 1, 2000 * US), ==, 2210 * US);
+    g_assert_cmpuint(ftl_write(f, 7, 4, 3000 * US), ==, 3000 * US + 210 * US + 220 * US + 210 * US);
+    g_assert_cmpuint(ftl_stats(f)->nand_pages_written, ==, 11);
+    assert_consistent(f);
+    ftl_free(f);
+}
+
 /* A request completes at the latest of its pages, as the NAND model times each one. */
 static void test_request_completes_at_latest_page(void)
 {
@@ -890,6 +915,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ftl/gc/background-when-idle", test_background_gc_when_idle);
     g_test_add_func("/ftl/gc/background-yields", test_background_gc_yields_to_host);
     g_test_add_func("/ftl/gc/background-per-chip", test_background_gc_per_chip);
+    g_test_add_func("/ftl/timing/multiplane-program-pairs", test_multiplane_program_pairs);
     g_test_add_func("/ftl/gc/forced-at-threshold", test_forced_gc_at_threshold);
     g_test_add_func("/ftl/gc/greedy-victim", test_greedy_victim);
     g_test_add_func("/ftl/trim", test_trim);

@@ -280,11 +280,10 @@ static void invalidate(Ftl *f, uint64_t ppn)
     }
 }
 
-/* Maps lpn to the next page of the open line and programs it; returns the completion. */
-static uint64_t write_page(Ftl *f, uint64_t lpn, uint64_t arrival_ns)
+/* Maps lpn to the next page of the open line (no NAND operation); returns the page. */
+static uint64_t map_page(Ftl *f, uint64_t lpn)
 {
-    uint64_t ppn, done;
-    NandAddr a;
+    uint64_t ppn;
 
     if (f->wp_line == FTL_NO_LINE) {
         f->wp_line = free_pop(f);
@@ -304,12 +303,26 @@ static uint64_t write_page(Ftl *f, uint64_t lpn, uint64_t arrival_ns)
         heap_push(f, f->wp_line);
         f->wp_line = FTL_NO_LINE;
     }
+    return ppn;
+}
 
-    ftl_ppn_to_addr(f, ppn, &a);
-    done = nand_op(f->nand, NAND_OP_PROGRAM, &a, arrival_ns);
+/* Programs the pages of the planes in mask at a's chip, block and page: one operation. */
+static uint64_t program(Ftl *f, const NandAddr *a, uint32_t mask, uint64_t arrival_ns)
+{
+    uint64_t done = nand_op_planes(f->nand, NAND_OP_PROGRAM, a, mask, arrival_ns);
+
     f->last_prog_ns = MAX(f->last_prog_ns, done);
-    f->st.nand_pages_written++;
+    f->st.nand_pages_written += __builtin_popcount(mask);
     return done;
+}
+
+/* Maps lpn to the next page of the open line and programs it; returns the completion. */
+static uint64_t write_page(Ftl *f, uint64_t lpn, uint64_t arrival_ns)
+{
+    NandAddr a;
+
+    ftl_ppn_to_addr(f, map_page(f, lpn), &a);
+    return program(f, &a, 1u << a.pl, arrival_ns);
 }
 
 /* ---- garbage collection ---- */
@@ -495,19 +508,61 @@ static bool range_ok(const Ftl *f, uint64_t lpn, uint64_t npages)
     return lpn <= f->cfg.exposed_pages && npages <= f->cfg.exposed_pages - lpn;
 }
 
-uint64_t ftl_write(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
+/* A chip's program not booked yet: pages of one row on several planes. */
+typedef struct FtlPending {
+    NandAddr a;
+    uint32_t mask;
+} FtlPending;
+
+static uint64_t flush_pending(Ftl *f, FtlPending *p, uint64_t nluns, uint64_t now_ns)
 {
     uint64_t done = now_ns;
+
+    for (uint64_t c = 0; c < nluns; c++) {
+        if (p[c].mask) {
+            uint64_t t = program(f, &p[c].a, p[c].mask, now_ns);    /* not in MAX(): once */
+            done = MAX(done, t);
+            p[c].mask = 0;
+        }
+    }
+    return done;
+}
+
+/*
+ * The pages of a request that fall on one chip, block and page index on different planes
+ * are programmed together (multi-plane). Programs of a chip keep the order of its pages.
+ */
+uint64_t ftl_write(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
+{
+    uint64_t nluns = nand_luns(&f->cfg.geo), done = now_ns, last;
+    g_autofree FtlPending *pend = g_new0(FtlPending, nluns);
 
     g_return_val_if_fail(range_ok(f, lpn, npages), now_ns);
     host_begin(f, now_ns);
     for (uint64_t i = 0; i < npages; i++) {
-        gc_forced(f, now_ns);
-        uint64_t t = write_page(f, lpn + i, now_ns);    /* not in MAX(): once */
-        done = MAX(done, t);
+        NandAddr a;
+        FtlPending *p;
+        if (f->st.free_lines <= f->gc_forced_lines) {
+            /* GC's programs go after the pages before them */
+            uint64_t t = flush_pending(f, pend, nluns, now_ns);    /* not in MAX(): once */
+            done = MAX(done, t);
+            gc_forced(f, now_ns);
+        }
+        ftl_ppn_to_addr(f, map_page(f, lpn + i), &a);
         f->st.host_pages_written++;
+        p = &pend[nand_lun_index(f->nand, &a)];
+        if (p->mask && (p->a.blk != a.blk || p->a.pg != a.pg || (p->mask >> a.pl) & 1)) {
+            uint64_t t = program(f, &p->a, p->mask, now_ns);
+            done = MAX(done, t);
+            p->mask = 0;
+        }
+        if (!p->mask) {
+            p->a = a;
+        }
+        p->mask |= 1u << a.pl;
     }
-    return done;
+    last = flush_pending(f, pend, nluns, now_ns);
+    return MAX(done, last);
 }
 
 uint64_t ftl_read(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
