@@ -780,6 +780,54 @@ static void test_read_retry_from_wear(void)
     nand_model_free(m);
 }
 
+static bool two_ends(uint64_t s, uint64_t e, void *opaque)
+{
+    uint64_t **p = opaque;
+
+    *(*p)++ = s;
+    *(*p)++ = e;
+    return true;
+}
+
+/*
+ * Split transfers: the channel is busy [40,50) and [55,65); chip 2's data-out (10 us, from
+ * 40) goes whole at [65,75), or in two parts of at least 5 us, [50,55) and [65,70).
+ */
+static void test_split_transfer(void)
+{
+    for (uint32_t k = 1; k <= 3; k++) {
+        NandTiming t = slc();
+        t.xfer_split = k;
+        NandModel *m = model(geo(1, 3), t);
+        g_assert_cmpuint(req_at(m, NAND_OP_READ, 0, 0, 0, 0, 0), ==, 50 * US);
+        g_assert_cmpuint(req_at(m, NAND_OP_READ, 1, 0, 0, 0, 15 * US), ==, 65 * US);
+        /* k = 3: parts of 4 us at least: [50,55) then [65,70) all the same */
+        g_assert_cmpuint(req_at(m, NAND_OP_READ, 2, 0, 0, 0, 0), ==, (k > 1 ? 70 : 75) * US);
+        g_assert_cmpuint(m->stats.ch_busy_ns[0], ==, 30 * US);
+        /* the parts are booked: the channel is busy [40,70) in one piece, else with a gap */
+        uint64_t iv[8], *p = iv;
+        tl_foreach(&m->ch[0], two_ends, &p);
+        if (k > 1) {
+            g_assert_cmpuint(p - iv, ==, 2);
+            g_assert_cmpuint(iv[0], ==, 40 * US);
+            g_assert_cmpuint(iv[1], ==, 70 * US);
+        } else {
+            g_assert_cmpuint(p - iv, ==, 4);
+            g_assert_cmpuint(iv[1], ==, 50 * US);
+            g_assert_cmpuint(iv[2], ==, 55 * US);
+        }
+        nand_model_free(m);
+    }
+    /* a gap smaller than the least part is left alone: parts of 10/2 = 5 us, gap 4 us */
+    NandTiming t = slc();
+    t.xfer_split = 2;
+    NandModel *m = model(geo(1, 3), t);
+    req_at(m, NAND_OP_READ, 0, 0, 0, 0, 0);                          /* [40,50) */
+    req_at(m, NAND_OP_READ, 1, 0, 0, 0, 14 * US);                    /* [54,64) */
+    g_assert_cmpuint(req_at(m, NAND_OP_READ, 2, 0, 0, 0, 0), ==, 74 * US);
+    nand_model_free(m);
+}
+
 static NandTiming suspending(uint32_t what)
 {
     NandTiming t = slc();
@@ -879,6 +927,7 @@ static uint64_t options_run(uint32_t seed, bool check_copy, NandSched sched)
     t.suspend_max = 3;
     t.retry_pe = 3;
     t.retry_max = 4;
+    t.xfer_split = 4;
     t.sched = sched;
     m = model(g, t);
     for (int i = 0; i < 20000; i++) {
@@ -1027,6 +1076,7 @@ int main(int argc, char **argv)
     g_test_add_func("/nand/options/read-retry-from-wear", test_read_retry_from_wear);
     g_test_add_func("/nand/options/suspend-erase", test_suspend_erase);
     g_test_add_func("/nand/options/suspend-program", test_suspend_program);
+    g_test_add_func("/nand/options/split-transfer", test_split_transfer);
     g_test_add_func("/nand/options/random", test_options_random);
     g_test_add_func("/nand/options/ranges-refused", test_option_ranges_refused);
     return g_test_run();

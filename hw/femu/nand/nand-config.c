@@ -52,6 +52,7 @@ const Property femu_flash_props[] = {
     DEFINE_PROP_UINT32("nand_retry_pe", FemuFlashParams, nand_retry_pe, 0),
     DEFINE_PROP_UINT32("nand_retry_max", FemuFlashParams, nand_retry_max, 8),
     DEFINE_PROP_UINT32("nand_base_pe", FemuFlashParams, nand_base_pe, 0),
+    DEFINE_PROP_UINT32("nand_xfer_split", FemuFlashParams, nand_xfer_split, 1),
 };
 
 /* What -device femu,help says of the options (the ranges are nand_timing_check's). */
@@ -71,6 +72,8 @@ const char *const femu_flash_prop_help[][2] = {
       "the block, 1..10000000" },
     { "nand_retry_max", "most read retries, 0..64" },
     { "nand_base_pe", "P/E cycles every block starts with (an aged drive), 0..10000000" },
+    { "nand_xfer_split", "1: whole transfers; 2..8: a transfer may go in that many parts in "
+      "the channel's gaps" },
     { NULL, NULL },
 };
 const size_t femu_flash_nr_props = ARRAY_SIZE(femu_flash_props);
@@ -165,6 +168,7 @@ bool femu_flash_options(const FemuFlashParams *p, NandTiming *t, Error **errp)
     t->retry_pe = p->nand_retry_pe;
     t->retry_max = p->nand_retry_max;
     t->base_pe = p->nand_base_pe;
+    t->xfer_split = p->nand_xfer_split;
     /* the options' ranges alone, whatever the flash type and latencies */
     check.sched = t->sched;
     check.cmd_ns = t->cmd_ns;
@@ -176,6 +180,7 @@ bool femu_flash_options(const FemuFlashParams *p, NandTiming *t, Error **errp)
     check.retry_pe = t->retry_pe;
     check.retry_max = t->retry_max;
     check.base_pe = t->base_pe;
+    check.xfer_split = t->xfer_split;
     if (!nand_timing_check(&check, &why)) {
         error_setg(errp, "%s", why);
         return false;

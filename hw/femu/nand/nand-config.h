@@ -43,6 +43,7 @@ typedef struct FemuFlashParams {
     uint32_t nand_retry_pe;
     uint32_t nand_retry_max;
     uint32_t nand_base_pe;
+    uint32_t nand_xfer_split;
 } FemuFlashParams;
 
 /* Properties with offsets relative to FemuFlashParams. */

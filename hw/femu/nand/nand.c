@@ -101,7 +101,8 @@ bool nand_timing_check(const NandTiming *t, char **err)
         !in_range(t->suspend_max, t->suspend ? 1 : 0, 255, "nand_suspend_max", err) ||
         !in_range(t->retry_pe, 0, 10000000, "nand_retry_pe", err) ||
         !in_range(t->retry_max, 0, 64, "nand_retry_max", err) ||
-        !in_range(t->base_pe, 0, 10000000, "nand_base_pe", err)) {
+        !in_range(t->base_pe, 0, 10000000, "nand_base_pe", err) ||
+        !in_range(t->xfer_split, 0, NAND_MAX_SPLIT, "nand_xfer_split", err)) {
         return false;
     }
     return true;
@@ -334,13 +335,51 @@ static NandShape shape_of(const NandModel *m, const NandReq *r, uint32_t k)
     return sh;
 }
 
-/* n pieces of d on the channel, each in the first gap after the last: the last one's end. */
-static uint64_t place_pieces(const Timeline *chan, uint64_t from, uint64_t d, uint32_t n,
-                             uint64_t *at)
+/*
+ * One transfer of d from `from` on the channel: contiguous in the first gap that fits it,
+ * or, with xfer_split = K > 1, in up to K parts of at least d / K in the gaps before that
+ * (ONFI column changes), when that ends sooner. Books the parts if `book`. Returns its
+ * start; *end is where it ends.
+ */
+static uint64_t fit_transfer(const NandModel *m, Timeline *chan, uint64_t from, uint64_t d,
+                             bool book, uint64_t *end)
+{
+    uint64_t whole = tl_fit(chan, from, d), k = m->tm.xfer_split, part, left = d;
+    uint64_t cur = from, first, gap_end, at[NAND_MAX_SPLIT] = { 0 }, len[NAND_MAX_SPLIT];
+    uint32_t n = 0;
+
+    if (k > 1 && d >= k) {
+        part = (d + k - 1) / k;
+        while (left && n < k) {
+            /* the last allowed part must take what is left */
+            uint64_t want = n == k - 1 ? left : MIN(part, left);
+            at[n] = tl_fit_gap(chan, cur, want, &gap_end);
+            len[n] = gap_end == UINT64_MAX ? left : MIN(left, gap_end - at[n]);
+            cur = at[n] + len[n];
+            left -= len[n++];
+        }
+        if (!left && cur < whole + d) {
+            first = at[0];
+            for (uint32_t i = 0; book && i < n; i++) {
+                tl_book(chan, at[i], at[i] + len[i]);
+            }
+            *end = cur;
+            return first;
+        }
+    }
+    if (book) {
+        tl_book(chan, whole, whole + d);
+    }
+    *end = whole + d;
+    return whole;
+}
+
+/* n transfers of d, each after the last: their starts in at[]; returns the last one's end. */
+static uint64_t place_pieces(const NandModel *m, const Timeline *chan, uint64_t from,
+                             uint64_t d, uint32_t n, uint64_t *at)
 {
     for (uint32_t i = 0; i < n; i++) {
-        at[i] = tl_fit(chan, from, d);
-        from = at[i] + d;
+        at[i] = fit_transfer(m, (Timeline *)chan, from, d, false, &from);
     }
     return from;
 }
@@ -356,9 +395,9 @@ static NandSlot place_held(const NandModel *m, const NandShape *sh, uint32_t lun
 
     for (int tries = 1;; tries++) {
         s = tl_fit_gap(chip, s, need, &gap_end);
-        cur = place_pieces(chan, s, sh->pre_ns, sh->npre, slot.pre_at);
+        cur = place_pieces(m, chan, s, sh->pre_ns, sh->npre, slot.pre_at);
         slot.array_at = cur;
-        cur = place_pieces(chan, cur + sh->array_ns, sh->post_ns, sh->npost, slot.post_at);
+        cur = place_pieces(m, chan, cur + sh->array_ns, sh->post_ns, sh->npost, slot.post_at);
         if (cur <= gap_end) {
             break;
         }
@@ -388,9 +427,9 @@ static NandSlot place_cached(const NandModel *m, const NandShape *sh, NandOp op,
     NandSlot slot = { 0 };
 
     for (int tries = 1;; tries++) {
-        cur = place_pieces(chan, s, sh->pre_ns, sh->npre, slot.pre_at);
+        cur = place_pieces(m, chan, s, sh->pre_ns, sh->npre, slot.pre_at);
         slot.array_at = tl_fit(chip, MAX(cur, array_min), sh->array_ns);
-        cur = place_pieces(chan, slot.array_at + sh->array_ns, sh->post_ns, sh->npost,
+        cur = place_pieces(m, chan, slot.array_at + sh->array_ns, sh->post_ns, sh->npost,
                            slot.post_at);
         if (op == NAND_OP_READ) {
             slot.reg_s = slot.array_at + sh->array_ns;
@@ -432,12 +471,12 @@ static bool place_suspend(const NandModel *m, const NandShape *sh, uint32_t lun,
         return false;
     }
     from = MAX(arrival, pe->susp_end);
-    cur = place_pieces(&m->ch[ch], from, sh->pre_ns, sh->npre, sus.pre_at);
+    cur = place_pieces(m, &m->ch[ch], from, sh->pre_ns, sh->npre, sus.pre_at);
     sus.array_at = cur + m->tm.suspend_ns * scale;
     if (sus.array_at >= pe->fence) {
         return false;           /* the program or erase is done by then */
     }
-    cur = place_pieces(&m->ch[ch], sus.array_at + sh->array_ns, sh->post_ns, sh->npost,
+    cur = place_pieces(m, &m->ch[ch], sus.array_at + sh->array_ns, sh->post_ns, sh->npost,
                        sus.post_at);
     if (m->reg) {
         /* the array is back after tR; the data waits in the register */
@@ -499,10 +538,15 @@ uint64_t nand_probe(const NandModel *m, NandOp op, const NandAddr *a, uint64_t a
     return nand_probe_req(m, &(NandReq){ .op = op, .addr = *a }, arrival_ns);
 }
 
-static void book_pieces(Timeline *chan, const uint64_t *at, uint32_t n, uint64_t d)
+/* Books what place_pieces found (the same parts: the timeline after each is unchanged). */
+static void book_pieces(const NandModel *m, Timeline *chan, const uint64_t *at, uint32_t n,
+                        uint64_t d)
 {
+    uint64_t end;
+
     for (uint32_t i = 0; i < n; i++) {
-        tl_book(chan, at[i], at[i] + d);
+        uint64_t s = fit_transfer(m, chan, at[i], d, true, &end);
+        g_assert(s == at[i]);
     }
 }
 
@@ -550,8 +594,8 @@ uint64_t nand_submit(NandModel *m, const NandReq *r, uint64_t arrival_ns)
     if (m->reg && p.reg_s < p.reg_e) {
         tl_book(&m->reg[lun], p.reg_s, p.reg_e);
     }
-    book_pieces(chan, p.pre_at, sh.npre, sh.pre_ns);
-    book_pieces(chan, p.post_at, sh.npost, sh.post_ns);
+    book_pieces(m, chan, p.pre_at, sh.npre, sh.pre_ns);
+    book_pieces(m, chan, p.post_at, sh.npost, sh.post_ns);
     m->stats.ch_busy_ns[r->addr.ch] += sh.npre * sh.pre_ns + sh.npost * sh.post_ns;
     m->stats.multiplane_ops += k > 1;
     if (r->op == NAND_OP_READ) {

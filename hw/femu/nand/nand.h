@@ -38,6 +38,8 @@
  *            suspend_max x (suspend_ns + tR + transfers + resume_ns).
  *   retry_pe: reads of a block repeat tR once more every retry_pe P/E cycles it has
  *            (base_pe + the erases the model has seen), at most retry_max times.
+ *   xfer_split: a transfer may go in up to xfer_split parts (each at least 1/xfer_split of
+ *            it) in the channel's gaps, when that ends it sooner than one piece would.
  *
  * QEMU-free. SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -83,7 +85,10 @@ typedef struct NandTiming {
     uint32_t retry_pe;          /* P/E cycles per extra read (0: no read retry) */
     uint32_t retry_max;         /* 0..64 */
     uint32_t base_pe;           /* the wear every block starts with */
+    uint32_t xfer_split;        /* 0, 1: whole transfers; 2..NAND_MAX_SPLIT: parts */
 } NandTiming;
+
+#define NAND_MAX_SPLIT 8
 
 #define NAND_SUSPEND_PROGRAM 1
 #define NAND_SUSPEND_ERASE 2
