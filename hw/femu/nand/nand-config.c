@@ -152,7 +152,6 @@ static bool flash_suspend(const FemuFlashParams *p, uint32_t *mask, Error **errp
 
 bool femu_flash_options(const FemuFlashParams *p, NandTiming *t, Error **errp)
 {
-    NandTiming check = { .cell_bits = 1, .time_scale = 1 };
     g_autofree char *why = NULL;
 
     if (!femu_flash_sched(p, &t->sched, errp) || !flash_suspend(p, &t->suspend, errp)) {
@@ -169,19 +168,7 @@ bool femu_flash_options(const FemuFlashParams *p, NandTiming *t, Error **errp)
     t->retry_max = p->nand_retry_max;
     t->base_pe = p->nand_base_pe;
     t->xfer_split = p->nand_xfer_split;
-    /* the options' ranges alone, whatever the flash type and latencies */
-    check.sched = t->sched;
-    check.cmd_ns = t->cmd_ns;
-    check.status_ns = t->status_ns;
-    check.suspend = t->suspend;
-    check.suspend_ns = t->suspend_ns;
-    check.resume_ns = t->resume_ns;
-    check.suspend_max = t->suspend_max;
-    check.retry_pe = t->retry_pe;
-    check.retry_max = t->retry_max;
-    check.base_pe = t->base_pe;
-    check.xfer_split = t->xfer_split;
-    if (!nand_timing_check(&check, &why)) {
+    if (!nand_options_check(t, &why)) {
         error_setg(errp, "%s", why);
         return false;
     }

@@ -78,8 +78,7 @@ bool nand_timing_check(const NandTiming *t, char **err)
     if (!in_range(t->cell_bits, 1, NAND_MAX_PAGE_TYPES, "cell_bits", err) ||
         !in_range(t->blk_er_lat, 0, max_lat * 10, "blk_er_lat", err) ||
         !in_range(t->ch_xfer_lat, 0, max_lat, "ch_xfer_lat", err) ||
-        !in_range(t->time_scale, 1, 1000000, "time_scale", err) ||
-        !in_range(t->sched, 0, NAND_SCHED__MAX - 1, "nand_sched", err)) {
+        !in_range(t->time_scale, 1, 1000000, "time_scale", err)) {
         return false;
     }
     for (uint32_t i = 0; i < t->cell_bits; i++) {
@@ -92,7 +91,15 @@ bool nand_timing_check(const NandTiming *t, char **err)
                             !in_range(t->ch_width_bytes, 1, 8, "ch_width_bytes", err))) {
         return false;
     }
-    if (!in_range(t->cmd_ns, 0, max_lat / 1000, "nand_cmd_ns", err) ||
+    return nand_options_check(t, err);
+}
+
+bool nand_options_check(const NandTiming *t, char **err)
+{
+    const uint64_t max_lat = 1000000000ULL;     /* 1 s */
+
+    if (!in_range(t->sched, 0, NAND_SCHED__MAX - 1, "nand_sched", err) ||
+        !in_range(t->cmd_ns, 0, max_lat / 1000, "nand_cmd_ns", err) ||
         !in_range(t->status_ns, 0, max_lat / 1000, "nand_status_ns", err) ||
         !in_range(t->suspend, 0, NAND_SUSPEND_PROGRAM | NAND_SUSPEND_ERASE, "nand_suspend",
                   err) ||

@@ -169,6 +169,8 @@ uint64_t nand_total_bytes(const NandGeometry *g);
  */
 bool nand_geometry_check(const NandGeometry *g, char **err);
 bool nand_timing_check(const NandTiming *t, char **err);
+/* The options' part of it (nand_sched and the option fields), as nand_timing_check does. */
+bool nand_options_check(const NandTiming *t, char **err);
 
 /* A model with every resource free at time 0; NULL and *err on an invalid configuration. */
 NandModel *nand_model_new(const NandGeometry *g, const NandTiming *t, char **err);
