@@ -84,7 +84,9 @@ static bool femu_check_props(FemuCtrl *n, Error **errp)
     NandTiming opts = { 0 };
     g_autofree char *why = NULL;
 
-    if (!crash_at_parse(n, errp)) {
+    /* first: the preset fills in what the checks below then look at */
+    if (!femu_flash_apply_preset(OBJECT(n), n->flash.flash_preset, errp) ||
+        !crash_at_parse(n, errp)) {
         return false;
     }
     if (n->num_namespaces < 1 || n->num_namespaces > FEMU_MAX_NAMESPACES) {

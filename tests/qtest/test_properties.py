@@ -52,6 +52,7 @@ REFUSED = [
     ("nand_retry_max=65", ["nand_retry_max=65", "0..64"]),
     ("nand_base_pe=10000001", ["nand_base_pe=10000001", "0..10000000"]),
     ("nand_xfer_split=9", ["nand_xfer_split=9", "0..8"]),
+    ("flash_preset=ssd", ["flash_preset='ssd'", "allowed dc-tlc, dc-tlc-gen4, zns-tlc, ll-slc"]),
     ("pcie_gen=6", ["pcie_gen=6", "0 (no link model) or 1..5"]),
     ("pcie_gen=3,pcie_lanes=3", ["pcie_lanes=3", "1, 2, 4, 8, 16"]),
     ("pcie_lanes=32", ["pcie_lanes=32", "1, 2, 4, 8, 16"]),

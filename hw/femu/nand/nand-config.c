@@ -5,7 +5,11 @@
  */
 #include "qemu/osdep.h"
 #include "qapi/error.h"
+#include "qobject/qobject.h"
+#include "qom/object.h"
+#include "qom/qom-qobject.h"
 #include "nand-config.h"
+#include "presets.h"
 
 #define US 1000ULL
 #define MAX_LAT_NS 1000000000LL
@@ -53,6 +57,7 @@ const Property femu_flash_props[] = {
     DEFINE_PROP_UINT32("nand_retry_max", FemuFlashParams, nand_retry_max, 8),
     DEFINE_PROP_UINT32("nand_base_pe", FemuFlashParams, nand_base_pe, 0),
     DEFINE_PROP_UINT32("nand_xfer_split", FemuFlashParams, nand_xfer_split, 1),
+    DEFINE_PROP_STRING("flash_preset", FemuFlashParams, flash_preset),
 };
 
 /* What -device femu,help says of the options (the ranges are nand_timing_check's). */
@@ -74,6 +79,8 @@ const char *const femu_flash_prop_help[][2] = {
     { "nand_base_pe", "P/E cycles every block starts with (an aged drive), 0..10000000" },
     { "nand_xfer_split", "1: whole transfers; 2..8: a transfer may go in that many parts in "
       "the channel's gaps" },
+    { "flash_preset", "a named drive (README: Presets): dc-tlc, dc-tlc-gen4, zns-tlc, "
+      "ll-slc; it sets the properties left at their defaults" },
     { NULL, NULL },
 };
 const size_t femu_flash_nr_props = ARRAY_SIZE(femu_flash_props);
@@ -148,6 +155,47 @@ static bool flash_suspend(const FemuFlashParams *p, uint32_t *mask, Error **errp
     error_setg(errp, "nand_suspend='%s' is not known: allowed off (the default), program, "
                "erase, both", p->nand_suspend);
     return false;
+}
+
+bool femu_flash_apply_preset(Object *obj, const char *name, Error **errp)
+{
+    const FemuPreset *p = femu_preset_find(name);
+    g_auto(GStrv) items = NULL;
+
+    if (!name) {
+        return true;
+    }
+    if (!p) {
+        error_setg(errp, "flash_preset='%s' is not known: allowed %s", name,
+                   femu_preset_names());
+        return false;
+    }
+    items = g_strsplit(p->props, ",", -1);
+    for (char **item = items; *item; item++) {
+        g_auto(GStrv) kv = g_strsplit(*item, "=", 2);
+        ObjectProperty *op = object_property_find(obj, kv[0]);
+        QObject *now;
+        bool given;
+
+        if (!op || !kv[1]) {
+            error_setg(errp, "flash_preset=%s: '%s' is not a property", name, *item);
+            return false;
+        }
+        now = object_property_get_qobject(obj, kv[0], errp);
+        if (!now) {
+            return false;
+        }
+        given = op->defval && !qobject_is_equal(now, op->defval);
+        qobject_unref(now);
+        if (given) {
+            continue;                   /* given another value: that wins */
+        }
+        if (!object_property_parse(obj, kv[0], kv[1], errp)) {
+            error_prepend(errp, "flash_preset=%s: ", name);
+            return false;
+        }
+    }
+    return true;
 }
 
 bool femu_flash_options(const FemuFlashParams *p, NandTiming *t, Error **errp)

@@ -44,6 +44,7 @@ typedef struct FemuFlashParams {
     uint32_t nand_retry_max;
     uint32_t nand_base_pe;
     uint32_t nand_xfer_split;
+    char *flash_preset;         /* NULL: none */
 } FemuFlashParams;
 
 /* Properties with offsets relative to FemuFlashParams. */
@@ -56,6 +57,11 @@ extern const char *const femu_flash_prop_help[][2];
 NandGeometry femu_flash_geometry(const FemuFlashParams *p, uint32_t blks_per_pl);
 /* nand_sched as a NandSched; false and *errp when it names none. */
 bool femu_flash_sched(const FemuFlashParams *p, uint32_t *sched, Error **errp);
+/*
+ * flash_preset=NAME (presets.h): sets the preset's properties on obj where they still have
+ * their default values. False and *errp for an unknown name.
+ */
+bool femu_flash_apply_preset(Object *obj, const char *name, Error **errp);
 /*
  * The model's options of *p (nand_sched, nand_cmd_ns, nand_suspend, ...) into *t, each
  * checked against its range; false and *errp naming the property otherwise.
