@@ -392,33 +392,32 @@ static uint64_t place_pieces(const NandModel *m, const Timeline *chan, uint64_t 
 }
 
 /* Without cache_ops: one chip gap holds the whole operation, its transfers included. */
-static NandSlot place_held(const NandModel *m, const NandShape *sh, uint32_t lun, uint32_t ch,
-                           uint64_t t0)
+static void place_held(const NandModel *m, const NandShape *sh, uint32_t lun, uint32_t ch,
+                       uint64_t t0, NandSlot *slot)
 {
     const Timeline *chip = &m->chip[lun], *chan = &m->ch[ch];
     uint64_t need = sh->npre * sh->pre_ns + sh->array_ns + sh->npost * sh->post_ns;
     uint64_t s = t0, gap_end, cur;
-    NandSlot slot = { 0 };
 
     for (int tries = 1;; tries++) {
         s = tl_fit_gap(chip, s, need, &gap_end);
-        cur = place_pieces(m, chan, s, sh->pre_ns, sh->npre, slot.pre_at);
-        slot.array_at = cur;
-        cur = place_pieces(m, chan, cur + sh->array_ns, sh->post_ns, sh->npost, slot.post_at);
+        cur = place_pieces(m, chan, s, sh->pre_ns, sh->npre, slot->pre_at);
+        slot->array_at = cur;
+        cur = place_pieces(m, chan, cur + sh->array_ns, sh->post_ns, sh->npost, slot->post_at);
         if (cur <= gap_end) {
             break;
         }
         /* past the chip's gap: from the end of the booking after it */
         if (tries < NAND_MAX_TRIES) {
-            s = sh->npre ? MAX(slot.pre_at[0], gap_end) : gap_end;
+            s = sh->npre ? MAX(slot->pre_at[0], gap_end) : gap_end;
         } else {
             s = MAX(chip->busy_until, sh->npre ? chan->busy_until : 0);
         }
     }
     /* a program takes the chip from its first data-in */
-    slot.start = sh->npre ? slot.pre_at[0] : s;
-    slot.done = cur;
-    return slot;
+    slot->start = sh->npre ? slot->pre_at[0] : s;
+    slot->done = cur;
+    slot->reg_s = slot->reg_e = slot->suspend_ext = 0;
 }
 
 /*
@@ -426,26 +425,26 @@ static NandSlot place_held(const NandModel *m, const NandShape *sh, uint32_t lun
  * register from the end of tR until its data is out; a program from its first data-in
  * until its tPROG starts (the page moves to the data register). An erase uses the array.
  */
-static NandSlot place_cached(const NandModel *m, const NandShape *sh, NandOp op, uint32_t lun,
-                             uint32_t ch, uint64_t t0, uint64_t array_min)
+static void place_cached(const NandModel *m, const NandShape *sh, NandOp op, uint32_t lun,
+                         uint32_t ch, uint64_t t0, uint64_t array_min, NandSlot *slot)
 {
     const Timeline *chip = &m->chip[lun], *reg = &m->reg[lun], *chan = &m->ch[ch];
     uint64_t s = t0, cur, busy_end = 0;
-    NandSlot slot = { 0 };
 
     for (int tries = 1;; tries++) {
-        cur = place_pieces(m, chan, s, sh->pre_ns, sh->npre, slot.pre_at);
-        slot.array_at = tl_fit(chip, MAX(cur, array_min), sh->array_ns);
-        cur = place_pieces(m, chan, slot.array_at + sh->array_ns, sh->post_ns, sh->npost,
-                           slot.post_at);
+        cur = place_pieces(m, chan, s, sh->pre_ns, sh->npre, slot->pre_at);
+        slot->array_at = tl_fit(chip, MAX(cur, array_min), sh->array_ns);
+        cur = place_pieces(m, chan, slot->array_at + sh->array_ns, sh->post_ns, sh->npost,
+                           slot->post_at);
+        slot->reg_s = slot->reg_e = 0;
         if (op == NAND_OP_READ) {
-            slot.reg_s = slot.array_at + sh->array_ns;
-            slot.reg_e = cur;
+            slot->reg_s = slot->array_at + sh->array_ns;
+            slot->reg_e = cur;
         } else if (op == NAND_OP_PROGRAM) {
-            slot.reg_s = slot.pre_at[0];
-            slot.reg_e = slot.array_at;
+            slot->reg_s = slot->pre_at[0];
+            slot->reg_e = slot->array_at;
         }
-        if (slot.reg_s >= slot.reg_e || tl_is_free(reg, slot.reg_s, slot.reg_e, &busy_end)) {
+        if (slot->reg_s >= slot->reg_e || tl_is_free(reg, slot->reg_s, slot->reg_e, &busy_end)) {
             break;
         }
         if (tries < NAND_MAX_TRIES) {
@@ -456,9 +455,9 @@ static NandSlot place_cached(const NandModel *m, const NandShape *sh, NandOp op,
             s = MAX(MAX(chip->busy_until, reg->busy_until), MAX(chan->busy_until, s));
         }
     }
-    slot.start = slot.array_at;
-    slot.done = cur;
-    return slot;
+    slot->start = slot->array_at;
+    slot->done = cur;
+    slot->suspend_ext = 0;
 }
 
 /*
@@ -508,36 +507,39 @@ static bool place_suspend(const NandModel *m, const NandShape *sh, uint32_t lun,
     return true;
 }
 
-static NandSlot nand_place(const NandModel *m, const NandReq *r, const NandShape *sh,
-                           uint64_t arrival)
+static void nand_place(const NandModel *m, const NandReq *r, const NandShape *sh,
+                       uint64_t arrival, NandSlot *slot)
 {
     uint32_t lun = nand_lun_index(m, &r->addr), ch = r->addr.ch;
     const NandChipPe *pe = &m->pe[lun];
-    NandSlot slot;
 
     if (r->op == NAND_OP_READ) {
-        slot = m->reg ? place_cached(m, sh, r->op, lun, ch, arrival, 0)
-                      : place_held(m, sh, lun, ch, arrival);
-        if (m->tm.suspend) {
-            place_suspend(m, sh, lun, ch, arrival, &slot);
+        if (m->reg) {
+            place_cached(m, sh, r->op, lun, ch, arrival, 0, slot);
+        } else {
+            place_held(m, sh, lun, ch, arrival, slot);
         }
-        return slot;
-    }
-    if (m->reg) {
+        if (m->tm.suspend) {
+            place_suspend(m, sh, lun, ch, arrival, slot);
+        }
+    } else if (m->reg) {
         /* cache program: the data-in may start once the page before left the register */
         uint64_t t0 = r->op == NAND_OP_PROGRAM && pe->op == NAND_OP_PROGRAM ? pe->array_at
                                                                            : pe->fence;
-        return place_cached(m, sh, r->op, lun, ch, MAX(arrival, t0), pe->fence);
+        place_cached(m, sh, r->op, lun, ch, MAX(arrival, t0), pe->fence, slot);
+    } else {
+        place_held(m, sh, lun, ch, MAX(arrival, pe->fence), slot);
     }
-    return place_held(m, sh, lun, ch, MAX(arrival, pe->fence));
 }
 
 uint64_t nand_probe_req(const NandModel *m, const NandReq *r, uint64_t arrival_ns)
 {
     NandShape sh = shape_of(m, r, __builtin_popcount(plane_bits(m, r->plane_mask,
                                                                 r->addr.pl)));
+    NandSlot slot;
 
-    return nand_place(m, r, &sh, arrival_ns).done;
+    nand_place(m, r, &sh, arrival_ns, &slot);
+    return slot.done;
 }
 
 uint64_t nand_probe(const NandModel *m, NandOp op, const NandAddr *a, uint64_t arrival_ns)
@@ -552,8 +554,12 @@ static void book_pieces(const NandModel *m, Timeline *chan, const uint64_t *at, 
     uint64_t end;
 
     for (uint32_t i = 0; i < n; i++) {
-        uint64_t s = fit_transfer(m, chan, at[i], d, true, &end);
-        g_assert(s == at[i]);
+        if (m->tm.xfer_split <= 1) {
+            tl_book(chan, at[i], at[i] + d);        /* whole: no second search */
+        } else {
+            uint64_t s = fit_transfer(m, chan, at[i], d, true, &end);
+            g_assert(s == at[i]);
+        }
     }
 }
 
@@ -573,7 +579,7 @@ uint64_t nand_submit(NandModel *m, const NandReq *r, uint64_t arrival_ns)
         tl_retire(&m->reg[lun], m->horizon);
     }
     sh = shape_of(m, r, k);
-    p = nand_place(m, r, &sh, arrival_ns);
+    nand_place(m, r, &sh, arrival_ns, &p);
     if (p.suspend_ext) {
         /* the read runs inside the suspended operation, which ends later */
         tl_book(chip, pe->fence, pe->fence + p.suspend_ext);
