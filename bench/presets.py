@@ -9,12 +9,22 @@ one (hw/femu/nand/presets.c, sources in the README).
 
 Per drive and round: a sequential prefill of the region; 4 KiB random reads at QD1 (mean
 latency); 4 KiB random reads at QD128 (IOPS); 128 KiB sequential reads at QD32 (MB/s);
-128 KiB sequential writes at QD32 (MB/s, a zoned drive's zones reset first); 4 KiB random
-writes at QD32 on the region (IOPS, blackbox only). The drives are far from full, so the
-random writes run without GC: the makers' steady-state figure (after GC) is printed beside
-it but is not what this measures; reaching it takes writes of several times a drive's
-capacity at rates divided by S, hours for a TCG guest. Interleaved rounds, median
-[min-max]. A benchmark: figures, not assertions.
+128 KiB sequential writes at QD32 (MB/s, a zoned drive's zones reset first). Interleaved
+rounds, median [min-max].
+
+Random writes after GC (blackbox presets): each preset also has a drive of one of its
+channels (nchs=1, --gc-size, the preset's over-provisioning), filled sequentially and then
+overwritten with 4 KiB random writes (--gc-caps capacities) before the rounds, so that GC
+is in steady state when each round measures 4 KiB random writes at QD32 on it. The FTL
+stripes every line over all channels and GC works line by line, so one channel of the
+drive writes 1/nchs of what the drive writes (the link and firmware are far from busy at
+these rates): the figure printed is the channel's times nchs. A drive of one channel has
+nchs times as many lines as the whole drive of the same size would, so a small one gives
+greedy GC enough lines to choose from; its blocks have 16 pages (tBERS divided as the
+pages are, so that an erase costs per page what it costs on the drive). Its time_scale
+follows from the published write rate. The WAF over the rounds is printed beside greedy
+GC's analytic one (device counters over QMP).
+A benchmark: figures, not assertions.
 
 Usage: bench/presets.py [--short] [--rounds N] [--runtime SEC] [--presets a,b]
 """
@@ -38,15 +48,36 @@ PRESETS = {
     "ll-slc": (1, dict(qd1_us=16, rr_kiops=750, rw_kiops=170, sr_mbps=3200, sw_mbps=3200),
                4 / 5.333e-6),
 }
+# the blackbox presets' op_pcent, tBERS in ns and channels (hw/femu/nand/presets.c)
+OP_PCENT = {"dc-tlc": 37, "dc-tlc-gen4": 15, "ll-slc": 37}
+ERASE_NS = {"dc-tlc": 3500000, "dc-tlc-gen4": 3500000, "ll-slc": 1500000}
+CHANNELS = {"dc-tlc": 16, "dc-tlc-gen4": 8, "ll-slc": 8}
+PRESET_PGS, GC_PGS = 256, 16        # pages per block: the presets', the GC drives'
 GUEST_IOPS = 2500           # what the scaled drives may ask of the guest at most
+# random writes after GC are scaled from twice the published rate (room for a model
+# faster than the drive)
+GC_HEADROOM = 2
 TESTS = (("qd1", "QD1 read us"), ("rr", "4K read kIOPS"), ("sr", "seq read MB/s"),
-         ("sw", "seq write MB/s"), ("rw", "4K write kIOPS*"))
+         ("sw", "seq write MB/s"), ("rw", "4K write kIOPS (GC)"))
 PUBLISHED = {"qd1": "qd1_us", "rr": "rr_kiops", "sr": "sr_mbps", "sw": "sw_mbps",
              "rw": "rw_kiops"}
 
 
+def gc_name(preset):
+    """Serial of a preset's random-write drive."""
+    return f"{preset.upper()}-GC"
+
+
 def scale_of(ceiling):
     return max(1, math.ceil(ceiling / GUEST_IOPS))
+
+
+def gc_waf(g, serial):
+    """NAND pages over host pages written between the two marks: the rounds' WAF."""
+    (_, m0), (_, m1) = g.marks["gc-steady"], g.marks["gc-end"]
+    a, b = m0[serial], m1[serial]
+    return ((b["nand-pages-written"] - a["nand-pages-written"]) /
+            max(1, b["host-pages-written"] - a["host-pages-written"]))
 
 
 def main():
@@ -57,9 +88,12 @@ def main():
     ap.add_argument("--presets", default=",".join(PRESETS))
     ap.add_argument("--size", type=int, default=2048, help="drive MiB")
     ap.add_argument("--region", type=int, default=128, help="MiB prefilled, then read")
+    ap.add_argument("--gc-size", type=int, default=512, help="MiB of the random-write drives")
+    ap.add_argument("--gc-caps", type=float, default=2.0,
+                    help="capacities of random writes before the rounds (GC steady state)")
     a = ap.parse_args()
     if a.short:
-        a.rounds, a.runtime = 2, 3
+        a.rounds, a.runtime, a.gc_size, a.gc_caps = 2, 3, 256, 1.5
     bblib.require_rounds(a.rounds)
     names = a.presets.split(",")
     for n in names:
@@ -75,6 +109,13 @@ def main():
         if mode == 1:
             props["pgs_per_blk"] = 16       # lines small enough for a drive of a few GiB
         devs.append(bblib.Device(n.upper(), mode, a.size, **props))
+        if mode == 1:
+            scales[gc_name(n)] = scale_of(GC_HEADROOM * 1000 * PRESETS[n][1]["rw_kiops"] /
+                                          CHANNELS[n])
+            devs.append(bblib.Device(gc_name(n), mode, a.gc_size, flash_preset=n, nchs=1,
+                                     time_scale=scales[gc_name(n)], pgs_per_blk=GC_PGS,
+                                     blk_er_lat=ERASE_NS[n] * GC_PGS // PRESET_PGS))
+    gcdevs = [d for d in devs if d.serial.endswith("-GC")]
 
     io = "--direct=1 --ioengine=io_uring --output-format=json --group_reporting"
     timed = f"--time_based --runtime={a.runtime} --ramp_time=1"
@@ -83,8 +124,16 @@ def main():
 run() {{ echo "@@$1@@"; shift; fio "$@" || exit 1; }}
 fill() {{ fio --name=fill --filename=$1 {io} $2 --rw=write --bs=128k --iodepth=8 \\
     --size={a.region}m >/dev/null || exit 1; }}
+for s in {" ".join(d.serial for d in gcdevs)}; do
+  D=$(dev_of $s) || exit 1
+  echo "@@precondition-$s@@"
+  fio --name=gcfill --filename=$D {io} --rw=write --bs=128k --iodepth=32 >/dev/null || exit 1
+  fio --name=gcpre --filename=$D {io} --rw=randwrite --bs=4k --iodepth=32 --norandommap \\
+      --randrepeat=0 --io_size=$(( {int(a.gc_caps * a.gc_size)} ))m >/dev/null || exit 1
+done
+echo "@@stats gc-steady@@"
 for r in $(seq 1 {a.rounds}); do
-  for s in {" ".join(d.serial for d in devs)}; do
+  for s in {" ".join(d.serial for d in devs if d not in gcdevs)}; do
     D=$(dev_of $s) || exit 1
     Z=""; [ "$(cat /sys/block/${{D#/dev/}}/queue/zoned)" = host-managed ] && Z="{zbd}"
     [ -n "$Z" ] && blkzone reset $D
@@ -98,18 +147,25 @@ for r in $(seq 1 {a.rounds}); do
     [ -n "$Z" ] && blkzone reset $D
     run r$r-$s-sw --name=sw --filename=$D {io} {timed} $Z --rw=write --bs=128k \\
         --iodepth=32 --size={a.region}m
-    if [ -z "$Z" ]; then
+    if [ $s = REF ]; then      # the guest's own ceiling for the random writes
       run r$r-$s-rw --name=rw --filename=$D {io} {timed} --rw=randwrite --bs=4k \\
           --iodepth=32 --size={a.region}m
     fi
   done
+  for s in {" ".join(d.serial for d in gcdevs)}; do
+    D=$(dev_of $s) || exit 1
+    run r$r-$s-rw --name=rw --filename=$D {io} {timed} --rw=randwrite --bs=4k \\
+        --iodepth=32 --norandommap --randrepeat=0
+  done
 done
+echo "@@stats gc-end@@"
 echo @@end@@
 """
     bblib.log(f"booting one guest: nossd + {len(names)} preset drives "
               f"({', '.join(f'{n} x{scales[n]}' for n in names)}); {a.rounds} rounds ...")
     g = bblib.Guest(script, devs, timeout=7200).run(
-        lambda t, l: l.startswith("@@r") and l.endswith("-qd1@@") and
+        lambda t, l: (l.startswith("@@precondition") or
+                      l.startswith("@@r") and l.endswith("-qd1@@")) and
         bblib.log(f"  {t:6.1f}s {l.strip('@')}"))
 
     def measure(serial, test, r):
@@ -144,24 +200,34 @@ echo @@end@@
         print(f"\n{n} ({'zoned' if mode == 3 else 'blackbox'}, time_scale={s})")
         print(f"  {'figure':16} {'model':>22} {'published':>10} {'ratio':>6} {'guest x S':>10}")
         for test, label in TESTS:
-            vals = rows.get(n.upper(), {}).get(test)
+            serial, s = (gc_name(n), scales.get(gc_name(n))) if test == "rw" else (n.upper(), scales[n])
+            vals = rows.get(serial, {}).get(test)
             if not vals:
                 continue
-            unscaled = [v / s if test == "qd1" else v * s for v in vals]
+            per = CHANNELS[n] if test == "rw" else 1      # one channel of the drive
+            unscaled = [v / s if test == "qd1" else v * s * per for v in vals]
             med = bblib.spread(unscaled)["median"]
             p = pub.get(PUBLISHED[test])
             # how close the scaled drive came to the guest's own ceiling (1.0: the guest
             # may have been the bottleneck)
             near = "" if test == "qd1" else f"{bblib.spread(vals)['median'] / bblib.spread(ref[test])['median']:.2f} of ceiling"
-            print(f"  {label:16} {bblib.fmt_spread(unscaled):>22} "
+            print(f"  {label:18} {bblib.fmt_spread(unscaled):>22} "
                   f"{p if p else '-':>10} {f'{med / p:.2f}' if p else '-':>6} {near:>10}")
             out.setdefault(n, {})[test] = dict(unscaled=bblib.spread(unscaled), published=p,
                                                 scale=s)
-    print("\n* without GC (fresh drive); the published figure is after GC.")
-    print("ratio = model / published. QD1 latency includes what TCG adds per I/O, divided "
+        if mode == 1:
+            waf = gc_waf(g, gc_name(n))
+            out[n]["gc"] = dict(waf=waf, op_pcent=OP_PCENT[n], scale=scales[gc_name(n)])
+            print(f"  random writes after GC: one channel x {CHANNELS[n]}, {a.gc_size} MiB, "
+                  f"op_pcent={OP_PCENT[n]}, time_scale={scales[gc_name(n)]}, after "
+                  f"{a.gc_caps:g} capacities of random writes; WAF over the rounds {waf:.2f} "
+                  f"(greedy GC's analytic "
+                  f"{bblib.greedy_waf(1 + OP_PCENT[n] / 100):.2f})")
+    print("\nratio = model / published. QD1 latency includes what TCG adds per I/O, divided "
           "by S (small at these scales).\nThe link model carries its lanes' payload rate, "
-          "more than drives get after protocol overhead; random\nwrites depend on "
-          "over-provisioning and GC state, which the makers do not give.")
+          "more than drives get after protocol overhead.\nRandom writes after GC depend on "
+          "over-provisioning, which the makers do not publish: the presets'\nop_pcent "
+          "follows from each drive's capacity (README, Presets).")
     path = bblib.save_json("presets", dict(args=vars(a), scales=scales, rows=rows,
                                            figures=out), guest=g)
     print(f"results: {path}")

@@ -16,13 +16,14 @@ PATH = "/machine/peripheral/femu0"
 # name -> femu_mode, capacity (MiB), a few of its properties
 PRESETS = {
     "dc-tlc": (1, 8192, {"nchs": 16, "luns_per_ch": 8, "pls_per_lun": 2, "pg_rd_lat": 77000,
-                         "pcie_gen": 3, "pcie_lanes": 8, "fw_cores": 8, "fw_cmd_ns": 7400}),
+                         "pcie_gen": 3, "pcie_lanes": 8, "fw_cores": 8, "fw_cmd_ns": 7400,
+                         "op_pcent": 37}),
     "dc-tlc-gen4": (1, 8192, {"nchs": 8, "luns_per_ch": 16, "ch_mts": 1200, "pcie_gen": 4,
-                              "fw_cmd_ns": 8889}),
+                              "fw_cmd_ns": 8889, "op_pcent": 15}),
     "zns-tlc": (3, 4096, {"zns_num_ch": 8, "zns_num_lun": 4, "secs_per_pg": 64,
                           "zns_pg_rd_lat": 50000, "ch_mts": 450, "nand_partial_xfer": True}),
     "ll-slc": (1, 2048, {"flash_type": 1, "nchs": 8, "luns_per_ch": 4, "pg_rd_lat": 5000,
-                         "fw_cores": 4, "fw_cmd_ns": 5333}),
+                         "fw_cores": 4, "fw_cmd_ns": 5333, "op_pcent": 37}),
 }
 
 
@@ -57,5 +58,19 @@ def test_given_value_wins(tmp_path):
         st = qom(m, "stats")
         chips = [k for k in st if k.startswith("chip") and k.endswith("-busy-ns")]
         assert len(chips) == 32, sorted(st)
+    finally:
+        m.close()
+
+
+def test_given_blocks_win_over_the_presets_op(tmp_path):
+    """op_pcent and blks_per_pl exclude each other: blocks given leave the preset's OP out."""
+    m = qtest_machine.start_machine(
+        DevConfig(mode=1, size_mb=1024, extra="flash_preset=ll-slc,blks_per_pl=64"),
+        str(tmp_path))
+    try:
+        assert qom(m, "blks_per_pl") == 64 and qom(m, "op_pcent") == -1
+        assert qom(m, "pg_rd_lat") == 5000      # the rest of the preset still applies
+        m.ctrl.enable(css=nvme.CC_CSS_ALL)
+        assert_io_works(m.ctrl, slba=0)
     finally:
         m.close()

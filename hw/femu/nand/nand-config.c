@@ -157,10 +157,26 @@ static bool flash_suspend(const FemuFlashParams *p, uint32_t *mask, Error **errp
     return false;
 }
 
+/* Whether property `prop` holds a value other than its default. */
+static bool prop_given(Object *obj, ObjectProperty *op, const char *prop, Error **errp,
+                       bool *given)
+{
+    QObject *now = object_property_get_qobject(obj, prop, errp);
+
+    if (!now) {
+        return false;
+    }
+    *given = op->defval && !qobject_is_equal(now, op->defval);
+    qobject_unref(now);
+    return true;
+}
+
 bool femu_flash_apply_preset(Object *obj, const char *name, Error **errp)
 {
     const FemuPreset *p = femu_preset_find(name);
+    ObjectProperty *blocks = object_property_find(obj, "blks_per_pl");
     g_auto(GStrv) items = NULL;
+    bool blocks_given = false;
 
     if (!name) {
         return true;
@@ -170,25 +186,25 @@ bool femu_flash_apply_preset(Object *obj, const char *name, Error **errp)
                    femu_preset_names());
         return false;
     }
+    if (blocks && !prop_given(obj, blocks, "blks_per_pl", errp, &blocks_given)) {
+        return false;
+    }
     items = g_strsplit(p->props, ",", -1);
     for (char **item = items; *item; item++) {
         g_auto(GStrv) kv = g_strsplit(*item, "=", 2);
         ObjectProperty *op = object_property_find(obj, kv[0]);
-        QObject *now;
         bool given;
 
         if (!op || !kv[1]) {
             error_setg(errp, "flash_preset=%s: '%s' is not a property", name, *item);
             return false;
         }
-        now = object_property_get_qobject(obj, kv[0], errp);
-        if (!now) {
+        if (!prop_given(obj, op, kv[0], errp, &given)) {
             return false;
         }
-        given = op->defval && !qobject_is_equal(now, op->defval);
-        qobject_unref(now);
-        if (given) {
-            continue;                   /* given another value: that wins */
+        /* given another value: that wins; so do blocks given, over the preset's OP */
+        if (given || (blocks_given && !strcmp(kv[0], "op_pcent"))) {
+            continue;
         }
         if (!object_property_parse(obj, kv[0], kv[1], errp)) {
             error_prepend(errp, "flash_preset=%s: ", name);

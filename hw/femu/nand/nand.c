@@ -274,6 +274,12 @@ static uint32_t plane_bits(const NandModel *m, uint32_t mask, uint32_t pl)
     return (mask & all) ? (mask & all) : 1u << (pl & 31);
 }
 
+/* Planes in a mask: one for most operations, without a call to libgcc's popcount. */
+static uint32_t planes_of(uint32_t bits)
+{
+    return bits & (bits - 1) ? __builtin_popcount(bits) : 1;
+}
+
 static uint64_t block_index(const NandModel *m, const NandAddr *a, uint32_t pl)
 {
     return ((uint64_t)nand_lun_index(m, a) * m->geo.pls_per_lun + pl) * m->geo.blks_per_pl +
@@ -306,14 +312,15 @@ static NandShape shape_of(const NandModel *m, const NandReq *r, uint32_t k)
     const NandTiming *t = &m->tm;
     uint64_t scale = t->time_scale, type = nand_page_type(m, r->addr.pg);
     uint64_t cmd = t->cmd_ns * scale, status = t->status_ns * scale;
-    uint64_t page = nand_page_bytes(&m->geo), x = m->xfer_ns;
+    uint64_t x = m->xfer_ns;
     NandShape sh = { 0 };
 
     switch (r->op) {
     case NAND_OP_READ:
         /* the plane addresses, tR (again per retry), then each page's status and data */
-        if (t->partial_xfer && r->bytes && r->bytes < page) {
-            x = (m->xfer_ns * r->bytes + page - 1) / page;
+        if (t->partial_xfer && r->bytes) {
+            uint64_t page = nand_page_bytes(&m->geo);
+            x = r->bytes < page ? (m->xfer_ns * r->bytes + page - 1) / page : x;
         }
         sh.retries = read_retries(m, r);
         sh.npre = cmd ? 1 : 0;
@@ -348,29 +355,39 @@ static NandShape shape_of(const NandModel *m, const NandReq *r, uint32_t k)
  * (ONFI column changes), when that ends sooner. Books the parts if `book`. Returns its
  * start; *end is where it ends.
  */
+static uint64_t fit_split(const NandModel *m, Timeline *chan, uint64_t from, uint64_t d,
+                          uint64_t whole, bool book, uint64_t *end)
+{
+    uint64_t k = m->tm.xfer_split, part = (d + k - 1) / k, left = d, cur = from, gap_end;
+    uint64_t at[NAND_MAX_SPLIT], len[NAND_MAX_SPLIT];
+    uint32_t n = 0;
+
+    while (left && n < k) {
+        /* the last allowed part must take what is left */
+        uint64_t want = n == k - 1 ? left : MIN(part, left);
+        at[n] = tl_fit_gap(chan, cur, want, &gap_end);
+        len[n] = gap_end == UINT64_MAX ? left : MIN(left, gap_end - at[n]);
+        cur = at[n] + len[n];
+        left -= len[n++];
+    }
+    if (left || cur >= whole + d) {
+        return UINT64_MAX;      /* no sooner than whole */
+    }
+    for (uint32_t i = 0; book && i < n; i++) {
+        tl_book(chan, at[i], at[i] + len[i]);
+    }
+    *end = cur;
+    return at[0];
+}
+
 static uint64_t fit_transfer(const NandModel *m, Timeline *chan, uint64_t from, uint64_t d,
                              bool book, uint64_t *end)
 {
-    uint64_t whole = tl_fit(chan, from, d), k = m->tm.xfer_split, part, left = d;
-    uint64_t cur = from, first, gap_end, at[NAND_MAX_SPLIT] = { 0 }, len[NAND_MAX_SPLIT];
-    uint32_t n = 0;
+    uint64_t whole = tl_fit(chan, from, d);
 
-    if (k > 1 && d >= k) {
-        part = (d + k - 1) / k;
-        while (left && n < k) {
-            /* the last allowed part must take what is left */
-            uint64_t want = n == k - 1 ? left : MIN(part, left);
-            at[n] = tl_fit_gap(chan, cur, want, &gap_end);
-            len[n] = gap_end == UINT64_MAX ? left : MIN(left, gap_end - at[n]);
-            cur = at[n] + len[n];
-            left -= len[n++];
-        }
-        if (!left && cur < whole + d) {
-            first = at[0];
-            for (uint32_t i = 0; book && i < n; i++) {
-                tl_book(chan, at[i], at[i] + len[i]);
-            }
-            *end = cur;
+    if (m->tm.xfer_split > 1 && d >= m->tm.xfer_split) {
+        uint64_t first = fit_split(m, chan, from, d, whole, book, end);
+        if (first != UINT64_MAX) {
             return first;
         }
     }
@@ -534,8 +551,7 @@ static void nand_place(const NandModel *m, const NandReq *r, const NandShape *sh
 
 uint64_t nand_probe_req(const NandModel *m, const NandReq *r, uint64_t arrival_ns)
 {
-    NandShape sh = shape_of(m, r, __builtin_popcount(plane_bits(m, r->plane_mask,
-                                                                r->addr.pl)));
+    NandShape sh = shape_of(m, r, planes_of(plane_bits(m, r->plane_mask, r->addr.pl)));
     NandSlot slot;
 
     nand_place(m, r, &sh, arrival_ns, &slot);
@@ -566,7 +582,7 @@ static void book_pieces(const NandModel *m, Timeline *chan, const uint64_t *at, 
 uint64_t nand_submit(NandModel *m, const NandReq *r, uint64_t arrival_ns)
 {
     uint32_t lun = nand_lun_index(m, &r->addr), bits = plane_bits(m, r->plane_mask, r->addr.pl);
-    uint32_t k = __builtin_popcount(bits);
+    uint32_t k = planes_of(bits);
     Timeline *chip = &m->chip[lun], *chan = &m->ch[r->addr.ch];
     NandChipPe *pe = &m->pe[lun];
     NandShape sh;
