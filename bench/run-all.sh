@@ -11,9 +11,9 @@ py=$here/../build/venv/bin/python3
 [[ -x $py ]] || py=${PYTHON:-python3}
 short=(--short)
 [[ ${FEMU_BENCH_FULL:-0} == 1 ]] && short=()
-for b in nossd-vs-stock bb-latency bb-parallelism bb-gc-waf zns-vs-blackbox zns-stripe \
+for b in nand-booking nossd-vs-stock bb-latency bb-parallelism bb-gc-waf zns-vs-blackbox zns-stripe \
 	zns-gc-free wb-pu-scaling wb-vs-modes wb-gc sra-readahead plp-flush-time plp-dbbench \
-	plp-size-sweep; do
+	plp-size-sweep presets; do
 	echo
 	echo "=== $b ${short[*]}"
 	start=$SECONDS

@@ -81,7 +81,12 @@ void femu_crash_point(FemuCtrl *n, const char *point)
 
 static bool femu_check_props(FemuCtrl *n, Error **errp)
 {
-    if (!crash_at_parse(n, errp)) {
+    NandTiming opts = { 0 };
+    g_autofree char *why = NULL;
+
+    /* first: the preset fills in what the checks below then look at */
+    if (!femu_flash_apply_preset(OBJECT(n), n->flash.flash_preset, errp) ||
+        !crash_at_parse(n, errp)) {
         return false;
     }
     if (n->num_namespaces < 1 || n->num_namespaces > FEMU_MAX_NAMESPACES) {
@@ -145,6 +150,15 @@ static bool femu_check_props(FemuCtrl *n, Error **errp)
     }
     if (n->serial && strlen(n->serial) > 20) {
         error_setg(errp, "serial='%s' is too long: at most 20 characters", n->serial);
+        return false;
+    }
+    /* checked here too, so that a drive without flash (nossd) refuses it alike */
+    if (!femu_flash_options(&n->flash, &opts, errp)) {
+        return false;
+    }
+    n->frontend_cfg.time_scale = n->flash.time_scale;
+    if (!femu_frontend_check(&n->frontend_cfg, &why)) {
+        error_setg(errp, "%s", why);
         return false;
     }
     return true;
@@ -697,6 +711,10 @@ static const Property femu_ctrl_props[] = {
     DEFINE_PROP_UINT32("plp_fail_prob", FemuCtrl, fail_prob, 0),
     DEFINE_PROP_UINT32("plp_fail_seed", FemuCtrl, fail_seed, 1),
     DEFINE_PROP_STRING("x-crash-at", FemuCtrl, crash_at),
+    DEFINE_PROP_UINT32("pcie_gen", FemuCtrl, frontend_cfg.pcie_gen, 0),
+    DEFINE_PROP_UINT32("pcie_lanes", FemuCtrl, frontend_cfg.pcie_lanes, 4),
+    DEFINE_PROP_UINT32("fw_cores", FemuCtrl, frontend_cfg.fw_cores, 0),
+    DEFINE_PROP_UINT64("fw_cmd_ns", FemuCtrl, frontend_cfg.fw_cmd_ns, 0),
     DEFINE_PROP_LINK("memdev", FemuCtrl, memdev, TYPE_MEMORY_BACKEND, HostMemoryBackend *),
 };
 
@@ -728,6 +746,22 @@ static void femu_class_init(ObjectClass *oc, void *data)
     object_class_property_set_description(oc, "dataplane",
         "thread (default): commands run on a device thread in host time; main-loop: in "
         "QEMU's main loop in virtual time (deterministic under qtest, for the fuzzer)");
+    object_class_property_set_description(oc, "pcie_gen",
+        "0 (default): no host link model; 1..5: PCIe generation, whose lanes carry read "
+        "data to the host and write data to the device at its rate (x time_scale)");
+    object_class_property_set_description(oc, "pcie_lanes", "1, 2, 4 (default), 8, 16");
+    object_class_property_set_description(oc, "fw_cores",
+        "0 (default): no controller model; 1..64 firmware cores, each I/O command taking "
+        "one for fw_cmd_ns");
+    object_class_property_set_description(oc, "fw_cmd_ns",
+        "firmware time per I/O command, 0..1000000000 ns (x time_scale)");
+    object_class_property_set_description(oc, "nand_sched",
+        "backfill (default): each flash operation takes the first idle gap of its chip and "
+        "channel that fits it; fifo: it waits for their latest booking (the first model)");
+    for (size_t i = 0; femu_flash_prop_help[i][0]; i++) {
+        object_class_property_set_description(oc, femu_flash_prop_help[i][0],
+                                              femu_flash_prop_help[i][1]);
+    }
     device_class_set_legacy_reset(dc, femu_reset);
 }
 

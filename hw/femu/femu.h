@@ -25,6 +25,7 @@
 #include "system/runstate.h"
 #include "block/nvme.h"
 
+#include "media/frontend.h"
 #include "media/media.h"
 #include "nand/nand.h"
 #include "nand/nand-config.h"
@@ -103,6 +104,7 @@ struct FemuCQ {
 
 struct FemuNamespace {
     uint32_t nsid;
+    FemuFrontend *frontend;     /* the controller's, or NULL: data crosses the link */
     const FemuNsKind *kind;
     uint8_t csi;                /* the kind's command set */
     uint64_t nlbas;
@@ -155,6 +157,9 @@ struct FemuCtrl {
     char *dataplane;            /* property: "thread" (default) or "main-loop" */
     HostMemoryBackend *memdev;
     FemuFlashParams flash;      /* the NAND every media kind builds on */
+    FemuFrontendConfig frontend_cfg;    /* pcie_gen, pcie_lanes, fw_cores, fw_cmd_ns */
+    FemuFrontend *frontend;     /* NULL: commands cost no firmware or link time */
+    uint64_t frontend_last_ns;  /* the previous media request's arrival (retiring) */
     FemuSraParams sra;          /* read-ahead, for the kinds that have it */
 
     /* storage */

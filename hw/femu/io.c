@@ -32,6 +32,14 @@ uint16_t femu_io_cmd(FemuCtrl *n, FemuRequest *req, const NvmeCmd *cmd, uint64_t
     if (NVME_CMD_FLAGS_FUSE(cmd->flags)) {
         return NVME_INVALID_FIELD;
     }
+    if (n->frontend) {
+        /* link bookings before the previous command's arrival are over for good */
+        femu_frontend_retire(n->frontend, MIN(n->frontend_last_ns, now));
+        n->frontend_last_ns = now;
+        /* the firmware handles the command first, on the earliest free core */
+        now = femu_frontend_command(n->frontend, now);
+        *deadline = MAX(*deadline, now);
+    }
     if (cmd->opcode == NVME_CMD_FLUSH && nsid == NVME_NSID_BROADCAST && n->vwc) {
         *deadline = femu_ns_flush_all(n, now);
         return NVME_SUCCESS;

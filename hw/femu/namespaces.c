@@ -190,6 +190,17 @@ static bool build_media(FemuCtrl *n, Error **errp)
 {
     bool mixed = false, flash = false;
     uint32_t first = 0, blocks[FEMU_MAX_NAMESPACES] = { 0 };
+    g_autofree char *why = NULL;
+
+    /* the controller's firmware and link, before the namespaces' models */
+    n->frontend = femu_frontend_new(&n->frontend_cfg, &why);
+    if (why) {
+        error_setg(errp, "%s", why);
+        return false;
+    }
+    for (uint32_t i = 0; i < n->num_namespaces; i++) {
+        n->ns[i].frontend = n->frontend;
+    }
 
     for (uint32_t i = 0; i < n->num_namespaces; i++) {
         mixed |= n->ns_kind[i] != n->ns_kind[0];
@@ -346,6 +357,8 @@ void femu_ns_destroy(FemuCtrl *n)
     n->nr_medias = 0;
     nand_model_free(n->shared_nand);
     n->shared_nand = NULL;
+    femu_frontend_free(n->frontend);
+    n->frontend = NULL;
     for (uint32_t i = 0; n->ns && i < n->num_namespaces; i++) {
         FemuNamespace *ns = &n->ns[i];
         if (ns->kind->ns_free && ns->priv) {
@@ -400,14 +413,24 @@ const FemuNsKind *femu_ctrl_kind(FemuCtrl *n)
     return n->ns_kind[0];
 }
 
-/* r->offset is a backend offset; the namespace's model sees its own. */
+/*
+ * r->offset is a backend offset; the namespace's model sees its own. With a link model, a
+ * write's data crosses to the device before the media sees it, a read's to the host after.
+ */
 uint64_t femu_ns_media_submit(FemuNamespace *ns, FemuMediaReq *r)
 {
-    uint64_t t;
+    uint64_t t, arrival = r->arrival_ns;
 
     r->offset -= MIN(r->offset, ns->media_base);
     r->ns_end = ns->backend_offset + ns->bytes - MIN(ns->backend_offset, ns->media_base);
+    if (ns->frontend && r->op == FEMU_MEDIA_WRITE) {
+        r->arrival_ns = femu_frontend_transfer(ns->frontend, false, r->len, arrival);
+    }
     t = femu_media_submit(ns->media, r);
+    r->arrival_ns = arrival;
+    if (ns->frontend && r->op == FEMU_MEDIA_READ) {
+        t = femu_frontend_transfer(ns->frontend, true, r->len, t);
+    }
     if (r->op == FEMU_MEDIA_READ) {
         ns->io.media_reads++;
         ns->io.media_read_ns += t - MIN(t, r->arrival_ns);
@@ -479,6 +502,15 @@ void femu_stats_emit(FemuCtrl *n, FemuMediaStatFn *emit, void *opaque)
     emit(opaque, "lateness_p99_ns", lateness_quantile(&n->lateness, 0.99));
     emit(opaque, "lateness_max_ns", n->lateness.max_ns);
     emit(opaque, "power_cuts", n->power_cuts);
+    if (n->frontend) {
+        const FemuFrontendStats *fs = femu_frontend_stats(n->frontend);
+        emit(opaque, "fw_commands", fs->commands);
+        emit(opaque, "fw_busy_ns", fs->fw_busy_ns);
+        emit(opaque, "pcie_bytes_to_host", fs->bytes_to_host);
+        emit(opaque, "pcie_bytes_to_device", fs->bytes_to_device);
+        emit(opaque, "pcie_to_host_busy_ns", fs->link_busy_ns[1]);
+        emit(opaque, "pcie_to_device_busy_ns", fs->link_busy_ns[0]);
+    }
     for (uint32_t i = 0; i < n->nr_medias; i++) {
         g_autofree char *prefix = media_prefix(n, n->medias[i]);
         PrefixedEmit p = { emit, opaque, prefix };

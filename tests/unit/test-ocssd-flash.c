@@ -55,11 +55,13 @@ static void test_read(void)
     g_assert_cmpuint(oc_flash_nand(f)->stats.reads, ==, 10);
     oc_flash_free(f);
 
-    /* two planes: a unit is a page on each; a read of one sector reads one page */
+    /* two planes: a unit is a page on each; a read of one sector reads one page, a read
+     * of the unit both pages in one multi-plane read (one tR) */
     f = mk(2, 1);
     g_assert_cmpuint(oc_flash_read(f, 0, 0, 1, 0), ==, R);
-    g_assert_cmpuint(oc_flash_read(f, 0, 0, 8, 10 * R), ==, 12 * R);
+    g_assert_cmpuint(oc_flash_read(f, 0, 0, 8, 10 * R), ==, 11 * R);
     g_assert_cmpuint(oc_flash_stats(f)->pages_read, ==, 3);
+    g_assert_cmpuint(oc_flash_nand(f)->stats.multiplane_ops, ==, 1);
     oc_flash_free(f);
 }
 
@@ -86,12 +88,14 @@ static void test_write(void)
     g_assert_cmpuint(oc_flash_stats(f)->cache_read_hits, ==, 1);
     oc_flash_free(f);
 
-    /* two planes: a unit is a program on each plane (the counts only: how the planes of
-     * one chip share its time is the NAND model's business) */
+    /* two planes: a unit is a page on each plane, one multi-plane program (tPROG, not
+     * 2 tPROG: the channel costs nothing here) */
     f = mk(2, 2);
-    oc_flash_write(f, 0, 0, 24, 0);
+    g_assert_cmpuint(oc_flash_write(f, 0, 0, 24, 0), ==, W);
+    g_assert_cmpuint(oc_flash_flush(f, 0), ==, 3 * W);
     g_assert_cmpuint(oc_flash_stats(f)->units_programmed, ==, 3);
     g_assert_cmpuint(oc_flash_nand(f)->stats.programs, ==, 6);
+    g_assert_cmpuint(oc_flash_nand(f)->stats.multiplane_ops, ==, 3);
     oc_flash_free(f);
 }
 
@@ -106,9 +110,9 @@ static void test_erase(void)
     g_assert_cmpuint(oc_flash_erase(f, 1, 0), ==, 2 * E);
     g_assert_cmpuint(oc_flash_erase(f, 4, 0), ==, E);
     oc_flash_free(f);
-    /* two planes: the chunk's block on each */
+    /* two planes: the chunk's block on each, erased at once */
     f = mk(2, 1);
-    oc_flash_erase(f, 0, 0);
+    g_assert_cmpuint(oc_flash_erase(f, 0, 0), ==, E);
     g_assert_cmpuint(oc_flash_stats(f)->blocks_erased, ==, 2);
     g_assert_cmpuint(oc_flash_nand(f)->stats.erases, ==, 2);
     oc_flash_free(f);

@@ -46,6 +46,7 @@ static uint64_t bbssd_submit(FemuMedia *fm, const FemuMediaReq *req)
     uint64_t whole_first = (req->offset + pb - 1) / pb, whole_last = end / pb;
     uint64_t done = req->arrival_ns;
 
+    femu_media_retire(fm, ftl_nand(m->ftl), req->arrival_ns);
     switch (req->op) {
     case FEMU_MEDIA_READ:
         if (m->sra) {
@@ -126,6 +127,8 @@ static void bbssd_stats(FemuMedia *fm, FemuMediaStatFn *emit, void *opaque)
     emit(opaque, "waf_milli", (uint64_t)(ftl_waf(m->ftl) * 1000 + 0.5));
     emit(opaque, "gc_runs", s->gc_runs);
     emit(opaque, "gc_forced_runs", s->gc_forced_runs);
+    emit(opaque, "gc_bg_ops", s->gc_bg_ops);
+    emit(opaque, "gc_read_overtakes", s->gc_read_overtakes);
     emit(opaque, "gc_pages_moved", s->gc_pages_moved);
     emit(opaque, "blocks_erased", s->blocks_erased);
     emit(opaque, "pages_trimmed", s->pages_trimmed);

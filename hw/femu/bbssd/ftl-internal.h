@@ -27,6 +27,20 @@ typedef struct FtlLine {
     uint32_t heap_pos;      /* index in Ftl.heap while FULL */
 } FtlLine;
 
+/*
+ * Background GC of one victim line, chip by chip: each chip's part (reads of its valid
+ * pages, then the erase of its blocks) goes into that chip's idle time, one operation at a
+ * time, booked only once the chip is idle before the current time. Host commands thus go
+ * before GC work still queued on their chip, and GC runs on idle chips while others serve
+ * the host.
+ */
+typedef struct FtlBgJob {
+    uint32_t line;              /* FTL_NO_LINE: none */
+    uint32_t chips_left;        /* chips whose blocks are not erased yet */
+    uint64_t *next;             /* per stripe slot (chip): next page index; FTL_NEVER: erased */
+    uint64_t *read_done;        /* per slot: when its latest GC read is done */
+} FtlBgJob;
+
 struct Ftl {
     FtlConfig cfg;
     NandModel *nand;
@@ -50,7 +64,9 @@ struct Ftl {
     uint64_t wp_idx;            /* next page index within it */
 
     uint64_t last_prog_ns;      /* latest program completion, for flush */
-    uint64_t bg_from_ns;        /* idle since (background GC pending), or FTL_NEVER */
+    uint64_t pump_ns;           /* background GC books nothing before this (the last
+                                   command's arrival: the NAND may have retired before it) */
+    FtlBgJob bg;
     uint64_t *lun_read_ns;      /* scratch for GC: last read per chip of the victim */
     FtlStats st;
 };

@@ -280,11 +280,10 @@ static void invalidate(Ftl *f, uint64_t ppn)
     }
 }
 
-/* Maps lpn to the next page of the open line and programs it; returns the completion. */
-static uint64_t write_page(Ftl *f, uint64_t lpn, uint64_t arrival_ns)
+/* Maps lpn to the next page of the open line (no NAND operation); returns the page. */
+static uint64_t map_page(Ftl *f, uint64_t lpn)
 {
-    uint64_t ppn, done;
-    NandAddr a;
+    uint64_t ppn;
 
     if (f->wp_line == FTL_NO_LINE) {
         f->wp_line = free_pop(f);
@@ -304,12 +303,26 @@ static uint64_t write_page(Ftl *f, uint64_t lpn, uint64_t arrival_ns)
         heap_push(f, f->wp_line);
         f->wp_line = FTL_NO_LINE;
     }
+    return ppn;
+}
 
-    ftl_ppn_to_addr(f, ppn, &a);
-    done = nand_op(f->nand, NAND_OP_PROGRAM, &a, arrival_ns);
+/* Programs the pages of the planes in mask at a's chip, block and page: one operation. */
+static uint64_t program(Ftl *f, const NandAddr *a, uint32_t mask, uint64_t arrival_ns)
+{
+    uint64_t done = nand_op_planes(f->nand, NAND_OP_PROGRAM, a, mask, arrival_ns);
+
     f->last_prog_ns = MAX(f->last_prog_ns, done);
-    f->st.nand_pages_written++;
+    f->st.nand_pages_written += __builtin_popcount(mask);
     return done;
+}
+
+/* Maps lpn to the next page of the open line and programs it; returns the completion. */
+static uint64_t write_page(Ftl *f, uint64_t lpn, uint64_t arrival_ns)
+{
+    NandAddr a;
+
+    ftl_ppn_to_addr(f, map_page(f, lpn), &a);
+    return program(f, &a, 1u << a.pl, arrival_ns);
 }
 
 /* ---- garbage collection ---- */
@@ -339,15 +352,13 @@ static void gc_collect(Ftl *f, uint64_t now_ns, bool forced)
         f->st.gc_pages_moved++;
     }
     g_assert(f->lines[line].vpc == 0);
-    /* each block is erased once its chip has read out the valid pages */
+    /* each chip erases the line's blocks on all its planes at once, after its reads */
     a = (NandAddr){ .blk = f->cfg.first_block + line };
     for (a.ch = 0; a.ch < g->nchs; a.ch++) {
         for (a.lun = 0; a.lun < g->luns_per_ch; a.lun++) {
-            for (a.pl = 0; a.pl < g->pls_per_lun; a.pl++) {
-                nand_op(f->nand, NAND_OP_ERASE, &a,
-                        f->lun_read_ns[nand_lun_index(f->nand, &a)]);
-                f->st.blocks_erased++;
-            }
+            nand_op_planes(f->nand, NAND_OP_ERASE, &a, UINT32_MAX,
+                           f->lun_read_ns[nand_lun_index(f->nand, &a)]);
+            f->st.blocks_erased += g->pls_per_lun;
         }
     }
     free_push(f, line);
@@ -367,47 +378,127 @@ static bool victim_gains(const Ftl *f, bool background)
     return background ? invalid >= MAX(1, f->pgs_per_line / 8) : invalid > 0;
 }
 
+/*
+ * Background GC, chip by chip (FtlBgJob): books the victim's operations on stripe slot k
+ * (one chip) while that chip is idle before limit, one at a time; the chip's erase follows
+ * its last read. Returns with work left when the chip is busy up to limit.
+ */
+static void bg_chip(Ftl *f, uint64_t k, uint64_t limit)
+{
+    FtlBgJob *j = &f->bg;
+    uint64_t base = (uint64_t)j->line * f->pgs_per_line, nluns = nand_luns(&f->cfg.geo);
+    NandAddr a;
+
+    while (j->next[k] != FTL_NEVER) {
+        uint64_t i = j->next[k], at, rd;
+        while (i < f->pgs_per_line && !f->p2l[base + i]) {
+            i += nluns;                 /* overwritten or trimmed since: nothing to move */
+        }
+        j->next[k] = i;
+        ftl_ppn_to_addr(f, base + (i < f->pgs_per_line ? i : k), &a);
+        at = MAX(f->pump_ns, nand_chip_busy_until(f->nand, nand_lun_index(f->nand, &a)));
+        if (at >= limit) {
+            return;
+        }
+        f->st.gc_bg_ops++;
+        if (i < f->pgs_per_line) {
+            rd = nand_op(f->nand, NAND_OP_READ, &a, at);
+            j->read_done[k] = MAX(j->read_done[k], rd);
+            write_page(f, f->p2l[base + i] - 1, rd);
+            f->st.gc_pages_moved++;
+            j->next[k] = i + nluns;
+        } else {
+            a.pl = 0;
+            nand_op_planes(f->nand, NAND_OP_ERASE, &a, UINT32_MAX, MAX(at, j->read_done[k]));
+            f->st.blocks_erased += f->cfg.geo.pls_per_lun;
+            j->next[k] = FTL_NEVER;
+            j->chips_left--;
+        }
+    }
+}
+
+/* Books the job's operations that can start before limit; true if the victim is done. */
+static bool bg_run(Ftl *f, uint64_t limit)
+{
+    FtlBgJob *j = &f->bg;
+
+    for (uint64_t k = 0; k < nand_luns(&f->cfg.geo); k++) {
+        bg_chip(f, k, limit);
+    }
+    if (j->chips_left) {
+        return false;
+    }
+    g_assert(f->lines[j->line].vpc == 0);
+    free_push(f, j->line);
+    j->line = FTL_NO_LINE;
+    f->st.gc_runs++;
+    return true;
+}
+
+/* Background GC up to limit: victims while free lines are at or below its threshold. */
+static void gc_background(Ftl *f, uint64_t limit)
+{
+    FtlBgJob *j = &f->bg;
+
+    for (;;) {
+        if (j->line == FTL_NO_LINE) {
+            if (f->st.free_lines > f->gc_bg_lines || !victim_gains(f, true) ||
+                f->pump_ns >= limit) {
+                return;
+            }
+            j->line = heap_pop(f);
+            f->lines[j->line].state = FTL_LINE_VICTIM;
+            j->chips_left = nand_luns(&f->cfg.geo);
+            for (uint64_t k = 0; k < j->chips_left; k++) {
+                j->next[k] = k;
+                j->read_done[k] = 0;
+            }
+        }
+        if (!bg_run(f, limit)) {
+            return;
+        }
+    }
+}
+
 static void gc_forced(Ftl *f, uint64_t now_ns)
 {
     /* stops when no line has garbage: then free lines >= spare - 1, see ftl_config_check */
-    while (f->st.free_lines <= f->gc_forced_lines && victim_gains(f, false)) {
+    while (f->st.free_lines <= f->gc_forced_lines) {
+        if (f->bg.line != FTL_NO_LINE) {
+            /* the background victim first, all of it now */
+            f->pump_ns = MAX(f->pump_ns, now_ns);
+            bg_run(f, FTL_NEVER);
+            continue;
+        }
+        if (!victim_gains(f, false)) {
+            break;
+        }
         gc_collect(f, now_ns, true);
     }
 }
 
-/*
- * Background GC of an idle period, run lazily: each victim starts when the NAND has finished
- * the previous one, and only victims starting before limit_ns run, so a host command waits
- * for at most the victim in progress when it arrives (no preemption inside a victim).
- */
-static void gc_background(Ftl *f, uint64_t limit_ns)
-{
-    while (f->bg_from_ns != FTL_NEVER) {
-        uint64_t start;
-        if (f->st.free_lines > f->gc_bg_lines || !victim_gains(f, true)) {
-            f->bg_from_ns = FTL_NEVER;
-            return;
-        }
-        start = nand_all_idle_ns(f->nand);
-        start = MAX(f->bg_from_ns, start);
-        if (start >= limit_ns) {
-            return;
-        }
-        gc_collect(f, start, false);
-    }
-}
-
-/* A host command ends the idle period (after the background GC that fit into it). */
+/* A host command at now_ns: background GC first takes the idle chip time before it. */
 static void host_begin(Ftl *f, uint64_t now_ns)
 {
     gc_background(f, now_ns);
-    f->bg_from_ns = FTL_NEVER;
+    f->pump_ns = MAX(f->pump_ns, now_ns);
 }
 
 void ftl_idle(Ftl *f, uint64_t now_ns)
 {
-    f->bg_from_ns = MIN(f->bg_from_ns, now_ns);
     gc_background(f, now_ns == UINT64_MAX ? now_ns : now_ns + 1);  /* may start at now */
+    if (now_ns != UINT64_MAX) {
+        f->pump_ns = MAX(f->pump_ns, now_ns);
+    }
+}
+
+/* A host read of the chip at a: counts when background GC work waits on that chip. */
+static void note_overtake(Ftl *f, const NandAddr *a)
+{
+    if (f->bg.line != FTL_NO_LINE) {
+        uint64_t k = (uint64_t)a->lun * f->cfg.geo.nchs + a->ch;
+        f->st.gc_read_overtakes += f->bg.next[k] != FTL_NEVER;
+    }
 }
 
 /* ---- host commands ---- */
@@ -417,19 +508,61 @@ static bool range_ok(const Ftl *f, uint64_t lpn, uint64_t npages)
     return lpn <= f->cfg.exposed_pages && npages <= f->cfg.exposed_pages - lpn;
 }
 
-uint64_t ftl_write(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
+/* A chip's program not booked yet: pages of one row on several planes. */
+typedef struct FtlPending {
+    NandAddr a;
+    uint32_t mask;
+} FtlPending;
+
+static uint64_t flush_pending(Ftl *f, FtlPending *p, uint64_t nluns, uint64_t now_ns)
 {
     uint64_t done = now_ns;
+
+    for (uint64_t c = 0; c < nluns; c++) {
+        if (p[c].mask) {
+            uint64_t t = program(f, &p[c].a, p[c].mask, now_ns);    /* not in MAX(): once */
+            done = MAX(done, t);
+            p[c].mask = 0;
+        }
+    }
+    return done;
+}
+
+/*
+ * The pages of a request that fall on one chip, block and page index on different planes
+ * are programmed together (multi-plane). Programs of a chip keep the order of its pages.
+ */
+uint64_t ftl_write(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
+{
+    uint64_t nluns = nand_luns(&f->cfg.geo), done = now_ns, last;
+    g_autofree FtlPending *pend = g_new0(FtlPending, nluns);
 
     g_return_val_if_fail(range_ok(f, lpn, npages), now_ns);
     host_begin(f, now_ns);
     for (uint64_t i = 0; i < npages; i++) {
-        gc_forced(f, now_ns);
-        uint64_t t = write_page(f, lpn + i, now_ns);    /* not in MAX(): once */
-        done = MAX(done, t);
+        NandAddr a;
+        FtlPending *p;
+        if (f->st.free_lines <= f->gc_forced_lines) {
+            /* GC's programs go after the pages before them */
+            uint64_t t = flush_pending(f, pend, nluns, now_ns);    /* not in MAX(): once */
+            done = MAX(done, t);
+            gc_forced(f, now_ns);
+        }
+        ftl_ppn_to_addr(f, map_page(f, lpn + i), &a);
         f->st.host_pages_written++;
+        p = &pend[nand_lun_index(f->nand, &a)];
+        if (p->mask && (p->a.blk != a.blk || p->a.pg != a.pg || (p->mask >> a.pl) & 1)) {
+            uint64_t t = program(f, &p->a, p->mask, now_ns);
+            done = MAX(done, t);
+            p->mask = 0;
+        }
+        if (!p->mask) {
+            p->a = a;
+        }
+        p->mask |= 1u << a.pl;
     }
-    return done;
+    last = flush_pending(f, pend, nluns, now_ns);
+    return MAX(done, last);
 }
 
 uint64_t ftl_read(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
@@ -451,6 +584,7 @@ uint64_t ftl_read(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
                             .blk = f->cfg.first_block };
             f->st.unmapped_pages_read++;
         }
+        note_overtake(f, &a);
         t = nand_op(f->nand, NAND_OP_READ, &a, now_ns);
         done = MAX(done, t);
         f->st.host_pages_read++;
@@ -559,12 +693,14 @@ Ftl *ftl_new(const FtlConfig *c, char **err)
     f->lines = g_new0(FtlLine, f->nlines);
     f->heap = g_new0(uint32_t, f->nlines);
     f->lun_read_ns = g_new0(uint64_t, nand_luns(&c->geo));
+    f->bg.line = FTL_NO_LINE;
+    f->bg.next = g_new0(uint64_t, nand_luns(&c->geo));
+    f->bg.read_done = g_new0(uint64_t, nand_luns(&c->geo));
     f->free_head = f->free_tail = FTL_NO_LINE;
     for (uint32_t i = 0; i < f->nlines; i++) {
         free_push(f, i);
     }
     f->wp_line = FTL_NO_LINE;
-    f->bg_from_ns = FTL_NEVER;
     f->st.total_lines = f->nlines;
     return f;
 }
@@ -580,6 +716,8 @@ void ftl_free(Ftl *f)
         g_free(f->lines);
         g_free(f->heap);
         g_free(f->lun_read_ns);
+        g_free(f->bg.next);
+        g_free(f->bg.read_done);
         g_free(f);
     }
 }
@@ -589,7 +727,7 @@ const FtlStats *ftl_stats(Ftl *f)
     return &f->st;
 }
 
-const NandModel *ftl_nand(Ftl *f)
+NandModel *ftl_nand(Ftl *f)
 {
     return f->nand;
 }
@@ -617,7 +755,7 @@ bool ftl_check_consistency(Ftl *f, char **err)
 {
     uint64_t total = (uint64_t)f->nlines * f->pgs_per_line, mapped = 0, valid = 0;
     uint64_t *vpc = g_new0(uint64_t, f->nlines);
-    uint32_t nfree = 0, nfull = 0, nopen = 0, last = FTL_NO_LINE;
+    uint32_t nfree = 0, nfull = 0, nopen = 0, nvictim = 0, last = FTL_NO_LINE;
     bool ok = false;
 
     for (uint64_t lpn = 0; lpn < f->cfg.exposed_pages; lpn++) {
@@ -641,7 +779,8 @@ bool ftl_check_consistency(Ftl *f, char **err)
             FAIL("ppn %" G_GUINT64_FORMAT " claims lpn %" G_GUINT64_FORMAT
                  " which maps elsewhere", ppn, r - 1);
         }
-        if (f->lines[line].state == FTL_LINE_FREE || f->lines[line].state == FTL_LINE_VICTIM ||
+        if (f->lines[line].state == FTL_LINE_FREE ||
+            (f->lines[line].state == FTL_LINE_VICTIM && line != f->bg.line) ||
             (f->lines[line].state == FTL_LINE_OPEN && ppn % f->pgs_per_line >= f->wp_idx)) {
             FAIL("valid ppn %" G_GUINT64_FORMAT " in a free, victim or unwritten place", ppn);
         }
@@ -677,7 +816,10 @@ bool ftl_check_consistency(Ftl *f, char **err)
             }
             break;
         default:
-            FAIL("line %u is still a GC victim", l);
+            if (l != f->bg.line) {
+                FAIL("line %u is still a GC victim", l);
+            }
+            nvictim++;
         }
     }
     for (uint32_t l = f->free_head; l != FTL_NO_LINE; l = f->lines[l].next_free) {
@@ -687,7 +829,7 @@ bool ftl_check_consistency(Ftl *f, char **err)
         last = l;
     }
     if (last != f->free_tail || nfree != f->st.free_lines ||
-        nfree + nfull + nopen != f->nlines || nfull != f->heap_len ||
+        nfree + nfull + nopen + nvictim != f->nlines || nfull != f->heap_len ||
         nopen != (f->wp_line != FTL_NO_LINE)) {
         FAIL("line counts disagree: %u free (stats %" G_GUINT64_FORMAT "), %u full (heap %u),"
              " %u open, %u lines", nfree, f->st.free_lines, nfull, f->heap_len, nopen,

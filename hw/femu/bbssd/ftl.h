@@ -14,7 +14,9 @@
  * GC thresholds follow FEMU: with T lines, background GC may run when free lines fall to
  * (100 - gc_thres_pcent)% of T, and forced (foreground) GC runs before a write when free
  * lines fall to (100 - gc_thres_pcent_high)% of T or to the minimum reserve, whichever is
- * larger. Forced GC always makes progress: ftl_config_check refuses configurations with
+ * larger. Background GC works chip by chip: each chip's share of the victim starts when that
+ * chip is idle, whatever the others do, and a host command goes before the GC work not yet
+ * started on its chip (FtlBgJob). Forced GC collects whole victims at once. Forced GC always makes progress: ftl_config_check refuses configurations with
  * fewer than FTL_MIN_SPARE_LINES lines beyond what the exposed capacity needs.
  *
  * Reads of never-written (or deallocated) pages cost one NAND page read on the chip the
@@ -59,6 +61,10 @@ typedef struct FtlStats {
     uint64_t gc_pages_moved;        /* valid pages GC copied */
     uint64_t gc_runs;               /* victim lines collected */
     uint64_t gc_forced_runs;        /* of which in the foreground */
+    uint64_t gc_bg_ops;             /* background GC reads and erases, each in its chip's
+                                       idle time */
+    uint64_t gc_read_overtakes;     /* host reads that went before background GC work
+                                       queued on their chip */
     uint64_t blocks_erased;
     uint64_t pages_trimmed;
     uint64_t free_lines;
@@ -91,11 +97,11 @@ uint64_t ftl_mapped_run(const Ftl *f, uint64_t lpn, uint64_t max);
 uint64_t ftl_trim(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns);
 /* No write cache: completes when every program issued so far has completed. */
 uint64_t ftl_flush(Ftl *f, uint64_t now_ns);
-/* The device is idle at now_ns: run background GC if it is due. */
+/* The device is idle at now_ns: background GC may use the chips up to now_ns. */
 void ftl_idle(Ftl *f, uint64_t now_ns);
 
 const FtlStats *ftl_stats(Ftl *f);
-const NandModel *ftl_nand(Ftl *f);
+NandModel *ftl_nand(Ftl *f);
 /* Write amplification: NAND pages written / host pages written (1.0 before any write). */
 double ftl_waf(const Ftl *f);
 

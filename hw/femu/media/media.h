@@ -65,6 +65,7 @@ typedef struct FemuMediaOps {
 
 struct FemuMedia {
     const FemuMediaOps *ops;
+    uint64_t last_arrival_ns;   /* the previous request's, for femu_media_retire */
 };
 
 static inline uint64_t femu_media_submit(FemuMedia *m, const FemuMediaReq *req)
@@ -93,10 +94,19 @@ static inline void femu_media_stats(FemuMedia *m, FemuMediaStatFn *emit, void *o
     }
 }
 
-/* Every chip's busy time, as "chipN_busy_ns" (N = ch * luns_per_ch + lun). */
+/*
+ * Every chip's busy time, as "chipN_busy_ns" (N = ch * luns_per_ch + lun), and how often
+ * the timelines back-filled and used planes together: "nand_gap_fills",
+ * "nand_read_overtakes", "nand_multiplane_ops".
+ */
 struct NandModel;
 void femu_media_emit_chip_busy(const struct NandModel *nand, FemuMediaStatFn *emit,
                                void *opaque);
+/*
+ * Called by a media model with each request's arrival: the NAND timelines forget what
+ * ended before the previous request arrived (requests arrive in time order).
+ */
+void femu_media_retire(FemuMedia *m, struct NandModel *nand, uint64_t arrival_ns);
 
 static inline void femu_media_destroy(FemuMedia *m)
 {

@@ -5,7 +5,11 @@
  */
 #include "qemu/osdep.h"
 #include "qapi/error.h"
+#include "qobject/qobject.h"
+#include "qom/object.h"
+#include "qom/qom-qobject.h"
 #include "nand-config.h"
+#include "presets.h"
 
 #define US 1000ULL
 #define MAX_LAT_NS 1000000000LL
@@ -40,6 +44,44 @@ const Property femu_flash_props[] = {
     DEFINE_PROP_UINT32("ch_mts", FemuFlashParams, ch_mts, 800),
     DEFINE_PROP_UINT32("ch_width", FemuFlashParams, ch_width, 1),
     DEFINE_PROP_UINT32("time_scale", FemuFlashParams, time_scale, 1),
+    DEFINE_PROP_STRING("nand_sched", FemuFlashParams, nand_sched),
+    DEFINE_PROP_UINT64("nand_cmd_ns", FemuFlashParams, nand_cmd_ns, 0),
+    DEFINE_PROP_UINT64("nand_status_ns", FemuFlashParams, nand_status_ns, 0),
+    DEFINE_PROP_BOOL("nand_cache", FemuFlashParams, nand_cache, false),
+    DEFINE_PROP_BOOL("nand_partial_xfer", FemuFlashParams, nand_partial_xfer, false),
+    DEFINE_PROP_STRING("nand_suspend", FemuFlashParams, nand_suspend),
+    DEFINE_PROP_UINT64("nand_suspend_ns", FemuFlashParams, nand_suspend_ns, 20000),
+    DEFINE_PROP_UINT64("nand_resume_ns", FemuFlashParams, nand_resume_ns, 20000),
+    DEFINE_PROP_UINT32("nand_suspend_max", FemuFlashParams, nand_suspend_max, 4),
+    DEFINE_PROP_UINT32("nand_retry_pe", FemuFlashParams, nand_retry_pe, 0),
+    DEFINE_PROP_UINT32("nand_retry_max", FemuFlashParams, nand_retry_max, 8),
+    DEFINE_PROP_UINT32("nand_base_pe", FemuFlashParams, nand_base_pe, 0),
+    DEFINE_PROP_UINT32("nand_xfer_split", FemuFlashParams, nand_xfer_split, 1),
+    DEFINE_PROP_STRING("flash_preset", FemuFlashParams, flash_preset),
+};
+
+/* What -device femu,help says of the options (the ranges are nand_timing_check's). */
+const char *const femu_flash_prop_help[][2] = {
+    { "nand_cmd_ns", "command and address cycles of one plane on the channel, "
+      "0..1000000 ns" },
+    { "nand_status_ns", "a status read on the channel after a program or erase and before "
+      "each data-out, 0..1000000 ns" },
+    { "nand_cache", "cache read and cache program: the page register frees the array" },
+    { "nand_partial_xfer", "a read moves only the bytes asked, not the whole page "
+      "(zoned reads)" },
+    { "nand_suspend", "off (default), program, erase or both: a read may suspend them" },
+    { "nand_suspend_ns", "suspend latency, 0..10000000 ns" },
+    { "nand_resume_ns", "resume latency, 0..10000000 ns" },
+    { "nand_suspend_max", "suspensions per program or erase, 1..255" },
+    { "nand_retry_pe", "0: no read retry; else one more tR every N P/E cycles of "
+      "the block, 1..10000000" },
+    { "nand_retry_max", "most read retries, 0..64" },
+    { "nand_base_pe", "P/E cycles every block starts with (an aged drive), 0..10000000" },
+    { "nand_xfer_split", "1: whole transfers; 2..8: a transfer may go in that many parts in "
+      "the channel's gaps" },
+    { "flash_preset", "a named drive (README: Presets): dc-tlc, dc-tlc-gen4, zns-tlc, "
+      "ll-slc; it sets the properties left at their defaults" },
+    { NULL, NULL },
 };
 const size_t femu_flash_nr_props = ARRAY_SIZE(femu_flash_props);
 
@@ -86,6 +128,117 @@ static bool check_lat(const char *prefix, const char *name, int64_t v, Error **e
     return true;
 }
 
+bool femu_flash_sched(const FemuFlashParams *p, uint32_t *sched, Error **errp)
+{
+    for (uint32_t i = 0; i < NAND_SCHED__MAX; i++) {
+        if (!p->nand_sched || !strcmp(p->nand_sched, nand_sched_names[i])) {
+            *sched = p->nand_sched ? i : NAND_SCHED_BACKFILL;
+            return true;
+        }
+    }
+    error_setg(errp, "nand_sched='%s' is not known: allowed backfill (the default: each "
+               "operation takes the first idle gap that fits) or fifo (each waits for the "
+               "latest booking of its chip and channel)", p->nand_sched);
+    return false;
+}
+
+static bool flash_suspend(const FemuFlashParams *p, uint32_t *mask, Error **errp)
+{
+    static const char *const names[] = { "off", "program", "erase", "both" };
+
+    for (uint32_t i = 0; i < G_N_ELEMENTS(names); i++) {
+        if (!p->nand_suspend || !strcmp(p->nand_suspend, names[i])) {
+            *mask = p->nand_suspend ? i : 0;    /* the names follow NAND_SUSPEND_* bits */
+            return true;
+        }
+    }
+    error_setg(errp, "nand_suspend='%s' is not known: allowed off (the default), program, "
+               "erase, both", p->nand_suspend);
+    return false;
+}
+
+/* Whether property `prop` holds a value other than its default. */
+static bool prop_given(Object *obj, ObjectProperty *op, const char *prop, Error **errp,
+                       bool *given)
+{
+    QObject *now = object_property_get_qobject(obj, prop, errp);
+
+    if (!now) {
+        return false;
+    }
+    *given = op->defval && !qobject_is_equal(now, op->defval);
+    qobject_unref(now);
+    return true;
+}
+
+bool femu_flash_apply_preset(Object *obj, const char *name, Error **errp)
+{
+    const FemuPreset *p = femu_preset_find(name);
+    ObjectProperty *blocks = object_property_find(obj, "blks_per_pl");
+    g_auto(GStrv) items = NULL;
+    bool blocks_given = false;
+
+    if (!name) {
+        return true;
+    }
+    if (!p) {
+        error_setg(errp, "flash_preset='%s' is not known: allowed %s", name,
+                   femu_preset_names());
+        return false;
+    }
+    if (blocks && !prop_given(obj, blocks, "blks_per_pl", errp, &blocks_given)) {
+        return false;
+    }
+    items = g_strsplit(p->props, ",", -1);
+    for (char **item = items; *item; item++) {
+        g_auto(GStrv) kv = g_strsplit(*item, "=", 2);
+        ObjectProperty *op = object_property_find(obj, kv[0]);
+        bool given;
+
+        if (!op || !kv[1]) {
+            error_setg(errp, "flash_preset=%s: '%s' is not a property", name, *item);
+            return false;
+        }
+        if (!prop_given(obj, op, kv[0], errp, &given)) {
+            return false;
+        }
+        /* given another value: that wins; so do blocks given, over the preset's OP */
+        if (given || (blocks_given && !strcmp(kv[0], "op_pcent"))) {
+            continue;
+        }
+        if (!object_property_parse(obj, kv[0], kv[1], errp)) {
+            error_prepend(errp, "flash_preset=%s: ", name);
+            return false;
+        }
+    }
+    return true;
+}
+
+bool femu_flash_options(const FemuFlashParams *p, NandTiming *t, Error **errp)
+{
+    g_autofree char *why = NULL;
+
+    if (!femu_flash_sched(p, &t->sched, errp) || !flash_suspend(p, &t->suspend, errp)) {
+        return false;
+    }
+    t->cmd_ns = p->nand_cmd_ns;
+    t->status_ns = p->nand_status_ns;
+    t->cache_ops = p->nand_cache;
+    t->partial_xfer = p->nand_partial_xfer;
+    t->suspend_ns = p->nand_suspend_ns;
+    t->resume_ns = p->nand_resume_ns;
+    t->suspend_max = p->nand_suspend_max;
+    t->retry_pe = p->nand_retry_pe;
+    t->retry_max = p->nand_retry_max;
+    t->base_pe = p->nand_base_pe;
+    t->xfer_split = p->nand_xfer_split;
+    if (!nand_options_check(t, &why)) {
+        error_setg(errp, "%s", why);
+        return false;
+    }
+    return true;
+}
+
 bool femu_fill_timing(const char *prefix, uint8_t flash_type, int64_t rd, int64_t wr,
                       int64_t er, const FemuFlashParams *p, NandTiming *t, Error **errp)
 {
@@ -100,6 +253,7 @@ bool femu_fill_timing(const char *prefix, uint8_t flash_type, int64_t rd, int64_
         return false;
     }
     *t = (NandTiming){ .cell_bits = flash_type, .time_scale = p->time_scale,
+                       .sched = NAND_SCHED_BACKFILL,
                        .ch_mts = p->ch_mts, .ch_width_bytes = p->ch_width,
                        .blk_er_lat = flash_defaults[flash_type].er };
     memcpy(t->pg_rd_lat, flash_defaults[flash_type].rd, sizeof(t->pg_rd_lat));
@@ -122,6 +276,9 @@ bool femu_fill_timing(const char *prefix, uint8_t flash_type, int64_t rd, int64_
     }
     if (er >= 0) {
         t->blk_er_lat = er;
+    }
+    if (!femu_flash_options(p, t, errp)) {
+        return false;
     }
     if (p->ch_xfer_lat >= 0) {
         /* FEMU's ch_xfer_lat: a fixed time per page (0: the channel costs nothing) */

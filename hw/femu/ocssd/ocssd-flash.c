@@ -148,11 +148,9 @@ uint64_t oc_flash_write(OcFlash *f, uint64_t chunk, uint64_t sec, uint64_t n, ui
             f->stats.cache_waits++;
         }
         a.pg = (uint32_t)u;
-        for (a.pl = 0; a.pl < f->nand->geo.pls_per_lun; a.pl++) {
-            /* glib's MAX evaluates its arguments twice: never a call with effects in it */
-            uint64_t t = nand_op(f->nand, NAND_OP_PROGRAM, &a, accept);
-            programmed = MAX(programmed, t);
-        }
+        a.pl = 0;
+        /* a unit is the page on every plane: one multi-plane program */
+        programmed = nand_op_planes(f->nand, NAND_OP_PROGRAM, &a, UINT32_MAX, accept);
         *slot = (CachedUnit){ .chunk = chunk, .unit = u, .done_ns = programmed };
         f->cache_next[pu] = (f->cache_next[pu] + 1) % f->cache_units;
         f->stats.units_programmed++;
@@ -173,9 +171,22 @@ static bool in_cache(OcFlash *f, uint64_t chunk, uint64_t unit, uint64_t now_ns)
     return false;
 }
 
+/* The pages of one unit that a read needs from flash (a plane mask): one read of them all. */
+static uint64_t read_planes(OcFlash *f, NandAddr *a, uint32_t planes, uint64_t now_ns)
+{
+    if (!planes) {
+        return now_ns;
+    }
+    f->stats.pages_read += __builtin_popcount(planes);
+    a->pl = __builtin_ctz(planes);
+    return nand_op_planes(f->nand, NAND_OP_READ, a, planes, now_ns);
+}
+
 uint64_t oc_flash_read(OcFlash *f, uint64_t chunk, uint64_t sec, uint64_t n, uint64_t now_ns)
 {
-    uint64_t done = now_ns, last_page = UINT64_MAX;
+    uint64_t done = now_ns, cur_unit = UINT64_MAX, last_page = UINT64_MAX, t;
+    uint32_t planes = 0;
+    bool cached = false;
     NandAddr a;
 
     locate(f, chunk, &a);
@@ -187,17 +198,22 @@ uint64_t oc_flash_read(OcFlash *f, uint64_t chunk, uint64_t sec, uint64_t n, uin
             continue;
         }
         last_page = page;
-        if (in_cache(f, chunk, unit, now_ns)) {
-            f->stats.cache_read_hits++;
-            continue;
+        if (unit != cur_unit) {
+            t = read_planes(f, &a, planes, now_ns);
+            done = MAX(done, t);
+            planes = 0;
+            cur_unit = unit;
+            a.pg = (uint32_t)unit;
+            cached = in_cache(f, chunk, unit, now_ns);
         }
-        a.pg = (uint32_t)unit;
-        a.pl = (uint32_t)(page % f->nand->geo.pls_per_lun);
-        uint64_t t = nand_op(f->nand, NAND_OP_READ, &a, now_ns);
-        done = MAX(done, t);
-        f->stats.pages_read++;
+        if (cached) {
+            f->stats.cache_read_hits++;
+        } else {
+            planes |= 1u << (page % f->nand->geo.pls_per_lun);
+        }
     }
-    return done;
+    t = read_planes(f, &a, planes, now_ns);
+    return MAX(done, t);
 }
 
 uint64_t oc_flash_erase(OcFlash *f, uint64_t chunk, uint64_t now_ns)
@@ -213,11 +229,10 @@ uint64_t oc_flash_erase(OcFlash *f, uint64_t chunk, uint64_t now_ns)
         }
     }
     locate(f, chunk, &a);
-    for (a.pl = 0; a.pl < f->nand->geo.pls_per_lun; a.pl++) {
-        uint64_t t = nand_op(f->nand, NAND_OP_ERASE, &a, now_ns);
-        done = MAX(done, t);
-        f->stats.blocks_erased++;
-    }
+    /* the chunk's block on every plane, erased at once */
+    uint64_t t = nand_op_planes(f->nand, NAND_OP_ERASE, &a, UINT32_MAX, now_ns);
+    done = MAX(done, t);        /* glib's MAX: never a call in it */
+    f->stats.blocks_erased += f->nand->geo.pls_per_lun;
     return done;
 }
 

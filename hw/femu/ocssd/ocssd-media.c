@@ -44,6 +44,7 @@ static uint64_t oc_submit(FemuMedia *fm, const FemuMediaReq *req)
 {
     OcMedia *m = (OcMedia *)fm;
 
+    femu_media_retire(fm, oc_flash_nand(m->flash), req->arrival_ns);
     switch (req->op) {
     case FEMU_MEDIA_READ:
         return each_chunk(m, oc_flash_read, req);

@@ -926,7 +926,7 @@ static void chip_addr(const NandModel *nand, uint32_t chip, uint32_t rpage, Nand
 }
 
 /*
- * Balanced flush: each page to the chip whose timeline is free earliest, at the next page
+ * Balanced flush: each page to the chip that would program it first, at the next page
  * of that chip's reserved blocks; record the placement in the OOB records when record.
  */
 static uint64_t flush_balanced(PlpBuffer *p, NandModel *nand, GArray *pages,
@@ -940,8 +940,15 @@ static uint64_t flush_balanced(PlpBuffer *p, NandModel *nand, GArray *pages,
         uint32_t chip = 0;
         NandAddr a;
 
-        for (uint32_t c = 1; c < luns; c++) {
-            if (nand->lun_free[c] < nand->lun_free[chip]) {
+        uint64_t best = UINT64_MAX;
+        for (uint32_t c = 0; c < luns; c++) {
+            /* the chip whose next page would be programmed first, its channel included */
+            uint64_t t;
+            chip_addr(nand, c, next[c], &a);
+            t = nand->tm.sched == NAND_SCHED_FIFO ? nand_chip_busy_until(nand, c)
+                                                  : nand_probe(nand, NAND_OP_PROGRAM, &a, now);
+            if (t < best) {
+                best = t;
                 chip = c;
             }
         }
@@ -1103,12 +1110,9 @@ void plp_worst_case(const PlpBuffer *p, PlpLoss *out)
     uint64_t cap = p->zc->zone_cap_bytes / p->page_bytes;
     GArray *pages = g_array_sized_new(FALSE, FALSE, sizeof(PlpPage), n);
     NandModel *a = nand_model_copy(p->nand), *b = nand_model_copy(p->nand);
-    uint64_t luns = nand_luns(&p->nand->geo);
 
-    for (NandModel **m = (NandModel *[]){ a, b, NULL }; *m; m++) {
-        memset((*m)->lun_free, 0, luns * sizeof(uint64_t));
-        memset((*m)->ch_free, 0, p->nand->geo.nchs * sizeof(uint64_t));
-    }
+    nand_model_clear(a);
+    nand_model_clear(b);
     /* a full region of data written in order from zone 0, as a log would */
     for (uint64_t i = 0; i < n; i++) {
         PlpPage pg = { .zone = i / cap % p->nr_zones, .pg = i % cap, .count = 1 };

@@ -512,9 +512,10 @@ static uint64_t read_range(ZnsFlash *f, uint64_t offset, uint64_t len, uint64_t 
         if (b && page_in_buffer(b, pg, zoff, hi, now_ns)) {
             f->st.buffer_read_hits += host;
         } else {
-            NandAddr a;
-            zns_flash_locate(f, zone, pg, &a);
-            uint64_t done = nand_op(f->nand, NAND_OP_READ, &a, now_ns);
+            /* the bytes of the page asked for (nand_partial_xfer moves only those) */
+            NandReq r = { .op = NAND_OP_READ, .bytes = hi - zoff };
+            zns_flash_locate(f, zone, pg, &r.addr);
+            uint64_t done = nand_submit(f->nand, &r, now_ns);
             result = MAX(result, done);
             f->st.pages_read++;
             f->st.prefetch_pages_read += !host;
@@ -565,13 +566,22 @@ uint64_t zns_flash_reset_zone(ZnsFlash *f, uint64_t zone, uint64_t now_ns)
     if (b) {
         buf_release(f, b);      /* its data is gone; programs in flight still hold chips */
     }
-    for (uint64_t k = 0; k < f->blks_per_zone; k++) {
-        for (uint64_t i = 0; i < f->cfg.stripe; i++) {
-            NandAddr a;
+    for (uint64_t i = 0; i < f->cfg.stripe; i++) {
+        /* the zone's blocks of one block index on a chip's planes: erased at once */
+        for (uint64_t k = 0; k < f->blks_per_zone;) {
+            NandAddr a, b;
+            uint32_t planes = 0;
             zone_block(f, zone, i, k, &a);
-            uint64_t done = nand_op(f->nand, NAND_OP_ERASE, &a, now_ns);
+            for (; k < f->blks_per_zone; k++) {
+                zone_block(f, zone, i, k, &b);
+                if (b.blk != a.blk) {
+                    break;
+                }
+                planes |= 1u << b.pl;
+            }
+            uint64_t done = nand_op_planes(f->nand, NAND_OP_ERASE, &a, planes, now_ns);
             result = MAX(result, done);
-            f->st.blocks_erased++;
+            f->st.blocks_erased += __builtin_popcount(planes);
         }
     }
     return result;

@@ -53,6 +53,7 @@ static uint64_t zns_submit(FemuMedia *fm, const FemuMediaReq *req)
     ZnsMedia *m = (ZnsMedia *)fm;
     uint64_t t = req->arrival_ns, done = t, zone = req->offset / m->zone_bytes;
 
+    femu_media_retire(fm, zns_flash_nand(m->flash), t);
     switch (req->op) {
     case FEMU_MEDIA_READ:
         if (!m->plp || !req->read_buf ||

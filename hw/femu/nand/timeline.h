@@ -1,0 +1,83 @@
+/*
+ * A resource's timeline: the busy intervals of one channel or one chip, so that an
+ * operation can take the earliest idle gap that fits it (first fit, "back-filling") instead
+ * of waiting for the end of the latest booking.
+ *
+ * Bookings never move once made, so completion times already returned stay true.
+ * Intervals are half-open [s, e); touching bookings merge into one interval.
+ *
+ * Storage: a treap keyed by start, its nodes in one growing array (no allocation per
+ * booking once it has grown). Each node keeps the idle gap before it and the largest such
+ * gap in its subtree, so a fit, a booking and a check are O(log n) in the live intervals.
+ * tl_retire() drops the intervals that end at or before a time no later arrival precedes,
+ * which bounds the memory by what is in flight.
+ *
+ * A FIFO timeline keeps only busy_until: every fit starts at or after the end of the last
+ * booking. It is the model's old rule (nand_sched=fifo), kept for A/B runs and old results.
+ *
+ * QEMU-free. SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef FEMU_NAND_TIMELINE_H
+#define FEMU_NAND_TIMELINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct TlNode TlNode;
+
+typedef struct Timeline {
+    bool fifo;              /* no back-filling: keep busy_until only */
+    uint64_t busy_until;    /* end of the latest booking */
+    uint64_t retired_end;   /* the latest end of a retired interval */
+    uint64_t first_end;     /* at most the end of the first kept interval */
+    uint64_t early;         /* fits and checks before retired_end (contract broken) */
+    TlNode *pool;           /* nodes; index 0 is the null node */
+    uint32_t cap, used;     /* pool size, nodes ever taken from it */
+    uint32_t root, free_list, live;
+    uint32_t last;          /* the latest interval's node */
+    uint32_t seed;          /* treap priorities: deterministic */
+} Timeline;
+
+void tl_init(Timeline *tl, bool fifo);
+void tl_destroy(Timeline *tl);
+/* dst becomes an independent copy of src (dst must be initialised or zeroed). */
+void tl_copy(Timeline *dst, const Timeline *src);
+/* Forget every booking. */
+void tl_clear(Timeline *tl);
+
+/*
+ * The earliest x >= t such that [x, x + d) meets no booking (t itself when d = 0 and the
+ * timeline back-fills). A t before a retired interval's end counts in `early` and is taken
+ * as that end: a retired interval is never booked over.
+ */
+uint64_t tl_fit(const Timeline *tl, uint64_t t, uint64_t d);
+/* The same, and *gap_end: where the idle gap it found ends (UINT64_MAX: never). */
+uint64_t tl_fit_gap(const Timeline *tl, uint64_t t, uint64_t d, uint64_t *gap_end);
+/*
+ * True when no booking meets [s, e). Otherwise false, and *busy_end (if not NULL) is the
+ * end of the first booking that meets it.
+ */
+bool tl_is_free(const Timeline *tl, uint64_t s, uint64_t e, uint64_t *busy_end);
+/* Books [s, e), which must be free (see tl_is_free); an empty interval books nothing. */
+void tl_book(Timeline *tl, uint64_t s, uint64_t e);
+/*
+ * Drops the intervals that end at or before h. The caller promises that no later fit or
+ * check starts before h; then every answer is the same as without retiring.
+ */
+void tl_retire(Timeline *tl, uint64_t h);
+
+/* Intervals kept (FIFO: 0). */
+static inline uint32_t tl_intervals(const Timeline *tl)
+{
+    return tl->live;
+}
+
+/*
+ * Calls fn for each kept interval in time order, stopping when it returns false (tests and
+ * statistics).
+ */
+void tl_foreach(const Timeline *tl, bool (*fn)(uint64_t s, uint64_t e, void *opaque),
+                void *opaque);
+
+#endif
