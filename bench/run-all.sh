@@ -2,8 +2,8 @@
 # Every benchmark in bench/, one after another, each with its wall time. They
 # print figures; they are not tests and never fail on a number. Then the kill
 # campaign (kill-loop.py), which fails on a violation.
-# By default each runs in its short form (--short, about 34 minutes in all on
-# 2 cores); FEMU_BENCH_FULL=1 runs them at full length (about 72 minutes).
+# By default each runs in its short form (--short, about 47 minutes in all on
+# 2 cores); FEMU_BENCH_FULL=1 runs them at full length (about 90 minutes).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # they need qemu.qmp and matplotlib: the project's venv
