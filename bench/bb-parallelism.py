@@ -6,7 +6,9 @@ blackbox drives: a write drive (TLC defaults, unscaled) and a read drive (TLC re
 stretched by --read-scale so that 32 chips stay well below the guest's own 4 KiB IOPS; its
 programs are made cheap, pg_wr_lat=1000 ns, only so that the prefill is quick). Chips grow
 over channels first (1..8 channels), then chips per channel; above 8 chips a further read
-drive puts one chip on each channel, to show what sharing a channel costs.
+drive puts one chip on each channel, to show what sharing a channel costs, and with 8
+chips one more puts all 8 behind one channel (1x8), which their reads load lightly (a
+5 us transfer per 70 us read), against 8 channels of one chip (8x1).
 
 Sequential write: fio 128 KiB writes, QD8 (each command stripes over up to 32 chips), of
 a fixed amount sized from the model's bandwidth to take about --runtime seconds, each round
@@ -70,6 +72,9 @@ def main():
     rcfg = [(f"{c}", c, *layout(c)) for c in chips]
     if a.flat:
         rcfg += [(f"{c}f", c, c, 1) for c in chips if c > 8]
+    if 8 in chips:
+        # 8 chips behind one channel that their reads load lightly (5 of 70 us each)
+        rcfg += [("8c", 8, 1, 8)]
 
     # sparse RAM backends: host memory grows with what is written and shrinks with what
     # is discarded (the nossd reference wraps around 512 MiB)
@@ -149,7 +154,7 @@ echo @@end@@
     rows = []
     for key, c, nchs, luns in rcfg:
         qd_allows = c * a.read_qd / (a.read_qd + c - 1)
-        flat = key.endswith("f")
+        flat = not key.isdigit()       # read-only rows: one chip per channel, one channel
         wcols = (f"{'':>19} {'':>18} {'':>6}" if flat else
                  f"{bblib.fmt_spread(w[c]):>19} {bblib.fmt_spread(wscale[c], 2):>18} "
                  f"{w_chip * c:6.1f}")
@@ -175,7 +180,7 @@ echo @@end@@
     print("'x 1 chip' is the throughput relative to 1 chip in the same round (ideal = chips);"
           " 'QD allows' is the most a queue\nof that depth can keep busy when each read goes "
           "to a random chip. Rows NxN with one chip per channel: the same\nchips without "
-          "channel sharing. Transfers to the unscaled drive: the scaling factors (and the write"
+          "channel sharing; row 1x8: 8 chips behind one channel. Transfers to the unscaled drive: the scaling factors (and the write"
           f" MB/s, which\nis unscaled); read IOPS x {a.read_scale} for an unscaled drive, as "
           "long as the host can issue that many.")
 

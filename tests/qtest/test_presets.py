@@ -7,7 +7,6 @@ import pytest
 
 import nvme
 import qtest_machine
-from conftest import assert_io_works
 from qtest_machine import DevConfig
 
 pytestmark = pytest.mark.skipif(qtest_machine.DEVICE == "stock", reason="femu's presets")
@@ -34,7 +33,7 @@ def qom(m, prop):
 
 
 @pytest.mark.parametrize("name", sorted(PRESETS))
-def test_preset_sets_its_properties(tmp_path, name):
+def test_preset_sets_its_properties(tmp_path, name, io_ok):
     mode, size, props = PRESETS[name]
     m = qtest_machine.start_machine(DevConfig(mode=mode, size_mb=size,
                                               extra="flash_preset=" + name), str(tmp_path))
@@ -42,7 +41,7 @@ def test_preset_sets_its_properties(tmp_path, name):
         for prop, want in props.items():
             assert qom(m, prop) == want, (name, prop)
         m.ctrl.enable(css=nvme.CC_CSS_ALL)
-        assert_io_works(m.ctrl, slba=0)     # at a zoned drive's write pointer too
+        io_ok(m.ctrl, slba=0)     # at a zoned drive's write pointer too
     finally:
         m.close()
 
@@ -62,7 +61,7 @@ def test_given_value_wins(tmp_path):
         m.close()
 
 
-def test_given_blocks_win_over_the_presets_op(tmp_path):
+def test_given_blocks_win_over_the_presets_op(tmp_path, io_ok):
     """op_pcent and blks_per_pl exclude each other: blocks given leave the preset's OP out."""
     m = qtest_machine.start_machine(
         DevConfig(mode=1, size_mb=1024, extra="flash_preset=ll-slc,blks_per_pl=64"),
@@ -71,6 +70,6 @@ def test_given_blocks_win_over_the_presets_op(tmp_path):
         assert qom(m, "blks_per_pl") == 64 and qom(m, "op_pcent") == -1
         assert qom(m, "pg_rd_lat") == 5000      # the rest of the preset still applies
         m.ctrl.enable(css=nvme.CC_CSS_ALL)
-        assert_io_works(m.ctrl, slba=0)
+        io_ok(m.ctrl, slba=0)
     finally:
         m.close()
