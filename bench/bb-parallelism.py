@@ -180,9 +180,9 @@ echo @@end@@
     print("'x 1 chip' is the throughput relative to 1 chip in the same round (ideal = chips);"
           " 'QD allows' is the most a queue\nof that depth can keep busy when each read goes "
           "to a random chip. Rows NxN with one chip per channel: the same\nchips without "
-          "channel sharing; row 1x8: 8 chips behind one channel. Transfers to the unscaled drive: the scaling factors (and the write"
-          f" MB/s, which\nis unscaled); read IOPS x {a.read_scale} for an unscaled drive, as "
-          "long as the host can issue that many.")
+          "channel sharing; row 1x8: 8 chips behind one channel. Transfers to the unscaled "
+          "drive: the\nscaling factors (and the write MB/s, which is unscaled); read IOPS x "
+          f"{a.read_scale} for an unscaled drive, as long as\nthe host can issue that many.")
 
     plt = bblib.pyplot()
     if plt:

@@ -31,6 +31,7 @@ Usage: bench/presets.py [--short] [--rounds N] [--runtime SEC] [--presets a,b]
 
 import argparse
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -48,11 +49,7 @@ PRESETS = {
     "ll-slc": (1, dict(qd1_us=16, rr_kiops=750, rw_kiops=170, sr_mbps=3200, sw_mbps=3200),
                4 / 5.333e-6),
 }
-# the blackbox presets' op_pcent, tBERS in ns and channels (hw/femu/nand/presets.c)
-OP_PCENT = {"dc-tlc": 37, "dc-tlc-gen4": 15, "ll-slc": 37}
-ERASE_NS = {"dc-tlc": 3500000, "dc-tlc-gen4": 3500000, "ll-slc": 1500000}
-CHANNELS = {"dc-tlc": 16, "dc-tlc-gen4": 8, "ll-slc": 8}
-PRESET_PGS, GC_PGS = 256, 16        # pages per block: the presets', the GC drives'
+GC_PGS = 16                 # pages per block of the random-write drives
 GUEST_IOPS = 2500           # what the scaled drives may ask of the guest at most
 # random writes after GC are scaled from twice the published rate (room for a model
 # faster than the drive)
@@ -61,6 +58,16 @@ TESTS = (("qd1", "QD1 read us"), ("rr", "4K read kIOPS"), ("sr", "seq read MB/s"
          ("sw", "seq write MB/s"), ("rw", "4K write kIOPS (GC)"))
 PUBLISHED = {"qd1": "qd1_us", "rr": "rr_kiops", "sr": "sr_mbps", "sw": "sw_mbps",
              "rw": "rw_kiops"}
+
+
+def preset_props(name):
+    """The preset's properties, read from the table the device uses (nand/presets.c)."""
+    src = (Path(__file__).resolve().parent.parent / "hw/femu/nand/presets.c").read_text()
+    for m in re.finditer(r'\.name = "([^"]+)".*?\.props = ((?:"[^"]*"\s*)+),', src, re.S):
+        if m.group(1) == name:
+            items = "".join(re.findall(r'"([^"]*)"', m.group(2))).split(",")
+            return {k: int(v) for k, v in (i.split("=", 1) for i in items) if v.isdigit()}
+    sys.exit(f"presets: {name} is not in hw/femu/nand/presets.c")
 
 
 def gc_name(preset):
@@ -101,7 +108,7 @@ def main():
             sys.exit(f"--presets: unknown '{n}': allowed {', '.join(PRESETS)}")
 
     devs = [bblib.Device("REF", 2, a.size)]
-    scales = {}
+    scales, props_of = {}, {}
     for n in names:
         mode, _, ceiling = PRESETS[n]
         scales[n] = scale_of(ceiling)
@@ -110,11 +117,12 @@ def main():
             props["pgs_per_blk"] = 16       # lines small enough for a drive of a few GiB
         devs.append(bblib.Device(n.upper(), mode, a.size, **props))
         if mode == 1:
+            pp = props_of[n] = preset_props(n)
             scales[gc_name(n)] = scale_of(GC_HEADROOM * 1000 * PRESETS[n][1]["rw_kiops"] /
-                                          CHANNELS[n])
+                                          pp["nchs"])
             devs.append(bblib.Device(gc_name(n), mode, a.gc_size, flash_preset=n, nchs=1,
                                      time_scale=scales[gc_name(n)], pgs_per_blk=GC_PGS,
-                                     blk_er_lat=ERASE_NS[n] * GC_PGS // PRESET_PGS))
+                                     blk_er_lat=pp["blk_er_lat"] * GC_PGS // pp["pgs_per_blk"]))
     gcdevs = [d for d in devs if d.serial.endswith("-GC")]
 
     io = "--direct=1 --ioengine=io_uring --output-format=json --group_reporting"
@@ -204,7 +212,7 @@ echo @@end@@
             vals = rows.get(serial, {}).get(test)
             if not vals:
                 continue
-            per = CHANNELS[n] if test == "rw" else 1      # one channel of the drive
+            per = props_of[n]["nchs"] if test == "rw" else 1    # one channel of the drive
             unscaled = [v / s if test == "qd1" else v * s * per for v in vals]
             med = bblib.spread(unscaled)["median"]
             p = pub.get(PUBLISHED[test])
@@ -216,13 +224,12 @@ echo @@end@@
             out.setdefault(n, {})[test] = dict(unscaled=bblib.spread(unscaled), published=p,
                                                 scale=s)
         if mode == 1:
-            waf = gc_waf(g, gc_name(n))
-            out[n]["gc"] = dict(waf=waf, op_pcent=OP_PCENT[n], scale=scales[gc_name(n)])
-            print(f"  random writes after GC: one channel x {CHANNELS[n]}, {a.gc_size} MiB, "
-                  f"op_pcent={OP_PCENT[n]}, time_scale={scales[gc_name(n)]}, after "
+            waf, op, nchs = gc_waf(g, gc_name(n)), props_of[n]["op_pcent"], props_of[n]["nchs"]
+            out[n]["gc"] = dict(waf=waf, op_pcent=op, scale=scales[gc_name(n)])
+            print(f"  random writes after GC: one channel x {nchs}, {a.gc_size} MiB, "
+                  f"op_pcent={op}, time_scale={scales[gc_name(n)]}, after "
                   f"{a.gc_caps:g} capacities of random writes; WAF over the rounds {waf:.2f} "
-                  f"(greedy GC's analytic "
-                  f"{bblib.greedy_waf(1 + OP_PCENT[n] / 100):.2f})")
+                  f"(greedy GC's analytic {bblib.greedy_waf(1 + op / 100):.2f})")
     print("\nratio = model / published. QD1 latency includes what TCG adds per I/O, divided "
           "by S (small at these scales).\nThe link model carries its lanes' payload rate, "
           "more than drives get after protocol overhead.\nRandom writes after GC depend on "

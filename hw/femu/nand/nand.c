@@ -349,12 +349,8 @@ static NandShape shape_of(const NandModel *m, const NandReq *r, uint32_t k)
     return sh;
 }
 
-/*
- * One transfer of d from `from` on the channel: contiguous in the first gap that fits it,
- * or, with xfer_split = K > 1, in up to K parts of at least d / K in the gaps before that
- * (ONFI column changes), when that ends sooner. Books the parts if `book`. Returns its
- * start; *end is where it ends.
- */
+/* A split transfer (fit_transfer): its first part's start, or UINT64_MAX if it would end
+ * no sooner than the whole one placed at `whole`. */
 static uint64_t fit_split(const NandModel *m, Timeline *chan, uint64_t from, uint64_t d,
                           uint64_t whole, bool book, uint64_t *end)
 {
@@ -380,6 +376,12 @@ static uint64_t fit_split(const NandModel *m, Timeline *chan, uint64_t from, uin
     return at[0];
 }
 
+/*
+ * One transfer of d from `from` on the channel: contiguous in the first gap that fits it,
+ * or, with xfer_split = K > 1, in up to K parts of at least d / K in the gaps before that
+ * (ONFI column changes), when that ends sooner. Books the parts if `book`. Returns its
+ * start; *end is where it ends.
+ */
 static uint64_t fit_transfer(const NandModel *m, Timeline *chan, uint64_t from, uint64_t d,
                              bool book, uint64_t *end)
 {
