@@ -1,0 +1,1904 @@
+/*
+ * The FDP FTL; see fdp-ftl.h for the behaviour. What the header leaves open is decided here:
+ *
+ * Layout. RU u = rg * R + b, R = the FTL's blocks per plane. Its page i lies on chip
+ * rg * k + i % k (chip c = lun * nchs + ch, k chips per group), plane (i / k) % planes,
+ * page i / (k * planes) of block first_block + b: a handle's consecutive pages use all the
+ * group's chips, then planes, like the blackbox FTL's lines. ppn = u * pages per RU + i.
+ *
+ * Open RUs. Each (rg, handle) fills at most one host RU, taken from the group's free list
+ * (FIFO, so erases rotate) at its first page. GC moves a PI handle's data to that handle's
+ * GC RU of the group and every II handle's data to the group's one II GC RU. So an RU is a
+ * host RU of h (only h's data), a PI GC RU of h (only h's data) or the II GC RU (II data
+ * only): isolation holds by construction, and fdp_ftl_check_consistency checks it per page.
+ * The time limit applies to host RUs (what handles reference); GC RUs are the controller's.
+ * Events are posted from inside the operation that causes them: the callback must not call
+ * back into the FTL.
+ *
+ * Free RUs. A victim has fewer valid pages than an RU holds, so they fit in what is left of
+ * their GC RU plus at most one new RU, and the victim then comes back free: GC needs one free
+ * RU to finish a victim, never more, and a host write never takes a group's last free RU
+ * (FDP_GC_RESERVE). Forced GC runs before a host page while the group's free RUs are at or
+ * below the forced threshold and a closed RU has anything to reclaim; the threshold is the
+ * larger of FEMU's gc_thres_pcent_high share and the RUs the not yet open host and GC RUs
+ * may take plus the reserve. Background GC (fdp_ftl_idle) uses gc_thres_pcent the same way,
+ * collects one victim per group per call, only when the group's chips are idle by then, and
+ * only victims with at least an eighth of an RU to reclaim (as the blackbox FTL).
+ *
+ * An over-full group. The host picks the group (a host that uses no directive puts all in
+ * group 0), so one group may get more valid data than it holds well. A group is over-full
+ * when it holds more than its share of the exposed pages plus half of what it can hold
+ * beyond that share (full_valid); a page for an over-full group that would need forced GC
+ * goes to the same handle's RU in the next group that is not over-full (pages_redirected),
+ * so a group's GC never works with less than half its spare room. A page also goes to
+ * another group when its own can take nothing (no free RU beyond the reserve, nothing to
+ * reclaim). fdp_ftl_config_check makes sure some group always can: a group that cannot
+ * holds at least R - 1 - (open RUs) RUs of valid data, so it asks for
+ * nrg * (R - 1 - nruh - GC RUs) RUs to hold more than the exposed pages. A host that
+ * spreads its data evenly stays well below full_valid, so its placement is kept.
+ *
+ * Store (fdp_ftl_attach_store), little-endian:
+ *   header (512 B)        magic, version, the configuration fields that set the layout or
+ *                         the meaning of what follows (geometry, exposed pages, nrg, nruh,
+ *                         handle types, first_block), CRC32.
+ *   global statistics     two slots {seq, host pages read, unmapped reads, pages trimmed,
+ *                         CRC}: written into the slot the newest does not use; the newest
+ *                         valid one wins.
+ *   per-group statistics  two slots each {seq, GC runs, forced runs, RUs erased, pages
+ *                         skipped, pages redirected, per handle: host pages, pages moved,
+ *                         CRC}. Totals are sums of these, so the identities hold after a load.
+ *   RU records (40 B)     {state, kind, handle, erases, wp, opened_ns, order, CRC}; all zero
+ *                         is a free RU never erased. order: when it was closed or freed (the
+ *                         victim among equals, the free-list order).
+ *   mapping               one 64-bit entry per lpn: ppn + 1 (bits 0-39, 0: unmapped), the
+ *                         data's handle (40-47), a 16-bit check of lpn, ppn and handle.
+ * Valid counts and the reverse map are not stored: a load rebuilds them from the mapping.
+ *
+ * Crash ordering. A page's RU record (its write pointer) is written before the mapping entry
+ * that points at it; a victim's record says "free" only after every entry left it; statistics
+ * are written at the end of each call (a kill inside one loses that call's counts, nothing
+ * else). A load drops entries failing their check (and, of two naming one page, the later
+ * lpn's), and repairs an RU whose record fails its CRC (closed, wp = the whole RU) or which
+ * entries point into while free or at or past its wp (closed, wp raised to cover them).
+ * Open RUs stay open across a load: the device closes them (fdp_ftl_close_open) and reports.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "fdp-ftl.h"
+#include "../media/record.h"
+
+#include <glib.h>
+#include <string.h>
+
+#define FDP_NONE UINT32_MAX
+#define FDP_NO_RUH 0xff                 /* an RU no single handle owns */
+#define FDP_GC_RESERVE 1u               /* free RUs a host write leaves to GC */
+#define FDP_PPN_BITS 40
+#define FDP_PPN_MASK ((1ULL << FDP_PPN_BITS) - 1)
+
+#define FDP_STORE_MAGIC 0x46504446u     /* "FDPF" */
+#define FDP_STORE_VERSION 1u
+#define FDP_HDR_BYTES 512u
+#define FDP_HDR_CRC_AT 508u
+#define FDP_GLOBAL_REC 40u
+#define FDP_RU_REC 40u
+#define FDP_RG_FIXED 48u                /* seq and five counters, before the handles' */
+
+/* CRC salts: a record copied to another place fails its check */
+#define SALT_HEADER (1ULL << 60)
+#define SALT_GLOBAL (2ULL << 60)
+#define SALT_RG (3ULL << 60)
+#define SALT_RU (4ULL << 60)
+
+typedef enum FdpRuState {
+    RU_FREE,        /* 0: an all-zero record is a free RU */
+    RU_OPEN,
+    RU_CLOSED,      /* in the group's victim heap */
+    RU_VICTIM,      /* being collected (in memory only) */
+} FdpRuState;
+
+typedef enum FdpRuKind {
+    RU_HOST,        /* a handle's host writes */
+    RU_GC_PI,       /* GC's copies of one PI handle's data */
+    RU_GC_II,       /* GC's copies of II handles' data */
+} FdpRuKind;
+
+typedef struct FdpRu {
+    uint64_t wp;            /* pages written */
+    uint64_t vpc;           /* valid pages */
+    uint64_t opened_ns;
+    uint64_t order;         /* when closed or freed: victim ties, free-list order */
+    uint32_t erases;
+    uint32_t next_free;
+    uint32_t heap_pos;
+    uint8_t state, kind, ruh;
+} FdpRu;
+
+/* One handle's data in one group. */
+typedef struct FdpRuhCount {
+    uint64_t host, moved, valid, rus;
+} FdpRuhCount;
+
+typedef struct FdpGroup {
+    uint32_t free_head, free_tail, nfree;
+    uint32_t *heap, heap_len;   /* closed RUs, fewest valid pages on top */
+    uint32_t open_host, open_gc;
+    uint32_t gc_ii;             /* the II GC RU, FDP_NONE when none is open */
+    uint64_t valid;             /* valid pages in the group */
+    uint64_t gc_runs, gc_forced_runs, rus_erased, pages_skipped, pages_redirected;
+    uint64_t seq;               /* of its newest statistics record */
+    bool dirty;                 /* statistics not saved yet */
+} FdpGroup;
+
+/* A chip's program not booked yet: pages of one row on several planes. */
+typedef struct FdpPending {
+    NandAddr a;
+    uint32_t mask;
+} FdpPending;
+
+typedef struct FdpLayout {
+    uint64_t rg_rec, off_global, off_rg, off_ru, off_map, bytes;
+} FdpLayout;
+
+struct FdpFtl {
+    FdpFtlConfig cfg;
+    NandModel *nand;
+    uint32_t k;                 /* chips per group */
+    uint32_t nrus;              /* RUs per group */
+    uint32_t ngc;               /* GC RUs a group may open */
+    uint32_t forced_pcent, bg_pcent;    /* the thresholds' percentage parts, in RUs */
+    uint64_t ru_pages, total_pages;
+    uint64_t full_valid;        /* a group holding more valid pages is over-full */
+    FdpLayout lay;
+
+    uint8_t *map;               /* exposed_pages entries, in the store or our own */
+    bool own_map;
+    uint64_t *p2l;              /* ppn -> lpn + 1; 0: free or garbage */
+    FdpRu *ru;
+    FdpGroup *grp;
+    uint32_t *host_ru;          /* [rg * nruh + ruh]: open host RU or FDP_NONE */
+    uint32_t *pi_gc_ru;         /* [rg * nruh + ruh]: a PI handle's GC RU or FDP_NONE */
+    FdpRuhCount *cnt;           /* [rg * nruh + ruh] */
+    uint64_t order;             /* the latest RU closed or freed */
+    uint64_t next_deadline;     /* no open host RU expires before this */
+    uint64_t last_prog_ns;
+    uint64_t pump_ns;           /* latest arrival: bookings go no earlier (nand_retire) */
+    uint64_t *chip_read_ns;     /* GC scratch: per chip of the group, its last read */
+    FdpPending *pend;           /* per chip: a write's program being gathered */
+    uint64_t *rec_scratch;      /* a group's statistics record's values */
+
+    uint8_t *store;
+    uint64_t global_seq;
+    bool global_dirty;
+    FdpFtlStats st;
+    FdpFtlEventFn *ev;
+    void *ev_opaque;
+};
+
+/* ---- small helpers ---- */
+
+static uint64_t div_up(uint64_t a, uint64_t b)
+{
+    return a / b + (a % b != 0);
+}
+
+static uint32_t crc_table[256];
+
+static gpointer crc_table_init(gpointer unused G_GNUC_UNUSED)
+{
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int j = 0; j < 8; j++) {
+            c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+        }
+        crc_table[i] = c;
+    }
+    return NULL;
+}
+
+/* CRC-32 (IEEE) of salt then p: a check against torn and misplaced records. */
+static uint32_t crc32_salted(uint64_t salt, const uint8_t *p, size_t len)
+{
+    static GOnce once = G_ONCE_INIT;
+    uint8_t s[8];
+    uint32_t c = 0xffffffffu;
+
+    g_once(&once, crc_table_init, NULL);
+    record_put_le(s, salt, 8);
+    for (size_t i = 0; i < 8; i++) {
+        c = crc_table[(c ^ s[i]) & 0xff] ^ (c >> 8);
+    }
+    for (size_t i = 0; i < len; i++) {
+        c = crc_table[(c ^ p[i]) & 0xff] ^ (c >> 8);
+    }
+    return ~c;
+}
+
+static bool is_pi(const FdpFtlConfig *c, uint32_t ruh)
+{
+    return c->ruh_type[ruh] == FDP_RUH_PERSISTENTLY_ISOLATED;
+}
+
+/* GC RUs a group may have open: one per PI handle, one for all II handles. */
+static uint32_t gc_rus(const FdpFtlConfig *c)
+{
+    uint32_t pi = 0;
+
+    for (uint32_t h = 0; h < c->nruh; h++) {
+        pi += is_pi(c, h);
+    }
+    return pi + (pi < c->nruh);
+}
+
+static uint64_t ru_pages_of(const FdpFtlConfig *c)
+{
+    return nand_luns(&c->geo) / c->nrg * c->geo.pls_per_lun * c->geo.pgs_per_blk;
+}
+
+/* FEMU's rule: GC is due when free RUs fall to (100 - pcent)% of them. */
+static uint32_t thres_rus(uint32_t nrus, uint32_t pcent)
+{
+    return (uint32_t)((uint64_t)nrus * (100 - pcent) / 100);
+}
+
+/* ---- configuration ---- */
+
+/* RUs per group that guarantee some group can always take a page (see the top). */
+static uint64_t min_rus(const FdpFtlConfig *c)
+{
+    return c->exposed_pages / ((uint64_t)c->nrg * ru_pages_of(c)) + 1 + c->nruh +
+           gc_rus(c) + FDP_GC_RESERVE;
+}
+
+bool fdp_ftl_config_check(const FdpFtlConfig *c, char **err)
+{
+    const NandGeometry *g = &c->geo;
+    uint64_t chips, need, data, room;
+    uint32_t nrus = g->blks_per_pl;
+
+    if (!nand_geometry_check(g, err) || !nand_timing_check(&c->tm, err)) {
+        return false;
+    }
+    if (c->gc_thres_pcent < 1 || c->gc_thres_pcent > 99) {
+        *err = g_strdup_printf("gc_thres_pcent=%u is out of range: allowed 1..99",
+                               c->gc_thres_pcent);
+        return false;
+    }
+    if (c->gc_thres_pcent_high < c->gc_thres_pcent || c->gc_thres_pcent_high > 99) {
+        *err = g_strdup_printf("gc_thres_pcent_high=%u is out of range: allowed %u "
+                               "(gc_thres_pcent)..99", c->gc_thres_pcent_high,
+                               c->gc_thres_pcent);
+        return false;
+    }
+    if (!c->exposed_pages) {
+        *err = g_strdup("devsz_mb: the exposed capacity must be at least one NAND page");
+        return false;
+    }
+    chips = nand_luns(g);
+    if (c->nrg < 1 || c->nrg > FDP_MAX_RG || chips % c->nrg) {
+        *err = g_strdup_printf("fdp_nrg=%u: the reclaim groups must split the %" G_GUINT64_FORMAT
+                               " chips (nchs * luns_per_ch) evenly: allowed 1..%u dividing %"
+                               G_GUINT64_FORMAT, c->nrg, chips, FDP_MAX_RG, chips);
+        return false;
+    }
+    if (c->nruh < 1 || c->nruh > FDP_MAX_RUH) {
+        *err = g_strdup_printf("fdp_ruh_types: %u reclaim unit handles, allowed 1..%u",
+                               c->nruh, FDP_MAX_RUH);
+        return false;
+    }
+    for (uint32_t h = 0; h < c->nruh; h++) {
+        if (c->ruh_type[h] != FDP_RUH_INITIALLY_ISOLATED &&
+            c->ruh_type[h] != FDP_RUH_PERSISTENTLY_ISOLATED) {
+            *err = g_strdup_printf("fdp_ruh_types: handle %u has type %u, allowed 1 "
+                                   "(ii, Initially Isolated) or 2 (pi, Persistently "
+                                   "Isolated)", h, c->ruh_type[h]);
+            return false;
+        }
+    }
+    if (nand_total_pages(g) >= FDP_PPN_MASK) {
+        *err = g_strdup_printf("the flash has %" G_GUINT64_FORMAT " pages, the FDP FTL maps "
+                               "fewer than 2^%d: lower blks_per_pl or the chips",
+                               nand_total_pages(g), FDP_PPN_BITS);
+        return false;
+    }
+    need = min_rus(c);
+    if (nrus < need) {
+        *err = g_strdup_printf("fdp: %u reclaim units per group, need at least %"
+                               G_GUINT64_FORMAT " for %u handles (%" G_GUINT64_FORMAT
+                               " for data, %u open host RUs, %u GC RUs, %u reserve) with "
+                               "fdp_nrg=%u; raise op_pcent or devsz_mb (blks_per_pl), or "
+                               "lower fdp_nrg / handles", nrus, need, c->nruh,
+                               need - c->nruh - gc_rus(c) - FDP_GC_RESERVE, c->nruh,
+                               gc_rus(c), FDP_GC_RESERVE, c->nrg);
+        return false;
+    }
+    /* forced GC at or above the spare RUs would run on every write (as the blackbox's) */
+    data = div_up(c->exposed_pages, (uint64_t)c->nrg * ru_pages_of(c));
+    room = nrus - MIN(nrus, data + c->nruh + gc_rus(c));
+    if (thres_rus(nrus, c->gc_thres_pcent_high) >= room) {
+        uint32_t h = c->gc_thres_pcent_high;
+        while (h <= 99 && thres_rus(nrus, h) >= room) {
+            h++;
+        }
+        if (h > 99) {
+            *err = g_strdup_printf("gc_thres_pcent_high=%u: forced GC would keep at least as "
+                                   "many free RUs as the %" G_GUINT64_FORMAT " spare ones per "
+                                   "group at any value; raise op_pcent", c->gc_thres_pcent_high,
+                                   room);
+        } else {
+            *err = g_strdup_printf("gc_thres_pcent_high=%u keeps %u free RUs per group for "
+                                   "forced GC but only %" G_GUINT64_FORMAT " are spare: allowed "
+                                   "gc_thres_pcent_high %u..99 (or raise op_pcent)",
+                                   c->gc_thres_pcent_high,
+                                   thres_rus(nrus, c->gc_thres_pcent_high), room, h);
+        }
+        return false;
+    }
+    return true;
+}
+
+/* ---- addresses ---- */
+
+static void ppn_to_addr(const FdpFtl *f, uint64_t ppn, NandAddr *a)
+{
+    const NandGeometry *g = &f->cfg.geo;
+    uint64_t u = ppn / f->ru_pages, i = ppn % f->ru_pages;
+    uint64_t chip = (u / f->nrus) * f->k + i % f->k;
+
+    a->ch = chip % g->nchs;
+    a->lun = chip / g->nchs;
+    a->pl = (i / f->k) % g->pls_per_lun;
+    a->pg = i / ((uint64_t)f->k * g->pls_per_lun);
+    a->blk = f->cfg.first_block + u % f->nrus;
+}
+
+/* Chip j of group rg, block of RU u. */
+static void chip_addr(const FdpFtl *f, uint32_t rg, uint32_t j, uint32_t u, NandAddr *a)
+{
+    uint64_t chip = (uint64_t)rg * f->k + j;
+
+    *a = (NandAddr){ .ch = chip % f->cfg.geo.nchs, .lun = chip / f->cfg.geo.nchs,
+                     .blk = f->cfg.first_block + u % f->nrus };
+}
+
+static uint32_t ru_group(const FdpFtl *f, uint32_t u)
+{
+    return u / f->nrus;
+}
+
+static FdpRuhCount *count_of(FdpFtl *f, uint32_t rg, uint32_t ruh)
+{
+    return &f->cnt[(uint64_t)rg * f->cfg.nruh + ruh];
+}
+
+/* ---- the mapping: entries as stored ---- */
+
+static uint16_t map_check(uint64_t lpn, uint64_t low)
+{
+    uint64_t x = lpn * 0x9e3779b97f4a7c15ULL ^ low;
+
+    x ^= x >> 31;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 29;
+    x *= 0x94d049bb133111ebULL;
+    x ^= x >> 32;
+    return (uint16_t)(x >> 48);
+}
+
+static uint64_t map_entry(uint64_t lpn, uint64_t ppn, uint32_t ruh)
+{
+    uint64_t low = (ppn + 1) | (uint64_t)ruh << FDP_PPN_BITS;
+
+    return low | (uint64_t)map_check(lpn, low) << 48;
+}
+
+static uint64_t map_raw(const FdpFtl *f, uint64_t lpn)
+{
+    uint64_t v;
+
+    memcpy(&v, f->map + lpn * 8, 8);
+    return GUINT64_FROM_LE(v);
+}
+
+static void map_put(FdpFtl *f, uint64_t lpn, uint64_t e)
+{
+    e = GUINT64_TO_LE(e);
+    memcpy(f->map + lpn * 8, &e, 8);
+}
+
+static bool entry_ok(const FdpFtl *f, uint64_t lpn, uint64_t e)
+{
+    uint64_t low = e & ((1ULL << 48) - 1);
+
+    return (e & FDP_PPN_MASK) && (e & FDP_PPN_MASK) <= f->total_pages &&
+           ((e >> FDP_PPN_BITS) & 0xff) < f->cfg.nruh && map_check(lpn, low) == e >> 48;
+}
+
+/* An entry's page and handle (entries in memory are always valid ones). */
+static uint64_t entry_ppn(uint64_t e)
+{
+    return (e & FDP_PPN_MASK) - 1;
+}
+
+static uint32_t entry_ruh(uint64_t e)
+{
+    return (e >> FDP_PPN_BITS) & 0xff;
+}
+
+/* ---- the store's records ---- */
+
+static FdpLayout layout_of(const FdpFtlConfig *c)
+{
+    FdpLayout l;
+
+    l.rg_rec = FDP_RG_FIXED + 16ULL * c->nruh + 8;
+    l.off_global = FDP_HDR_BYTES;
+    l.off_rg = l.off_global + 2 * FDP_GLOBAL_REC;
+    l.off_ru = l.off_rg + 2ULL * c->nrg * l.rg_rec;
+    l.off_map = l.off_ru + (uint64_t)c->nrg * c->geo.blks_per_pl * FDP_RU_REC;
+    l.bytes = l.off_map + c->exposed_pages * 8;
+    return l;
+}
+
+uint64_t fdp_ftl_store_bytes(const FdpFtlConfig *c)
+{
+    return layout_of(c).bytes;
+}
+
+uint64_t fdp_ftl_store_ru_offset(const FdpFtlConfig *c, uint32_t rg, uint32_t ru)
+{
+    return layout_of(c).off_ru + ((uint64_t)rg * c->geo.blks_per_pl + ru) * FDP_RU_REC;
+}
+
+uint64_t fdp_ftl_store_map_offset(const FdpFtlConfig *c, uint64_t lpn)
+{
+    return layout_of(c).off_map + lpn * 8;
+}
+
+static void ru_save(FdpFtl *f, uint32_t u)
+{
+    uint8_t *p;
+    const FdpRu *r = &f->ru[u];
+
+    if (!f->store) {
+        return;
+    }
+    p = f->store + f->lay.off_ru + (uint64_t)u * FDP_RU_REC;
+    p[0] = r->state == RU_VICTIM ? RU_CLOSED : r->state;
+    p[1] = r->kind;
+    p[2] = r->ruh;
+    p[3] = 0;
+    record_put_le(p + 4, r->erases, 4);
+    record_put_le(p + 8, r->wp, 8);
+    record_put_le(p + 16, r->opened_ns, 8);
+    record_put_le(p + 24, r->order, 8);
+    record_put_le(p + 32, 0, 4);
+    record_put_le(p + 36, crc32_salted(SALT_RU | u, p, 36), 4);
+}
+
+/* Writes a two-slot record: the slot of seq + 1, which the newest does not use. */
+static void slot_save(uint8_t *slots, uint64_t rec, uint64_t *seq, uint64_t salt,
+                      const uint64_t *v, uint32_t n)
+{
+    uint64_t s = ++*seq;
+    uint8_t *p = slots + (s % 2) * rec;
+
+    record_put_le(p, s, 8);
+    for (uint32_t i = 0; i < n; i++) {
+        record_put_le(p + 8 + 8 * i, v[i], 8);
+    }
+    record_put_le(p + rec - 8, crc32_salted(salt, p, rec - 8), 4);
+    record_put_le(p + rec - 4, 0, 4);
+}
+
+/* The newest valid slot's values (n of them) and seq; false when neither is valid. */
+static bool slot_load(const uint8_t *slots, uint64_t rec, uint64_t salt, uint64_t *v,
+                      uint32_t n, uint64_t *seq)
+{
+    const uint8_t *best = NULL;
+    uint64_t best_seq = 0;
+
+    for (unsigned s = 0; s < 2; s++) {
+        const uint8_t *p = slots + s * rec;
+        uint64_t q = record_get_le(p, 8);
+        if (q && q % 2 == s && record_get_le(p + rec - 8, 4) == crc32_salted(salt, p, rec - 8) &&
+            q > best_seq) {
+            best = p;
+            best_seq = q;
+        }
+    }
+    *seq = best_seq;
+    for (uint32_t i = 0; i < n; i++) {
+        v[i] = best ? record_get_le(best + 8 + 8 * i, 8) : 0;
+    }
+    return best != NULL;
+}
+
+static void stats_save(FdpFtl *f)
+{
+    if (!f->store) {
+        f->global_dirty = false;
+        for (uint32_t g = 0; g < f->cfg.nrg; g++) {
+            f->grp[g].dirty = false;
+        }
+        return;
+    }
+    if (f->global_dirty) {
+        uint64_t v[3] = { f->st.host_pages_read, f->st.unmapped_pages_read,
+                          f->st.pages_trimmed };
+        slot_save(f->store + f->lay.off_global, FDP_GLOBAL_REC, &f->global_seq, SALT_GLOBAL,
+                  v, 3);
+        f->global_dirty = false;
+    }
+    for (uint32_t g = 0; g < f->cfg.nrg; g++) {
+        FdpGroup *gr = &f->grp[g];
+        uint32_t n = 5 + 2 * f->cfg.nruh;
+        uint64_t *v = f->rec_scratch;
+        if (!gr->dirty) {
+            continue;
+        }
+        v[0] = gr->gc_runs;
+        v[1] = gr->gc_forced_runs;
+        v[2] = gr->rus_erased;
+        v[3] = gr->pages_skipped;
+        v[4] = gr->pages_redirected;
+        for (uint32_t h = 0; h < f->cfg.nruh; h++) {
+            v[5 + 2 * h] = count_of(f, g, h)->host;
+            v[6 + 2 * h] = count_of(f, g, h)->moved;
+        }
+        slot_save(f->store + f->lay.off_rg + 2ULL * g * f->lay.rg_rec, f->lay.rg_rec, &gr->seq,
+                  SALT_RG | g, v, n);
+        gr->dirty = false;
+    }
+}
+
+/* ---- victim heaps: a group's closed RUs, fewest valid pages on top ---- */
+
+/* Ties go to the RU closed first, so the victim depends on the state alone (a load). */
+static bool heap_less(const FdpFtl *f, const FdpGroup *gr, uint32_t i, uint32_t j)
+{
+    const FdpRu *a = &f->ru[gr->heap[i]], *b = &f->ru[gr->heap[j]];
+
+    if (a->vpc != b->vpc) {
+        return a->vpc < b->vpc;
+    }
+    if (a->order != b->order) {
+        return a->order < b->order;
+    }
+    return gr->heap[i] < gr->heap[j];
+}
+
+static void heap_swap(FdpFtl *f, FdpGroup *gr, uint32_t i, uint32_t j)
+{
+    uint32_t t = gr->heap[i];
+
+    gr->heap[i] = gr->heap[j];
+    gr->heap[j] = t;
+    f->ru[gr->heap[i]].heap_pos = i;
+    f->ru[gr->heap[j]].heap_pos = j;
+}
+
+static void heap_up(FdpFtl *f, FdpGroup *gr, uint32_t i)
+{
+    while (i && heap_less(f, gr, i, (i - 1) / 2)) {
+        heap_swap(f, gr, i, (i - 1) / 2);
+        i = (i - 1) / 2;
+    }
+}
+
+static void heap_down(FdpFtl *f, FdpGroup *gr, uint32_t i)
+{
+    for (;;) {
+        uint32_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < gr->heap_len && heap_less(f, gr, l, m)) {
+            m = l;
+        }
+        if (r < gr->heap_len && heap_less(f, gr, r, m)) {
+            m = r;
+        }
+        if (m == i) {
+            return;
+        }
+        heap_swap(f, gr, i, m);
+        i = m;
+    }
+}
+
+static void heap_push(FdpFtl *f, uint32_t u)
+{
+    FdpGroup *gr = &f->grp[ru_group(f, u)];
+    uint32_t i = gr->heap_len++;
+
+    gr->heap[i] = u;
+    f->ru[u].heap_pos = i;
+    heap_up(f, gr, i);
+}
+
+static uint32_t heap_pop(FdpFtl *f, FdpGroup *gr)
+{
+    uint32_t top = gr->heap[0];
+
+    heap_swap(f, gr, 0, --gr->heap_len);
+    heap_down(f, gr, 0);
+    return top;
+}
+
+/* ---- RU life: free -> open -> closed -> (victim) -> free ---- */
+
+static void free_push(FdpFtl *f, uint32_t u)
+{
+    FdpGroup *gr = &f->grp[ru_group(f, u)];
+
+    f->ru[u].state = RU_FREE;
+    f->ru[u].next_free = FDP_NONE;
+    if (gr->free_tail == FDP_NONE) {
+        gr->free_head = u;
+    } else {
+        f->ru[gr->free_tail].next_free = u;
+    }
+    gr->free_tail = u;
+    gr->nfree++;
+    f->st.free_rus++;
+}
+
+static uint32_t free_pop(FdpFtl *f, FdpGroup *gr)
+{
+    uint32_t u = gr->free_head;
+
+    g_assert(u != FDP_NONE);    /* callers check nfree */
+    gr->free_head = f->ru[u].next_free;
+    if (gr->free_head == FDP_NONE) {
+        gr->free_tail = FDP_NONE;
+    }
+    gr->nfree--;
+    f->st.free_rus--;
+    return u;
+}
+
+/* The handle that owns an RU for rus_in_use: a host RU's or a PI GC RU's. */
+static uint32_t ru_owner(const FdpRu *r)
+{
+    return r->kind == RU_GC_II ? FDP_NO_RUH : r->ruh;
+}
+
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* The slot (open RU index) that data of handle ruh goes to in rg: host or GC. */
+static uint32_t *dest_slot(FdpFtl *f, uint32_t rg, uint32_t ruh, bool gc)
+{
+    uint64_t i = (uint64_t)rg * f->cfg.nruh + ruh;
+
+    if (!gc) {
+        return &f->host_ru[i];
+    }
+    return is_pi(&f->cfg, ruh) ? &f->pi_gc_ru[i] : &f->grp[rg].gc_ii;
+}
+
+static void ru_open(FdpFtl *f, uint32_t rg, uint32_t *slot, uint32_t ruh, bool gc,
+                    uint64_t now_ns)
+{
+    FdpGroup *gr = &f->grp[rg];
+    uint32_t u = free_pop(f, gr);
+    FdpRu *r = &f->ru[u];
+
+    r->state = RU_OPEN;
+    r->kind = !gc ? RU_HOST : is_pi(&f->cfg, ruh) ? RU_GC_PI : RU_GC_II;
+    r->ruh = r->kind == RU_GC_II ? FDP_NO_RUH : ruh;
+    r->wp = 0;
+    r->opened_ns = now_ns;
+    if (ru_owner(r) != FDP_NO_RUH) {
+        count_of(f, rg, r->ruh)->rus++;
+    }
+    if (gc) {
+        gr->open_gc++;
+    } else {
+        gr->open_host++;
+        if (f->cfg.ru_time_limit_ns) {
+            f->next_deadline = MIN(f->next_deadline, add_sat(now_ns, f->cfg.ru_time_limit_ns));
+        }
+    }
+    *slot = u;
+    /* the record is saved with its first page (place_page) */
+}
+
+/* The open RU in *slot becomes a victim candidate; the slot is empty from now on. */
+static void ru_close(FdpFtl *f, uint32_t *slot)
+{
+    uint32_t u = *slot;
+    FdpRu *r = &f->ru[u];
+    FdpGroup *gr = &f->grp[ru_group(f, u)];
+
+    r->state = RU_CLOSED;
+    r->order = ++f->order;
+    heap_push(f, u);
+    if (r->kind == RU_HOST) {
+        gr->open_host--;
+    } else {
+        gr->open_gc--;
+    }
+    *slot = FDP_NONE;
+    ru_save(f, u);
+}
+
+/* Closes a handle's partly written host RU before it is full; its unwritten pages left. */
+static uint64_t ru_close_early(FdpFtl *f, uint32_t rg, uint32_t ruh, FdpFtlEventKind why)
+{
+    uint32_t *slot = dest_slot(f, rg, ruh, false);
+    uint64_t left;
+
+    if (*slot == FDP_NONE || !f->ru[*slot].wp) {
+        return 0;
+    }
+    left = f->ru_pages - f->ru[*slot].wp;
+    ru_close(f, slot);
+    f->st.pages_skipped += left;
+    f->grp[rg].pages_skipped += left;
+    f->grp[rg].dirty = true;
+    if (f->ev) {
+        FdpFtlEvent e = { .kind = why, .rg = rg, .ruh = ruh, .npages = left };
+        f->ev(f->ev_opaque, &e);
+    }
+    return left;
+}
+
+static void invalidate(FdpFtl *f, uint64_t e)
+{
+    uint64_t ppn = entry_ppn(e);
+    uint32_t u = ppn / f->ru_pages;
+    FdpRu *r = &f->ru[u];
+
+    f->p2l[ppn] = 0;
+    r->vpc--;
+    f->grp[ru_group(f, u)].valid--;
+    count_of(f, ru_group(f, u), entry_ruh(e))->valid--;
+    if (r->state == RU_CLOSED) {
+        heap_up(f, &f->grp[ru_group(f, u)], r->heap_pos);
+    }
+}
+
+/*
+ * Maps lpn (data of handle ruh) to the next page of the RU in *slot, opening one when the
+ * slot is empty (the caller made sure a free RU exists). No NAND operation. The RU record
+ * goes to the store before the mapping entry (crash ordering, see the top).
+ */
+static uint64_t place_page(FdpFtl *f, uint32_t rg, uint32_t *slot, uint32_t ruh, bool gc,
+                           uint64_t lpn, uint64_t now_ns)
+{
+    uint64_t ppn, old;
+    uint32_t u;
+
+    if (*slot == FDP_NONE) {
+        ru_open(f, rg, slot, ruh, gc, now_ns);
+    }
+    u = *slot;
+    ppn = (uint64_t)u * f->ru_pages + f->ru[u].wp++;
+    f->ru[u].vpc++;
+    if (f->ru[u].wp == f->ru_pages) {
+        ru_close(f, slot);
+    } else {
+        ru_save(f, u);
+    }
+    old = map_raw(f, lpn);
+    if (old) {
+        invalidate(f, old);
+    }
+    map_put(f, lpn, map_entry(lpn, ppn, ruh));
+    f->p2l[ppn] = lpn + 1;
+    count_of(f, rg, ruh)->valid++;
+    f->grp[rg].valid++;
+    return ppn;
+}
+
+/* Programs the planes in mask at a's chip, block and page: one operation. */
+static uint64_t program(FdpFtl *f, const NandAddr *a, uint32_t mask, uint64_t arrival_ns)
+{
+    uint64_t done = nand_op_planes(f->nand, NAND_OP_PROGRAM, a, mask, arrival_ns);
+
+    f->last_prog_ns = MAX(f->last_prog_ns, done);
+    f->st.nand_pages_written += __builtin_popcount(mask);
+    return done;
+}
+
+/* ---- garbage collection ---- */
+
+/* What collecting the group's best victim would gain, in pages (0: nothing, or none). */
+static uint64_t victim_gain(const FdpFtl *f, const FdpGroup *gr)
+{
+    return gr->heap_len ? f->ru_pages - f->ru[gr->heap[0]].vpc : 0;
+}
+
+/* The forced threshold: the pcent share, or what unopened RUs and GC need if more. */
+static uint32_t forced_thres(const FdpFtl *f, const FdpGroup *gr)
+{
+    uint32_t need = (f->cfg.nruh - gr->open_host) + (f->ngc - gr->open_gc) + FDP_GC_RESERVE;
+
+    return MAX(f->forced_pcent, need);
+}
+
+/*
+ * Collects the group's best victim at now_ns: reads its valid pages, programs them into
+ * their GC RUs after each read, erases its blocks on each chip after that chip's reads.
+ * False if it had to stop (no free RU for a destination: only after a repair mixed data);
+ * the victim then stays closed with what it still holds.
+ */
+static bool gc_collect(FdpFtl *f, uint32_t rg, uint64_t now_ns, bool forced)
+{
+    FdpGroup *gr = &f->grp[rg];
+    uint32_t u = heap_pop(f, gr);
+    FdpRu *r = &f->ru[u];
+    uint64_t base = (uint64_t)u * f->ru_pages, moved = 0, first_lpn = 0;
+    uint32_t first_ruh = 0;
+    NandAddr a;
+
+    r->state = RU_VICTIM;
+    for (uint32_t j = 0; j < f->k; j++) {
+        f->chip_read_ns[j] = now_ns;
+    }
+    for (uint64_t i = 0; i < r->wp && r->vpc; i++) {
+        uint64_t lpn1 = f->p2l[base + i], rd, ppn;
+        uint32_t ruh, *slot;
+        if (!lpn1) {
+            continue;
+        }
+        ruh = entry_ruh(map_raw(f, lpn1 - 1));
+        slot = dest_slot(f, rg, ruh, true);
+        if (*slot == FDP_NONE && !gr->nfree) {
+            r->state = RU_CLOSED;
+            heap_push(f, u);
+            return false;
+        }
+        ppn_to_addr(f, base + i, &a);
+        rd = nand_op(f->nand, NAND_OP_READ, &a, now_ns);
+        f->chip_read_ns[i % f->k] = MAX(f->chip_read_ns[i % f->k], rd);
+        ppn = place_page(f, rg, slot, ruh, true, lpn1 - 1, now_ns);
+        ppn_to_addr(f, ppn, &a);
+        program(f, &a, 1u << a.pl, rd);
+        count_of(f, rg, ruh)->moved++;
+        f->st.gc_pages_moved++;
+        if (!moved++) {
+            first_lpn = lpn1 - 1;
+            first_ruh = ruh;
+        }
+    }
+    g_assert(r->vpc == 0);
+    for (uint32_t j = 0; j < f->k; j++) {
+        chip_addr(f, rg, j, u, &a);
+        nand_op_planes(f->nand, NAND_OP_ERASE, &a, UINT32_MAX, f->chip_read_ns[j]);
+    }
+    f->st.blocks_erased += (uint64_t)f->k * f->cfg.geo.pls_per_lun;
+    f->st.rus_erased++;
+    f->st.gc_runs++;
+    f->st.gc_forced_runs += forced;
+    gr->rus_erased++;
+    gr->gc_runs++;
+    gr->gc_forced_runs += forced;
+    gr->dirty = true;
+    if (ru_owner(r) != FDP_NO_RUH) {
+        count_of(f, rg, r->ruh)->rus--;
+    }
+    r->erases++;
+    r->wp = 0;
+    r->kind = RU_HOST;
+    r->ruh = FDP_NO_RUH;
+    r->opened_ns = 0;
+    r->order = ++f->order;
+    free_push(f, u);
+    ru_save(f, u);
+    if (moved && f->ev) {
+        FdpFtlEvent e = { .kind = FDP_FTL_EV_REALLOCATED, .rg = rg, .ruh = first_ruh,
+                          .lpn = first_lpn, .npages = moved };
+        f->ev(f->ev_opaque, &e);
+    }
+    return true;
+}
+
+/* Before a host page: victims while free RUs are at or below the forced threshold. */
+static void gc_forced(FdpFtl *f, uint32_t rg, uint64_t now_ns)
+{
+    FdpGroup *gr = &f->grp[rg];
+
+    /* ends: each victim takes its garbage out of the closed RUs, and GC adds none */
+    while (gr->nfree <= forced_thres(f, gr) && victim_gain(f, gr)) {
+        if (!gc_collect(f, rg, now_ns, true)) {
+            break;
+        }
+    }
+}
+
+/* The group's chips are all idle by t. */
+static bool group_idle(const FdpFtl *f, uint32_t rg, uint64_t t)
+{
+    for (uint32_t j = 0; j < f->k; j++) {
+        NandAddr a;
+        chip_addr(f, rg, j, rg * f->nrus, &a);
+        if (nand_chip_busy_until(f->nand, nand_lun_index(f->nand, &a)) > t) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static void gc_background(FdpFtl *f, uint64_t at)
+{
+    for (uint32_t rg = 0; rg < f->cfg.nrg; rg++) {
+        FdpGroup *gr = &f->grp[rg];
+        uint32_t thres = MAX(f->bg_pcent, forced_thres(f, gr));
+        if (gr->nfree <= thres && victim_gain(f, gr) >= MAX(1, f->ru_pages / 8) &&
+            group_idle(f, rg, at)) {
+            gc_collect(f, rg, at, false);
+        }
+    }
+}
+
+/* ---- time limit ---- */
+
+/* Closes every open host RU older than the limit (TIME_LIMIT events). */
+static void expire_open(FdpFtl *f, uint64_t now_ns)
+{
+    uint64_t next = UINT64_MAX;
+
+    if (!f->cfg.ru_time_limit_ns || now_ns <= f->next_deadline) {
+        return;
+    }
+    for (uint32_t rg = 0; rg < f->cfg.nrg; rg++) {
+        for (uint32_t h = 0; h < f->cfg.nruh; h++) {
+            uint32_t u = *dest_slot(f, rg, h, false);
+            uint64_t end;
+            if (u == FDP_NONE) {
+                continue;
+            }
+            end = add_sat(f->ru[u].opened_ns, f->cfg.ru_time_limit_ns);
+            if (now_ns > end) {
+                ru_close_early(f, rg, h, FDP_FTL_EV_TIME_LIMIT);
+            } else {
+                next = MIN(next, end);
+            }
+        }
+    }
+    f->next_deadline = next;
+}
+
+/* ---- host commands ---- */
+
+static bool range_ok(const FdpFtl *f, uint64_t lpn, uint64_t npages)
+{
+    return lpn <= f->cfg.exposed_pages && npages <= f->cfg.exposed_pages - lpn;
+}
+
+static void host_begin(FdpFtl *f, uint64_t now_ns)
+{
+    f->pump_ns = MAX(f->pump_ns, now_ns);
+    expire_open(f, now_ns);
+}
+
+static uint64_t flush_pending(FdpFtl *f, uint64_t now_ns)
+{
+    uint64_t done = now_ns;
+
+    for (uint64_t c = 0; c < nand_luns(&f->cfg.geo); c++) {
+        FdpPending *p = &f->pend[c];
+        if (p->mask) {
+            uint64_t t = program(f, &p->a, p->mask, now_ns);    /* not in MAX(): once */
+            done = MAX(done, t);
+            p->mask = 0;
+        }
+    }
+    return done;
+}
+
+/* Group g can take the handle's next page now (after whatever forced GC it needs). */
+static bool group_takes(FdpFtl *f, uint32_t g, uint32_t ruh, uint64_t now_ns, uint64_t *done)
+{
+    FdpGroup *gr = &f->grp[g];
+
+    if (gr->nfree <= forced_thres(f, gr) && victim_gain(f, gr)) {
+        uint64_t t = flush_pending(f, now_ns);      /* the pages before go first */
+        *done = MAX(*done, t);
+        gc_forced(f, g, now_ns);
+    }
+    return *dest_slot(f, g, ruh, false) != FDP_NONE || gr->nfree > FDP_GC_RESERVE;
+}
+
+/*
+ * The group that takes the handle's next host page: rg, unless rg is over-full and would
+ * need GC first, or cannot take it at all; then the next group that is not over-full, or
+ * failing that, the next that can take it. FDP_NONE if none (fdp_ftl_config_check rules
+ * that out).
+ */
+static uint32_t pick_group(FdpFtl *f, uint32_t rg, uint32_t ruh, uint64_t now_ns,
+                           uint64_t *done)
+{
+    const FdpGroup *gr = &f->grp[rg];
+    uint32_t nrg = f->cfg.nrg;
+
+    if (nrg > 1 && gr->valid > f->full_valid && gr->nfree <= forced_thres(f, gr)) {
+        for (uint32_t n = 1; n < nrg; n++) {
+            uint32_t g = (rg + n) % nrg;
+            if (f->grp[g].valid <= f->full_valid && group_takes(f, g, ruh, now_ns, done)) {
+                return g;
+            }
+        }
+    }
+    for (uint32_t n = 0; n < nrg; n++) {
+        uint32_t g = (rg + n) % nrg;
+        if (group_takes(f, g, ruh, now_ns, done)) {
+            return g;
+        }
+    }
+    return FDP_NONE;
+}
+
+/*
+ * Pages of one request on one chip, block and page index on several planes are programmed
+ * together (multi-plane), as the blackbox FTL does; a chip's programs keep page order.
+ */
+uint64_t fdp_ftl_write(FdpFtl *f, uint64_t lpn, uint64_t npages, uint32_t rg, uint32_t ruh,
+                       uint64_t now_ns)
+{
+    uint64_t done = now_ns, last;
+
+    g_return_val_if_fail(range_ok(f, lpn, npages), now_ns);
+    g_return_val_if_fail(rg < f->cfg.nrg && ruh < f->cfg.nruh, now_ns);
+    host_begin(f, now_ns);
+    for (uint64_t i = 0; i < npages; i++) {
+        uint32_t g = pick_group(f, rg, ruh, now_ns, &done);
+        uint64_t ppn;
+        FdpPending *p;
+        NandAddr a;
+        if (g == FDP_NONE) {
+            g_warning("fdp: no reclaim group can take a page; the configuration check "
+                      "should have refused this one");
+            break;
+        }
+        ppn = place_page(f, g, dest_slot(f, g, ruh, false), ruh, false, lpn + i, now_ns);
+        ppn_to_addr(f, ppn, &a);
+        count_of(f, g, ruh)->host++;
+        f->st.host_pages_written++;
+        if (g != rg) {
+            f->st.pages_redirected++;
+            f->grp[g].pages_redirected++;
+        }
+        f->grp[g].dirty = true;
+        p = &f->pend[nand_lun_index(f->nand, &a)];
+        if (p->mask && (p->a.blk != a.blk || p->a.pg != a.pg || (p->mask >> a.pl) & 1)) {
+            uint64_t t = program(f, &p->a, p->mask, now_ns);
+            done = MAX(done, t);
+            p->mask = 0;
+        }
+        if (!p->mask) {
+            p->a = a;
+        }
+        p->mask |= 1u << a.pl;
+    }
+    last = flush_pending(f, now_ns);
+    stats_save(f);
+    return MAX(done, last);
+}
+
+uint64_t fdp_ftl_read(FdpFtl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
+{
+    const NandGeometry *g = &f->cfg.geo;
+    uint64_t done = now_ns;
+    NandAddr a;
+
+    g_return_val_if_fail(range_ok(f, lpn, npages), now_ns);
+    host_begin(f, now_ns);
+    for (uint64_t i = 0; i < npages; i++) {
+        uint64_t e = map_raw(f, lpn + i), t;
+        if (e) {
+            ppn_to_addr(f, entry_ppn(e), &a);
+        } else {
+            /* a mapping-table answer still costs a page read: the chip lpn stripes to */
+            uint64_t chip = (lpn + i) % nand_luns(g);
+            a = (NandAddr){ .ch = chip % g->nchs, .lun = chip / g->nchs,
+                            .blk = f->cfg.first_block };
+            f->st.unmapped_pages_read++;
+        }
+        t = nand_op(f->nand, NAND_OP_READ, &a, now_ns);
+        done = MAX(done, t);
+        f->st.host_pages_read++;
+    }
+    f->global_dirty |= npages > 0;
+    stats_save(f);
+    return done;
+}
+
+uint64_t fdp_ftl_trim(FdpFtl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
+{
+    g_return_val_if_fail(range_ok(f, lpn, npages), now_ns);
+    host_begin(f, now_ns);
+    /* a mapping-table update: no NAND operation, no RU state change */
+    for (uint64_t i = lpn; i < lpn + npages; i++) {
+        uint64_t e = map_raw(f, i);
+        if (e) {
+            invalidate(f, e);
+            map_put(f, i, 0);
+        }
+    }
+    f->st.pages_trimmed += npages;
+    f->global_dirty |= npages > 0;
+    stats_save(f);
+    return now_ns;
+}
+
+uint64_t fdp_ftl_flush(FdpFtl *f, uint64_t now_ns)
+{
+    host_begin(f, now_ns);
+    stats_save(f);
+    return MAX(now_ns, f->last_prog_ns);
+}
+
+void fdp_ftl_idle(FdpFtl *f, uint64_t now_ns)
+{
+    uint64_t at = MAX(now_ns, f->pump_ns);
+
+    expire_open(f, now_ns);
+    if (at != UINT64_MAX) {
+        gc_background(f, at);
+    }
+    f->pump_ns = at;
+    stats_save(f);
+}
+
+uint64_t fdp_ftl_ruh_update(FdpFtl *f, uint32_t rg, uint32_t ruh)
+{
+    uint64_t left;
+
+    g_return_val_if_fail(rg < f->cfg.nrg && ruh < f->cfg.nruh, 0);
+    left = ru_close_early(f, rg, ruh, FDP_FTL_EV_RU_NOT_FULL);
+    stats_save(f);
+    return left;
+}
+
+uint32_t fdp_ftl_close_open(FdpFtl *f)
+{
+    uint32_t n = 0;
+
+    for (uint32_t rg = 0; rg < f->cfg.nrg; rg++) {
+        for (uint32_t h = 0; h < f->cfg.nruh; h++) {
+            n += ru_close_early(f, rg, h, FDP_FTL_EV_RU_NOT_FULL) > 0;
+        }
+    }
+    stats_save(f);
+    return n;
+}
+
+uint64_t fdp_ftl_ru_avail(const FdpFtl *f, uint32_t rg, uint32_t ruh)
+{
+    uint32_t u;
+
+    g_return_val_if_fail(rg < f->cfg.nrg && ruh < f->cfg.nruh, 0);
+    u = f->host_ru[(uint64_t)rg * f->cfg.nruh + ruh];
+    return u == FDP_NONE ? f->ru_pages : f->ru_pages - f->ru[u].wp;
+}
+
+uint64_t fdp_ftl_ru_opened_ns(const FdpFtl *f, uint32_t rg, uint32_t ruh)
+{
+    uint32_t u;
+
+    g_return_val_if_fail(rg < f->cfg.nrg && ruh < f->cfg.nruh, UINT64_MAX);
+    u = f->host_ru[(uint64_t)rg * f->cfg.nruh + ruh];
+    return u == FDP_NONE ? UINT64_MAX : f->ru[u].opened_ns;
+}
+
+uint64_t fdp_ftl_ru_pages(const FdpFtl *f)
+{
+    return f->ru_pages;
+}
+
+uint32_t fdp_ftl_rus_per_rg(const FdpFtl *f)
+{
+    return f->nrus;
+}
+
+/* ---- lifecycle ---- */
+
+/* Every RU free and erased never, nothing mapped, no statistics: a new drive. */
+static void reset_state(FdpFtl *f)
+{
+    uint32_t nru = f->cfg.nrg * f->nrus;
+    uint64_t nslots = (uint64_t)f->cfg.nrg * f->cfg.nruh;
+
+    memset(f->ru, 0, sizeof(*f->ru) * nru);
+    memset(f->cnt, 0, sizeof(*f->cnt) * nslots);
+    for (uint64_t i = 0; i < nslots; i++) {
+        f->host_ru[i] = f->pi_gc_ru[i] = FDP_NONE;
+    }
+    memset(&f->st, 0, sizeof(f->st));
+    for (uint32_t g = 0; g < f->cfg.nrg; g++) {
+        FdpGroup *gr = &f->grp[g];
+        uint32_t *heap = gr->heap;
+        memset(gr, 0, sizeof(*gr));
+        gr->heap = heap;
+        gr->free_head = gr->free_tail = gr->gc_ii = FDP_NONE;
+    }
+    for (uint32_t u = 0; u < nru; u++) {
+        f->ru[u].ruh = FDP_NO_RUH;
+        free_push(f, u);
+    }
+    f->st.total_rus = nru;
+    f->order = 0;
+    f->next_deadline = UINT64_MAX;
+    f->global_seq = 0;
+}
+
+FdpFtl *fdp_ftl_new(const FdpFtlConfig *c, char **err)
+{
+    FdpFtl *f;
+    NandModel *nand;
+    uint64_t nslots = (uint64_t)c->nrg * c->nruh, share, cap;
+
+    if (!fdp_ftl_config_check(c, err)) {
+        return NULL;
+    }
+    if (c->shared_nand) {
+        const NandGeometry *s = &c->shared_nand->geo;
+        if (s->nchs != c->geo.nchs || s->luns_per_ch != c->geo.luns_per_ch ||
+            s->pls_per_lun != c->geo.pls_per_lun || s->pgs_per_blk != c->geo.pgs_per_blk ||
+            nand_page_bytes(s) != nand_page_bytes(&c->geo) ||
+            s->blks_per_pl < c->first_block + c->geo.blks_per_pl) {
+            *err = g_strdup("the FDP FTL's geometry does not fit the shared flash");
+            return NULL;
+        }
+        nand = c->shared_nand;
+    } else if (!(nand = nand_model_new(&c->geo, &c->tm, err))) {
+        return NULL;
+    }
+    f = g_new0(FdpFtl, 1);
+    f->cfg = *c;
+    f->nand = nand;
+    f->k = nand_luns(&c->geo) / c->nrg;
+    f->nrus = c->geo.blks_per_pl;
+    f->ngc = gc_rus(c);
+    f->forced_pcent = thres_rus(f->nrus, c->gc_thres_pcent_high);
+    f->bg_pcent = thres_rus(f->nrus, c->gc_thres_pcent);
+    f->ru_pages = ru_pages_of(c);
+    f->total_pages = (uint64_t)c->nrg * f->nrus * f->ru_pages;
+    /* a group's fair share of the data, plus half of what it can hold beyond that */
+    share = div_up(c->exposed_pages, c->nrg);
+    cap = (uint64_t)(f->nrus - MAX(f->forced_pcent, c->nruh + f->ngc + FDP_GC_RESERVE)) *
+          f->ru_pages;
+    f->full_valid = share + (cap > share ? (cap - share) / 2 : 0);
+    f->lay = layout_of(c);
+    /* zeroed and sparse: memory grows with the pages written, not the capacity */
+    f->map = g_try_malloc0_n(c->exposed_pages, 8);
+    f->own_map = true;
+    f->p2l = g_try_malloc0_n(f->total_pages, sizeof(uint64_t));
+    if (!f->map || !f->p2l) {
+        *err = g_strdup_printf("cannot allocate the FDP FTL's mapping tables (%"
+                               G_GUINT64_FORMAT " MiB): lower devsz_mb",
+                               (c->exposed_pages + f->total_pages) * 8 >> 20);
+        fdp_ftl_free(f);
+        return NULL;
+    }
+    f->ru = g_new0(FdpRu, (uint64_t)c->nrg * f->nrus);
+    f->grp = g_new0(FdpGroup, c->nrg);
+    for (uint32_t g = 0; g < c->nrg; g++) {
+        f->grp[g].heap = g_new0(uint32_t, f->nrus);
+    }
+    f->host_ru = g_new(uint32_t, nslots);
+    f->pi_gc_ru = g_new(uint32_t, nslots);
+    f->cnt = g_new0(FdpRuhCount, nslots);
+    f->chip_read_ns = g_new0(uint64_t, f->k);
+    f->pend = g_new0(FdpPending, nand_luns(&c->geo));
+    f->rec_scratch = g_new0(uint64_t, 5 + 2 * c->nruh);
+    reset_state(f);
+    return f;
+}
+
+void fdp_ftl_free(FdpFtl *f)
+{
+    if (!f) {
+        return;
+    }
+    if (!f->cfg.shared_nand) {
+        nand_model_free(f->nand);
+    }
+    if (f->own_map) {
+        g_free(f->map);
+    }
+    g_free(f->p2l);
+    g_free(f->ru);
+    if (f->grp) {
+        for (uint32_t g = 0; g < f->cfg.nrg; g++) {
+            g_free(f->grp[g].heap);
+        }
+    }
+    g_free(f->grp);
+    g_free(f->host_ru);
+    g_free(f->pi_gc_ru);
+    g_free(f->cnt);
+    g_free(f->chip_read_ns);
+    g_free(f->pend);
+    g_free(f->rec_scratch);
+    g_free(f);
+}
+
+void fdp_ftl_set_event_fn(FdpFtl *f, FdpFtlEventFn *fn, void *opaque)
+{
+    f->ev = fn;
+    f->ev_opaque = opaque;
+}
+
+/* ---- the store: format, header, load ---- */
+
+static void header_fill(const FdpFtl *f, uint8_t *h)
+{
+    const NandGeometry *g = &f->cfg.geo;
+
+    memset(h, 0, FDP_HDR_BYTES);
+    record_put_le(h, FDP_STORE_MAGIC, 4);
+    record_put_le(h + 4, FDP_STORE_VERSION, 4);
+    record_put_le(h + 8, g->nchs, 4);
+    record_put_le(h + 12, g->luns_per_ch, 4);
+    record_put_le(h + 16, g->pls_per_lun, 4);
+    record_put_le(h + 20, g->blks_per_pl, 4);
+    record_put_le(h + 24, g->pgs_per_blk, 4);
+    record_put_le(h + 28, nand_page_bytes(g), 4);
+    record_put_le(h + 32, f->cfg.exposed_pages, 8);
+    record_put_le(h + 40, f->cfg.nrg, 4);
+    record_put_le(h + 44, f->cfg.nruh, 4);
+    record_put_le(h + 48, f->cfg.first_block, 4);
+    memcpy(h + 56, f->cfg.ruh_type, f->cfg.nruh);
+    record_put_le(h + FDP_HDR_CRC_AT, crc32_salted(SALT_HEADER, h, FDP_HDR_CRC_AT), 4);
+}
+
+static char *types_str(const uint8_t *t, uint32_t n)
+{
+    GString *s = g_string_new(NULL);
+
+    for (uint32_t i = 0; i < n; i++) {
+        g_string_append_printf(s, "%s%s", i ? ":" : "", t[i] == FDP_RUH_PERSISTENTLY_ISOLATED
+                               ? "pi" : t[i] == FDP_RUH_INITIALLY_ISOLATED ? "ii" : "?");
+    }
+    return g_string_free(s, false);
+}
+
+/* Does the saved header describe this configuration? Else *err names what differs. */
+static bool header_matches(const FdpFtl *f, const uint8_t *h, char **err)
+{
+    static const struct {
+        unsigned at, bytes;
+        const char *name;
+    } fields[] = {
+        { 8, 4, "nchs" }, { 12, 4, "luns_per_ch" }, { 16, 4, "pls_per_lun" },
+        { 20, 4, "blks_per_pl (the FDP share of the flash: devsz_mb, op_pcent)" },
+        { 24, 4, "pgs_per_blk" }, { 28, 4, "page bytes (secsz * secs_per_pg)" },
+        { 32, 8, "exposed pages (devsz_mb)" }, { 40, 4, "fdp_nrg" },
+        { 44, 4, "handles (fdp_ruh_types)" }, { 48, 4, "first block (the flash shared "
+                                               "with other namespaces)" },
+    };
+    uint8_t want[FDP_HDR_BYTES];
+    uint32_t version = record_get_le(h + 4, 4);
+
+    header_fill(f, want);
+    if (record_get_le(h, 4) != FDP_STORE_MAGIC) {
+        *err = g_strdup_printf("the area after the data holds something else than FDP state "
+                               "(its first bytes are %02x %02x %02x %02x, not \"FDPF\")",
+                               h[0], h[1], h[2], h[3]);
+        return false;
+    }
+    if (version != FDP_STORE_VERSION) {
+        *err = g_strdup_printf("the FDP state is of format version %u, this FEMU reads "
+                               "version %u only", version, FDP_STORE_VERSION);
+        return false;
+    }
+    if (record_get_le(h + FDP_HDR_CRC_AT, 4) != crc32_salted(SALT_HEADER, h, FDP_HDR_CRC_AT)) {
+        *err = g_strdup("the FDP state header is damaged (its checksum does not match)");
+        return false;
+    }
+    for (unsigned i = 0; i < G_N_ELEMENTS(fields); i++) {
+        uint64_t was = record_get_le(h + fields[i].at, fields[i].bytes);
+        uint64_t now = record_get_le(want + fields[i].at, fields[i].bytes);
+        if (was != now) {
+            *err = g_strdup_printf("the FDP state was saved with %s = %" G_GUINT64_FORMAT
+                                   ", the device now has %" G_GUINT64_FORMAT, fields[i].name,
+                                   was, now);
+            return false;
+        }
+    }
+    if (memcmp(h + 56, want + 56, FDP_MAX_RUH)) {
+        g_autofree char *was = types_str(h + 56, f->cfg.nruh);
+        g_autofree char *now = types_str(want + 56, f->cfg.nruh);
+        *err = g_strdup_printf("the FDP state was saved with fdp_ruh_types=%s, the device "
+                               "now has %s", was, now);
+        return false;
+    }
+    return true;
+}
+
+/* A record that is whole and makes sense: decodes it into *r. */
+static bool ru_decode(const FdpFtl *f, uint32_t u, const uint8_t *p, FdpRu *r)
+{
+    uint8_t state = p[0], kind = p[1], ruh = p[2];
+    uint64_t wp = record_get_le(p + 8, 8);
+
+    if (record_all_zero(p, FDP_RU_REC)) {
+        *r = (FdpRu){ .state = RU_FREE, .kind = RU_HOST, .ruh = FDP_NO_RUH };
+        return true;
+    }
+    if (record_get_le(p + 36, 4) != crc32_salted(SALT_RU | u, p, 36) ||
+        state > RU_CLOSED || kind > RU_GC_II || wp > f->ru_pages) {
+        return false;
+    }
+    if ((state == RU_FREE && wp) || (state == RU_OPEN && wp == f->ru_pages)) {
+        return false;
+    }
+    if ((kind == RU_HOST && ruh != FDP_NO_RUH && ruh >= f->cfg.nruh) ||
+        (kind == RU_HOST && ruh == FDP_NO_RUH && state == RU_OPEN) ||
+        (kind == RU_GC_PI && (ruh >= f->cfg.nruh || !is_pi(&f->cfg, ruh))) ||
+        (kind == RU_GC_II && ruh != FDP_NO_RUH)) {
+        return false;
+    }
+    *r = (FdpRu){ .state = state, .kind = kind, .ruh = ruh, .wp = wp,
+                  .erases = record_get_le(p + 4, 4), .opened_ns = record_get_le(p + 16, 8),
+                  .order = record_get_le(p + 24, 8) };
+    return true;
+}
+
+static gint cmp_free_order(gconstpointer a, gconstpointer b, gpointer data)
+{
+    const FdpRu *ru = data;
+    uint64_t x = ru[*(const uint32_t *)a].order, y = ru[*(const uint32_t *)b].order;
+
+    return x < y ? -1 : x > y ? 1 : (*(const uint32_t *)a > *(const uint32_t *)b) -
+                                    (*(const uint32_t *)a < *(const uint32_t *)b);
+}
+
+/*
+ * A kind and owner for a repaired RU from the data it holds: one handle's host RU, the II
+ * GC RU for II handles' data, else (only a damaged store mixes PI data) the II GC kind, so
+ * that the consistency check reports the mix.
+ */
+static void repair_kind(FdpFtl *f, uint32_t u, const uint32_t *owner)
+{
+    FdpRu *r = &f->ru[u];
+
+    if (owner[u] == FDP_NONE) {
+        r->kind = RU_HOST;
+        r->ruh = FDP_NO_RUH;
+    } else if (owner[u] != FDP_NO_RUH) {
+        r->kind = RU_HOST;
+        r->ruh = owner[u];
+    } else {
+        r->kind = RU_GC_II;
+        r->ruh = FDP_NO_RUH;
+    }
+}
+
+static void load(FdpFtl *f)
+{
+    uint32_t nru = f->cfg.nrg * f->nrus;
+    g_autofree bool *damaged = g_new0(bool, nru);
+    g_autofree uint64_t *top = g_new0(uint64_t, nru);      /* highest mapped index + 1 */
+    g_autofree uint32_t *owner = g_new(uint32_t, nru);     /* FDP_NONE none, NO_RUH many */
+    g_autofree uint32_t *order = g_new(uint32_t, nru);
+    uint32_t nfree = 0;
+
+    reset_state(f);
+    /* free list rebuilt below, in the order RUs were freed */
+    for (uint32_t g = 0; g < f->cfg.nrg; g++) {
+        f->grp[g].free_head = f->grp[g].free_tail = FDP_NONE;
+        f->grp[g].nfree = 0;
+    }
+    f->st.free_rus = 0;
+    for (uint32_t u = 0; u < nru; u++) {
+        const uint8_t *p = f->store + f->lay.off_ru + (uint64_t)u * FDP_RU_REC;
+        FdpRu r;
+        if (ru_decode(f, u, p, &r)) {
+            f->ru[u] = r;
+        } else {
+            damaged[u] = true;
+            f->ru[u] = (FdpRu){ .state = RU_CLOSED, .kind = RU_HOST, .ruh = FDP_NO_RUH,
+                                .wp = f->ru_pages, .erases = record_get_le(p + 4, 4) };
+        }
+        f->order = MAX(f->order, f->ru[u].order);
+        owner[u] = FDP_NONE;
+    }
+    /* the mapping: entries that fail their check, or name a page taken, are dropped */
+    for (uint64_t lpn = 0; lpn < f->cfg.exposed_pages; lpn++) {
+        uint64_t e = map_raw(f, lpn), ppn;
+        uint32_t u, h;
+        if (!e) {
+            continue;
+        }
+        if (!entry_ok(f, lpn, e) || f->p2l[entry_ppn(e)]) {
+            map_put(f, lpn, 0);
+            continue;
+        }
+        ppn = entry_ppn(e);
+        u = ppn / f->ru_pages;
+        h = entry_ruh(e);
+        f->p2l[ppn] = lpn + 1;
+        f->ru[u].vpc++;
+        f->grp[ru_group(f, u)].valid++;
+        count_of(f, ru_group(f, u), h)->valid++;
+        top[u] = MAX(top[u], ppn % f->ru_pages + 1);
+        owner[u] = owner[u] == FDP_NONE || owner[u] == h ? h
+                   : FDP_NO_RUH;
+    }
+    /* RUs whose record the mapping contradicts, or that failed their CRC */
+    for (uint32_t u = 0; u < nru; u++) {
+        FdpRu *r = &f->ru[u];
+        if (damaged[u] || (top[u] && (r->state == RU_FREE || top[u] > r->wp))) {
+            if (!damaged[u]) {
+                r->wp = MAX(r->wp, top[u]);
+            }
+            if (damaged[u] || r->state == RU_FREE) {
+                repair_kind(f, u, owner);
+            }
+            r->state = RU_CLOSED;
+            ru_save(f, u);
+        }
+    }
+    /* open RUs back in their slots; a second one for a slot is closed */
+    for (uint32_t u = 0; u < nru; u++) {
+        FdpRu *r = &f->ru[u];
+        uint32_t g = ru_group(f, u), *slot;
+        if (r->state != RU_OPEN) {
+            continue;
+        }
+        slot = r->kind == RU_GC_II ? &f->grp[g].gc_ii
+               : r->kind == RU_GC_PI ? &f->pi_gc_ru[(uint64_t)g * f->cfg.nruh + r->ruh]
+               : &f->host_ru[(uint64_t)g * f->cfg.nruh + r->ruh];
+        if (*slot != FDP_NONE) {
+            r->state = RU_CLOSED;
+            ru_save(f, u);
+            continue;
+        }
+        *slot = u;
+        if (r->kind == RU_HOST) {
+            f->grp[g].open_host++;
+            if (f->cfg.ru_time_limit_ns) {
+                f->next_deadline = MIN(f->next_deadline,
+                                       add_sat(r->opened_ns, f->cfg.ru_time_limit_ns));
+            }
+        } else {
+            f->grp[g].open_gc++;
+        }
+    }
+    for (uint32_t u = 0; u < nru; u++) {
+        FdpRu *r = &f->ru[u];
+        if (r->state == RU_CLOSED) {
+            heap_push(f, u);
+        }
+        if (r->state != RU_FREE && ru_owner(r) != FDP_NO_RUH) {
+            count_of(f, ru_group(f, u), r->ruh)->rus++;
+        }
+        if (r->state == RU_FREE) {
+            order[nfree++] = u;
+        }
+    }
+    g_qsort_with_data(order, nfree, sizeof(*order), cmp_free_order, f->ru);
+    for (uint32_t i = 0; i < nfree; i++) {
+        free_push(f, order[i]);
+    }
+}
+
+/* The statistics records into the counters; totals are their sums. */
+static void load_stats(FdpFtl *f)
+{
+    uint64_t v3[3];
+    uint32_t n = 5 + 2 * f->cfg.nruh;
+    g_autofree uint64_t *v = g_new(uint64_t, n);
+
+    slot_load(f->store + f->lay.off_global, FDP_GLOBAL_REC, SALT_GLOBAL, v3, 3,
+              &f->global_seq);
+    f->st.host_pages_read = v3[0];
+    f->st.unmapped_pages_read = v3[1];
+    f->st.pages_trimmed = v3[2];
+    for (uint32_t g = 0; g < f->cfg.nrg; g++) {
+        FdpGroup *gr = &f->grp[g];
+        slot_load(f->store + f->lay.off_rg + 2ULL * g * f->lay.rg_rec, f->lay.rg_rec,
+                  SALT_RG | g, v, n, &gr->seq);
+        gr->gc_runs = v[0];
+        gr->gc_forced_runs = v[1];
+        gr->rus_erased = v[2];
+        gr->pages_skipped = v[3];
+        gr->pages_redirected = v[4];
+        f->st.gc_runs += v[0];
+        f->st.gc_forced_runs += v[1];
+        f->st.rus_erased += v[2];
+        f->st.pages_skipped += v[3];
+        f->st.pages_redirected += v[4];
+        for (uint32_t h = 0; h < f->cfg.nruh; h++) {
+            count_of(f, g, h)->host = v[5 + 2 * h];
+            count_of(f, g, h)->moved = v[6 + 2 * h];
+            f->st.host_pages_written += v[5 + 2 * h];
+            f->st.gc_pages_moved += v[6 + 2 * h];
+        }
+    }
+    f->st.nand_pages_written = f->st.host_pages_written + f->st.gc_pages_moved;
+    f->st.blocks_erased = f->st.rus_erased * f->k * f->cfg.geo.pls_per_lun;
+}
+
+bool fdp_ftl_attach_store(FdpFtl *f, void *store, char **err)
+{
+    uint8_t *s = store;
+
+    g_return_val_if_fail(!f->store && !f->st.host_pages_written && !f->st.pages_trimmed, false);
+    if (record_all_zero(s, FDP_HDR_BYTES)) {
+        if (!record_all_zero(s, f->lay.bytes)) {
+            *err = g_strdup("the FDP state area has no header but is not blank: it holds "
+                            "something else (clear the backend, or use a new one)");
+            return false;
+        }
+        /* a new drive: only the header to write, the rest reads as free and unmapped */
+        f->store = s;
+        header_fill(f, s);
+    } else {
+        if (!header_matches(f, s, err)) {
+            return false;
+        }
+        f->store = s;
+    }
+    if (f->own_map) {
+        g_free(f->map);
+        f->own_map = false;
+    }
+    f->map = s + f->lay.off_map;
+    memset(f->p2l, 0, f->total_pages * sizeof(*f->p2l));
+    load(f);
+    load_stats(f);
+    return true;
+}
+
+/* ---- statistics and introspection ---- */
+
+const FdpFtlStats *fdp_ftl_stats(const FdpFtl *f)
+{
+    return &f->st;
+}
+
+void fdp_ftl_ruh_rg_stats(const FdpFtl *f, uint32_t rg, uint32_t ruh, FdpRuhStats *out)
+{
+    const FdpRuhCount *c;
+
+    *out = (FdpRuhStats){ 0 };
+    g_return_if_fail(rg < f->cfg.nrg && ruh < f->cfg.nruh);
+    c = &f->cnt[(uint64_t)rg * f->cfg.nruh + ruh];
+    *out = (FdpRuhStats){ .host_pages_written = c->host, .gc_pages_moved = c->moved,
+                          .rus_in_use = c->rus, .valid_pages = c->valid };
+}
+
+void fdp_ftl_ruh_stats(const FdpFtl *f, uint32_t ruh, FdpRuhStats *out)
+{
+    *out = (FdpRuhStats){ 0 };
+    g_return_if_fail(ruh < f->cfg.nruh);
+    for (uint32_t rg = 0; rg < f->cfg.nrg; rg++) {
+        FdpRuhStats s;
+        fdp_ftl_ruh_rg_stats(f, rg, ruh, &s);
+        out->host_pages_written += s.host_pages_written;
+        out->gc_pages_moved += s.gc_pages_moved;
+        out->rus_in_use += s.rus_in_use;
+        out->valid_pages += s.valid_pages;
+    }
+}
+
+void fdp_ftl_rg_stats(const FdpFtl *f, uint32_t rg, FdpRgStats *out)
+{
+    *out = (FdpRgStats){ 0 };
+    g_return_if_fail(rg < f->cfg.nrg);
+    *out = (FdpRgStats){ .free_rus = f->grp[rg].nfree, .gc_runs = f->grp[rg].gc_runs,
+                         .rus_erased = f->grp[rg].rus_erased };
+}
+
+double fdp_ftl_waf(const FdpFtl *f)
+{
+    if (!f->st.host_pages_written) {
+        return 1.0;
+    }
+    return (double)f->st.nand_pages_written / (double)f->st.host_pages_written;
+}
+
+double fdp_ftl_ruh_waf(const FdpFtl *f, uint32_t ruh)
+{
+    FdpRuhStats s;
+
+    fdp_ftl_ruh_stats(f, ruh, &s);
+    if (!s.host_pages_written) {
+        return 1.0;
+    }
+    return (double)(s.host_pages_written + s.gc_pages_moved) / (double)s.host_pages_written;
+}
+
+NandModel *fdp_ftl_nand(FdpFtl *f)
+{
+    return f->nand;
+}
+
+const FdpFtlConfig *fdp_ftl_config(const FdpFtl *f)
+{
+    return &f->cfg;
+}
+
+bool fdp_ftl_lookup(const FdpFtl *f, uint64_t lpn, NandAddr *addr, uint32_t *rg,
+                    uint32_t *ru, uint32_t *ruh)
+{
+    uint64_t e, u;
+
+    if (lpn >= f->cfg.exposed_pages || !(e = map_raw(f, lpn))) {
+        return false;
+    }
+    u = entry_ppn(e) / f->ru_pages;
+    if (addr) {
+        ppn_to_addr(f, entry_ppn(e), addr);
+    }
+    if (rg) {
+        *rg = ru_group(f, u);
+    }
+    if (ru) {
+        *ru = u % f->nrus;
+    }
+    if (ruh) {
+        *ruh = entry_ruh(e);
+    }
+    return true;
+}
+
+#define FAIL(...) do { *err = g_strdup_printf(__VA_ARGS__); goto out; } while (0)
+
+/* Does the page of handle ruh belong in RU r (isolation)? */
+static bool data_fits_ru(const FdpFtl *f, const FdpRu *r, uint32_t ruh)
+{
+    switch (r->kind) {
+    case RU_HOST:
+    case RU_GC_PI:
+        return r->ruh == ruh;
+    default:
+        return !is_pi(&f->cfg, ruh);
+    }
+}
+
+bool fdp_ftl_check_consistency(const FdpFtl *f, char **err)
+{
+    uint32_t nru = f->cfg.nrg * f->nrus;
+    uint64_t nslots = (uint64_t)f->cfg.nrg * f->cfg.nruh, mapped = 0, valid = 0, host = 0;
+    uint64_t moved = 0;
+    g_autofree uint64_t *vpc = g_new0(uint64_t, nru);
+    g_autofree FdpRuhCount *cnt = g_new0(FdpRuhCount, nslots);
+    bool ok = false;
+
+    for (uint64_t lpn = 0; lpn < f->cfg.exposed_pages; lpn++) {
+        uint64_t e = map_raw(f, lpn), ppn;
+        const FdpRu *r;
+        uint32_t u, h;
+        if (!e) {
+            continue;
+        }
+        if (!entry_ok(f, lpn, e)) {
+            FAIL("lpn %" G_GUINT64_FORMAT ": its mapping entry fails its check", lpn);
+        }
+        ppn = entry_ppn(e);
+        h = entry_ruh(e);
+        u = ppn / f->ru_pages;
+        r = &f->ru[u];
+        if (f->p2l[ppn] != lpn + 1) {
+            FAIL("lpn %" G_GUINT64_FORMAT " maps to ppn %" G_GUINT64_FORMAT
+                 " whose reverse entry does not name it", lpn, ppn);
+        }
+        if (r->state == RU_FREE || r->state == RU_VICTIM || ppn % f->ru_pages >= r->wp) {
+            FAIL("lpn %" G_GUINT64_FORMAT ": ppn %" G_GUINT64_FORMAT " is in a free or "
+                 "victim RU or past its write pointer", lpn, ppn);
+        }
+        if (!data_fits_ru(f, r, h)) {
+            FAIL("isolation: RU %u of group %u (kind %u, handle %u) holds lpn %"
+                 G_GUINT64_FORMAT " of handle %u", u % f->nrus, ru_group(f, u), r->kind,
+                 r->ruh, lpn, h);
+        }
+        vpc[u]++;
+        cnt[(uint64_t)ru_group(f, u) * f->cfg.nruh + h].valid++;
+        mapped++;
+    }
+    for (uint64_t ppn = 0; ppn < f->total_pages; ppn++) {
+        uint64_t r = f->p2l[ppn];
+        if (!r) {
+            continue;
+        }
+        if (r - 1 >= f->cfg.exposed_pages || (map_raw(f, r - 1) & FDP_PPN_MASK) != ppn + 1) {
+            FAIL("ppn %" G_GUINT64_FORMAT " claims lpn %" G_GUINT64_FORMAT
+                 " which maps elsewhere", ppn, r - 1);
+        }
+        valid++;
+    }
+    if (valid != mapped) {
+        FAIL("%" G_GUINT64_FORMAT " pages mapped but %" G_GUINT64_FORMAT " valid", mapped,
+             valid);
+    }
+    for (uint32_t u = 0; u < nru; u++) {
+        const FdpRu *r = &f->ru[u];
+        if (r->vpc != vpc[u]) {
+            FAIL("RU %u of group %u counts %" G_GUINT64_FORMAT " valid pages, has %"
+                 G_GUINT64_FORMAT, u % f->nrus, ru_group(f, u), r->vpc, vpc[u]);
+        }
+        if (r->state != RU_FREE && ru_owner(r) != FDP_NO_RUH) {
+            cnt[(uint64_t)ru_group(f, u) * f->cfg.nruh + r->ruh].rus++;
+        }
+        if (r->state == RU_VICTIM) {
+            FAIL("RU %u of group %u is still a GC victim", u % f->nrus, ru_group(f, u));
+        }
+        if (r->state == RU_CLOSED) {
+            const FdpGroup *gr = &f->grp[ru_group(f, u)];
+            if (r->heap_pos >= gr->heap_len || gr->heap[r->heap_pos] != u) {
+                FAIL("closed RU %u of group %u is not in the victim heap", u % f->nrus,
+                     ru_group(f, u));
+            }
+        }
+    }
+    for (uint32_t g = 0; g < f->cfg.nrg; g++) {
+        const FdpGroup *gr = &f->grp[g];
+        uint32_t nfree = 0, last = FDP_NONE, nopen_host = 0, nopen_gc = 0, nclosed = 0;
+        uint64_t gvalid = 0;
+        for (uint32_t u = gr->free_head; u != FDP_NONE; u = f->ru[u].next_free) {
+            if (f->ru[u].state != RU_FREE || ru_group(f, u) != g || ++nfree > f->nrus) {
+                FAIL("group %u's free list holds RU %u, which is not its free one (or loops)",
+                     g, u);
+            }
+            last = u;
+        }
+        for (uint32_t b = 0; b < f->nrus; b++) {
+            const FdpRu *r = &f->ru[g * f->nrus + b];
+            nclosed += r->state == RU_CLOSED;
+            if (r->state == RU_FREE && (r->vpc || r->wp)) {
+                FAIL("free RU %u of group %u has pages written", b, g);
+            }
+            if (r->state == RU_OPEN) {
+                const uint32_t *slot = r->kind == RU_GC_II ? &gr->gc_ii
+                    : r->kind == RU_GC_PI ? &f->pi_gc_ru[(uint64_t)g * f->cfg.nruh + r->ruh]
+                    : &f->host_ru[(uint64_t)g * f->cfg.nruh + r->ruh];
+                if (*slot != g * f->nrus + b) {
+                    FAIL("RU %u of group %u is open but no handle or GC fills it", b, g);
+                }
+                if (r->kind == RU_HOST) {
+                    nopen_host++;
+                } else {
+                    nopen_gc++;
+                }
+            }
+        }
+        for (uint32_t h = 0; h < f->cfg.nruh; h++) {
+            gvalid += cnt[(uint64_t)g * f->cfg.nruh + h].valid;
+        }
+        if (gvalid != gr->valid) {
+            FAIL("group %u counts %" G_GUINT64_FORMAT " valid pages, has %" G_GUINT64_FORMAT,
+                 g, gr->valid, gvalid);
+        }
+        if (last != gr->free_tail || nfree != gr->nfree || nclosed != gr->heap_len ||
+            nopen_host != gr->open_host || nopen_gc != gr->open_gc) {
+            FAIL("group %u's counts disagree: %u free (counted %u), %u closed (heap %u), "
+                 "%u/%u open host/GC RUs (counted %u/%u)", g, nfree, gr->nfree, nclosed,
+                 gr->heap_len, nopen_host, nopen_gc, gr->open_host, gr->open_gc);
+        }
+        for (uint32_t i = 1; i < gr->heap_len; i++) {
+            if (heap_less(f, gr, i, (i - 1) / 2)) {
+                FAIL("group %u's victim heap is out of order at %u", g, i);
+            }
+        }
+        for (uint32_t h = 0; h < f->cfg.nruh; h++) {
+            const FdpRuhCount *c = &f->cnt[(uint64_t)g * f->cfg.nruh + h];
+            const FdpRuhCount *want = &cnt[(uint64_t)g * f->cfg.nruh + h];
+            if (c->valid != want->valid || c->rus != want->rus) {
+                FAIL("group %u handle %u counts %" G_GUINT64_FORMAT " valid pages and %"
+                     G_GUINT64_FORMAT " RUs, has %" G_GUINT64_FORMAT " and %" G_GUINT64_FORMAT,
+                     g, h, c->valid, c->rus, want->valid, want->rus);
+            }
+            host += c->host;
+            moved += c->moved;
+        }
+    }
+    if (host != f->st.host_pages_written || moved != f->st.gc_pages_moved ||
+        f->st.nand_pages_written != host + moved ||
+        f->st.blocks_erased != f->st.rus_erased * f->k * f->cfg.geo.pls_per_lun) {
+        FAIL("statistics disagree: host %" G_GUINT64_FORMAT " (handles %" G_GUINT64_FORMAT
+             "), moved %" G_GUINT64_FORMAT " (handles %" G_GUINT64_FORMAT "), NAND %"
+             G_GUINT64_FORMAT ", blocks erased %" G_GUINT64_FORMAT " for %" G_GUINT64_FORMAT
+             " RUs", f->st.host_pages_written, host, f->st.gc_pages_moved, moved,
+             f->st.nand_pages_written, f->st.blocks_erased, f->st.rus_erased);
+    }
+    ok = true;
+out:
+    return ok;
+}
