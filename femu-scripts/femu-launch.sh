@@ -26,6 +26,7 @@ shell on the serial console (Ctrl-A x quits QEMU, 'exit' powers off).
   --backing FILE    keep the device's data in FILE (created sparse if missing,
                     --size MiB plus 16 MiB for the device's metadata such as
                     zone state, 64 MiB with --mode 0 for chunk state and OOB,
+                    16 MiB + 1/512 of --size with --mode 4 for the FDP FTL,
                     plus plp_buf_mb * 17/16 + 4 MiB with plp= in --dev for the
                     PLP store; shared file backend, so data survives restarts)
   --stock-nvme      use QEMU's own 'nvme' device on an equivalent raw file
@@ -41,7 +42,7 @@ shell on the serial console (Ctrl-A x quits QEMU, 'exit' powers off).
   --timeout SEC     with --cmd: give up after SEC seconds, 1..86400
                     (default $def_timeout); without --cmd: no limit unless given
   --mode N          femu_mode (set by the run-*.sh wrappers): 0 whitebox,
-                    1 blackbox, 2 nossd, 3 zns
+                    1 blackbox, 2 nossd, 3 zns, 4 fdp
   --help            this text
   -- ARGS...        pass the rest to QEMU (e.g. -- -pidfile F -trace 'femu_*')
 
@@ -99,9 +100,11 @@ check_int --mem "$mem" 128 16384
 check_int --smp "$smp" 1 32
 [[ -z $size ]] || check_int --size "$size" 1 1048576
 [[ -z $timeout ]] || check_int --timeout "$timeout" 1 86400
-check_int --mode "$mode" 0 3
+check_int --mode "$mode" 0 4
 # whitebox keeps 16 bytes of OOB per 4 KiB sector after the data too (64 MiB: 12 GiB)
 ((mode != 0)) || meta_mb=64
+# fdp keeps its FTL's mapping (8 bytes per 4 KiB page) and reclaim units after the data
+((mode != 4)) || meta_mb=$((16 + (${size:-$def_size} + 511) / 512))
 # with plp= the protected region is mirrored after the zone state: its size, 1/16 more for
 # the sectors' OOB records (512-byte LBAs) and a little for the zones' durable ends
 if [[ ,$dev, =~ ,plp=[^,]+, ]]; then

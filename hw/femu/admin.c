@@ -21,6 +21,39 @@ static const char *model_name(FemuCtrl *n)
     return k && !n->ns_types ? k->model_name : "FEMU Multi-Mode SSD Controller";
 }
 
+static bool first_of_its_kind(FemuCtrl *n, uint32_t i)
+{
+    for (uint32_t j = 0; j < i; j++) {
+        if (n->ns_kind[j] == n->ns_kind[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* A controller-scoped log page or feature of a kind present (FEMU_KIND_PASS: none). */
+static uint16_t kind_ctrl_cmd(FemuCtrl *n, FemuRequest *req, const NvmeCmd *cmd, bool set,
+                              uint8_t lid, uint64_t off, uint64_t len)
+{
+    for (uint32_t i = 0; i < n->num_namespaces; i++) {
+        const FemuNsKind *k = n->ns_kind[i];
+        uint16_t status = FEMU_KIND_PASS;
+
+        if (!first_of_its_kind(n, i)) {
+            continue;
+        }
+        if (cmd->opcode == NVME_ADM_CMD_GET_LOG_PAGE && k->ctrl_get_log) {
+            status = k->ctrl_get_log(n, cmd, lid, off, len);
+        } else if (cmd->opcode != NVME_ADM_CMD_GET_LOG_PAGE && k->ctrl_feature) {
+            status = k->ctrl_feature(n, req, cmd, set);
+        }
+        if (status != FEMU_KIND_PASS) {
+            return status;
+        }
+    }
+    return FEMU_KIND_PASS;
+}
+
 void femu_init_id_ctrl(FemuCtrl *n)
 {
     NvmeIdCtrl *id = &n->id_ctrl;
@@ -62,6 +95,11 @@ void femu_init_id_ctrl(FemuCtrl *n)
     id->psd[0].mp = cpu_to_le16(2500);      /* 25 W, in 0.01 W */
     id->psd[0].enlat = cpu_to_le32(16);
     id->psd[0].exlat = cpu_to_le32(4);
+    for (uint32_t i = 0; i < n->num_namespaces; i++) {
+        if (n->ns_kind[i]->id_ctrl && first_of_its_kind(n, i)) {
+            n->ns_kind[i]->id_ctrl(n, id);
+        }
+    }
 }
 
 void femu_record_error(FemuCtrl *n, FemuRequest *req)
@@ -182,6 +220,7 @@ static void fill_id_ns(FemuCtrl *n, FemuNamespace *ns, NvmeIdNs *id)
         id->nsfeat |= 1 << 2;     /* DAE: DULBE supported */
     }
     stq_le_p(id->nvmcap, bytes);
+    id->endgid = cpu_to_le16(ns->endgid);
     memcpy(id->nguid, ns->nguid, sizeof(id->nguid));
     id->eui64 = ns->eui64;
 }
@@ -389,6 +428,12 @@ static uint16_t get_log_page(FemuCtrl *n, const NvmeCmd *cmd)
             return status;
         }
     }
+    {
+        uint16_t status = kind_ctrl_cmd(n, NULL, cmd, false, lid, off, len);
+        if (status != FEMU_KIND_PASS) {
+            return status;
+        }
+    }
     switch (lid) {
     case NVME_LOG_ERROR_INFO:
         size = (n->elpe + 1) * sizeof(NvmeErrorLog);
@@ -488,6 +533,11 @@ static uint16_t get_features(FemuCtrl *n, FemuRequest *req, const NvmeCmd *cmd)
     uint32_t result = 0;
 
     trace_femu_get_feature(fid, sel);
+    result = kind_ctrl_cmd(n, req, cmd, false, 0, 0, 0);
+    if (result != FEMU_KIND_PASS) {
+        return result;
+    }
+    result = 0;
     if (!feature_supported(n, fid) || sel > NVME_GETFEAT_SELECT_CAP) {
         return NVME_INVALID_FIELD;
     }
@@ -581,7 +631,13 @@ static uint16_t set_features(FemuCtrl *n, FemuRequest *req, const NvmeCmd *cmd)
     uint8_t fid = NVME_GETSETFEAT_FID(dw10);
     FemuFeatures *f = &n->features;
 
+    uint16_t kind_status;
+
     trace_femu_set_feature(fid, dw11);
+    kind_status = kind_ctrl_cmd(n, req, cmd, true, 0, 0, 0);
+    if (kind_status != FEMU_KIND_PASS) {
+        return kind_status;
+    }
     if (!feature_supported(n, fid)) {
         return NVME_INVALID_FIELD;
     }

@@ -117,6 +117,9 @@ struct FemuNamespace {
     IoCounters io;
     bool media_buffers;         /* its model holds written data the backend does not (plp) */
     bool dulbe;                 /* reads of unwritten blocks fail (Error Recovery feature) */
+    uint16_t endgid;            /* its endurance group (0: none) */
+    /* where the model puts the next write (fdp: reclaim group and handle); set by the kind */
+    uint32_t place_rg, place_ruh;
     uint8_t uuid[16];
     uint8_t nguid[16];
     uint64_t eui64;

@@ -185,6 +185,36 @@ static void ns_identifiers(FemuCtrl *n, FemuNamespace *ns)
                             (0x525400ULL << 40));   /* QEMU's OUI, as QEMU's nvme uses */
 }
 
+/* The first namespace of namespace i's kind, when that kind shares one model. */
+static uint32_t first_of_kind(FemuCtrl *n, uint32_t i)
+{
+    for (uint32_t j = 0; j < i; j++) {
+        if (n->ns_kind[j] == n->ns_kind[i]) {
+            return j;
+        }
+    }
+    return i;
+}
+
+static bool same_kind_before(FemuCtrl *n, uint32_t i)
+{
+    return n->ns_kind[i]->one_media && first_of_kind(n, i) != i;
+}
+
+/* The bytes namespace i's model times: its own, or all its kind's when they share one. */
+static uint64_t kind_bytes(FemuCtrl *n, uint32_t i)
+{
+    uint64_t sum = 0;
+
+    if (!n->ns_kind[i]->one_media) {
+        return n->ns_bytes[i];
+    }
+    for (uint32_t j = 0; j < n->num_namespaces; j++) {
+        sum += n->ns_kind[j] == n->ns_kind[i] ? n->ns_bytes[j] : 0;
+    }
+    return sum;
+}
+
 /* The timing models: one for a device of one kind, one per namespace when kinds mix. */
 static bool build_media(FemuCtrl *n, Error **errp)
 {
@@ -218,11 +248,14 @@ static bool build_media(FemuCtrl *n, Error **errp)
         return true;
     }
 
-    /* mixed: every model takes its own blocks of one flash, and shares its timelines */
+    /*
+     * mixed: every model takes its own blocks of one flash, and shares its timelines; a
+     * one_media kind's namespaces share one model, sized for all of them (kind_bytes)
+     */
     for (uint32_t i = 0; i < n->num_namespaces; i++) {
         const FemuNsKind *k = n->ns_kind[i];
-        if (k->flash_blocks) {
-            blocks[i] = k->flash_blocks(n, n->ns_bytes[i], errp);
+        if (k->flash_blocks && !same_kind_before(n, i)) {
+            blocks[i] = k->flash_blocks(n, kind_bytes(n, i), errp);
             if (!blocks[i]) {
                 return false;
             }
@@ -249,8 +282,19 @@ static bool build_media(FemuCtrl *n, Error **errp)
     }
     for (uint32_t i = 0; i < n->num_namespaces; i++) {
         FemuNamespace *ns = &n->ns[i];
-        FemuMedia *m = ns->kind->media_new(n, ns->bytes, n->shared_nand, first, errp);
+        FemuMedia *m;
 
+        if (same_kind_before(n, i)) {
+            /* after the earlier namespaces of its kind in their shared model */
+            uint64_t before = 0;
+            for (uint32_t j = 0; j < i; j++) {
+                before += n->ns_kind[j] == ns->kind ? n->ns[j].bytes : 0;
+            }
+            ns->media = n->ns[first_of_kind(n, i)].media;
+            ns->media_base = ns->backend_offset - before;
+            continue;
+        }
+        m = ns->kind->media_new(n, kind_bytes(n, i), n->shared_nand, first, errp);
         if (!m) {
             return false;
         }
@@ -347,6 +391,11 @@ uint64_t femu_ns_flush_all(FemuCtrl *n, uint64_t now_ns)
 void femu_ns_shutdown(FemuCtrl *n, uint64_t now_ns)
 {
     submit_all(n, FEMU_MEDIA_SHUTDOWN, now_ns);
+    for (uint32_t i = 0; i < n->num_namespaces; i++) {
+        if (n->ns[i].kind->shutdown) {
+            n->ns[i].kind->shutdown(n, &n->ns[i]);
+        }
+    }
 }
 
 void femu_ns_destroy(FemuCtrl *n)
@@ -423,6 +472,8 @@ uint64_t femu_ns_media_submit(FemuNamespace *ns, FemuMediaReq *r)
 
     r->offset -= MIN(r->offset, ns->media_base);
     r->ns_end = ns->backend_offset + ns->bytes - MIN(ns->backend_offset, ns->media_base);
+    r->rg = ns->place_rg;
+    r->ruh = ns->place_ruh;
     if (ns->frontend && r->op == FEMU_MEDIA_WRITE) {
         r->arrival_ns = femu_frontend_transfer(ns->frontend, false, r->len, arrival);
     }

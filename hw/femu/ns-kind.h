@@ -77,6 +77,22 @@ typedef struct FemuNsKind {
     void (*power_loss)(FemuCtrl *n);
     /* Optional: power is on (at start, and at the reset after a power loss): recovery. */
     void (*power_on)(FemuCtrl *n);
+    /* Optional: a normal shutdown (CC.SHN) as it affects one of its namespaces. */
+    void (*shutdown)(FemuCtrl *n, FemuNamespace *ns);
+    /* Optional: its part of Identify Controller (attributes, endurance groups). */
+    void (*id_ctrl)(FemuCtrl *n, NvmeIdCtrl *id);
+    /*
+     * Optional: log pages and features that belong to no namespace (an endurance group's):
+     * asked before the core's own; FEMU_KIND_PASS when the page or feature is not its.
+     */
+    uint16_t (*ctrl_get_log)(FemuCtrl *n, const NvmeCmd *cmd, uint8_t lid, uint64_t off,
+                             uint64_t len);
+    uint16_t (*ctrl_feature)(FemuCtrl *n, FemuRequest *req, const NvmeCmd *cmd, bool set);
+    /*
+     * Its namespaces share one model (an endurance group's FTL), created once for the sum
+     * of their sizes, in which they follow one another in NSID order.
+     */
+    bool one_media;
     /* Its reads of unwritten blocks fail when the host sets DULBE (Error Recovery). */
     bool dulbe;
     /* Its model takes sequential read-ahead (sra=on). */
@@ -85,6 +101,9 @@ typedef struct FemuNsKind {
     uint16_t pci_vendor_id;
     uint16_t pci_device_id;
 } FemuNsKind;
+
+/* What ctrl_get_log / ctrl_feature answer for what is not theirs. */
+#define FEMU_KIND_PASS 0xffff
 
 void femu_ns_kind_register(const FemuNsKind *kind);
 

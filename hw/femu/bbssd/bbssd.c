@@ -10,6 +10,7 @@
 #include "qapi/error.h"
 #include "../femu.h"
 #include "ftl.h"
+#include "bbssd.h"
 
 typedef struct BbssdParams {
     uint32_t gc_thres_pcent;
@@ -24,8 +25,8 @@ static BbssdParams *bbssd_params(FemuCtrl *n)
     return femu_ns_kind_params(n, &bbssd_kind);
 }
 
-/* The FTL for `bytes` of exposed capacity; blocks derived from op_pcent unless given. */
-static bool blackbox_config(FemuCtrl *n, uint64_t bytes, FtlConfig *c, Error **errp)
+bool femu_blackbox_ftl_config(FemuCtrl *n, uint64_t bytes, FtlConfig *c, uint32_t min_spare,
+                              Error **errp)
 {
     FemuFlashParams *f = &n->flash;
     BbssdParams *p = bbssd_params(n);
@@ -53,13 +54,14 @@ static bool blackbox_config(FemuCtrl *n, uint64_t bytes, FtlConfig *c, Error **e
         /* blocks follow from the capacity and over-provisioning asked for */
         c->geo.blks_per_pl = 1;
         if (!nand_geometry_check(&c->geo, &err) ||
-            !ftl_derive_blocks(&c->geo, bytes, p->op_pcent < 0 ? 7 : p->op_pcent, &err)) {
+            !ftl_derive_blocks_spare(&c->geo, bytes, p->op_pcent < 0 ? 7 : p->op_pcent,
+                                     min_spare ? min_spare : FTL_MIN_SPARE_LINES, &err)) {
             error_setg(errp, "%s", err);
             return false;
         }
     }
     c->exposed_pages = DIV_ROUND_UP(bytes, nand_page_bytes(&c->geo));
-    if (!ftl_config_check(c, &err)) {
+    if (!min_spare && !ftl_config_check(c, &err)) {
         error_setg(errp, "%s", err);
         return false;
     }
@@ -69,7 +71,7 @@ static bool blackbox_config(FemuCtrl *n, uint64_t bytes, FtlConfig *c, Error **e
 static uint32_t bbssd_flash_blocks(FemuCtrl *n, uint64_t bytes, Error **errp)
 {
     FtlConfig c;
-    return blackbox_config(n, bytes, &c, errp) ? c.geo.blks_per_pl : 0;
+    return femu_blackbox_ftl_config(n, bytes, &c, 0, errp) ? c.geo.blks_per_pl : 0;
 }
 
 static FemuMedia *bbssd_media_new(FemuCtrl *n, uint64_t bytes, NandModel *shared,
@@ -81,7 +83,7 @@ static FemuMedia *bbssd_media_new(FemuCtrl *n, uint64_t bytes, NandModel *shared
     FemuReadAhead ra = { .cfg = &sra };
     FemuMedia *m;
 
-    if (!blackbox_config(n, bytes, &c, errp)) {
+    if (!femu_blackbox_ftl_config(n, bytes, &c, 0, errp)) {
         return NULL;
     }
     if (n->sra.on && !femu_sra_config(&n->sra, nand_page_bytes(&c.geo), c.tm.time_scale,

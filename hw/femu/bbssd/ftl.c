@@ -71,8 +71,8 @@ static uint64_t blocks_for_op(uint64_t exposed, uint64_t ppl, double op_pcent)
     return (double)n < x ? n + 1 : n;
 }
 
-bool ftl_derive_blocks(NandGeometry *geo, uint64_t exposed_bytes, double op_pcent,
-                       char **err)
+bool ftl_derive_blocks_spare(NandGeometry *geo, uint64_t exposed_bytes, double op_pcent,
+                             uint32_t min_spare, char **err)
 {
     NandGeometry g = *geo;
     uint64_t exposed, ppl, data, blks, need;
@@ -92,7 +92,7 @@ bool ftl_derive_blocks(NandGeometry *geo, uint64_t exposed_bytes, double op_pcen
     }
     ppl = pages_per_line(&g);
     data = div_up(exposed, ppl);
-    need = data + FTL_MIN_SPARE_LINES;
+    need = data + min_spare;
     blks = blocks_for_op(exposed, ppl, op_pcent);
     if (blks > MAX_BLKS_PER_PL || need > MAX_BLKS_PER_PL) {
         *err = g_strdup_printf("op_pcent=%g with devsz_mb=%" G_GUINT64_FORMAT " needs "
@@ -113,11 +113,16 @@ bool ftl_derive_blocks(NandGeometry *geo, uint64_t exposed_bytes, double op_pcen
                                "plane beyond the %" G_GUINT64_FORMAT " that devsz_mb=%"
                                G_GUINT64_FORMAT " needs; GC needs at least %d: allowed "
                                "op_pcent >= %.2f", op_pcent, blks - MIN(blks, data), data,
-                               exposed_bytes >> 20, FTL_MIN_SPARE_LINES, min_op);
+                               exposed_bytes >> 20, min_spare, min_op);
         return false;
     }
     geo->blks_per_pl = (uint32_t)blks;
     return true;
+}
+
+bool ftl_derive_blocks(NandGeometry *geo, uint64_t exposed_bytes, double op_pcent, char **err)
+{
+    return ftl_derive_blocks_spare(geo, exposed_bytes, op_pcent, FTL_MIN_SPARE_LINES, err);
 }
 
 bool ftl_config_check(const FtlConfig *c, char **err)

@@ -40,6 +40,7 @@ typedef struct FemuMediaReq {
     void *read_buf;
     bool protect;
     bool fua;               /* Force Unit Access: complete when the data is on flash */
+    uint32_t rg, ruh;       /* a write's placement (fdp): reclaim group and unit handle */
 } FemuMediaReq;
 
 typedef struct FemuMedia FemuMedia;
@@ -146,6 +147,12 @@ FemuMedia *femu_media_zns_new(const struct ZnsFlashConfig *cfg, const FemuReadAh
                               const struct PlpConfig *plp, char **err);
 /* The zoned model's power-loss-protected buffer, or NULL. */
 struct PlpBuffer *femu_media_zns_plp(FemuMedia *m);
+
+/* fdp: Flexible Data Placement's FTL (fdp/fdp-ftl.h) on the NAND model. */
+struct FdpFtlConfig;
+struct FdpFtl;
+FemuMedia *femu_media_fdp_new(const struct FdpFtlConfig *cfg, char **err);
+struct FdpFtl *femu_media_fdp_ftl(FemuMedia *m);
 
 /* whitebox: Open-Channel chunks on the NAND model with per-PU write caches. */
 struct OcFlashConfig;
