@@ -10,7 +10,8 @@
  *   Set Features FDP is refused with Command Sequence Error, as the specification asks
  *   while the endurance group has namespaces (this device has no namespace management).
  * - A write with an invalid placement identifier is placed with handle 0 in group 0 and
- *   posts an Invalid Placement Identifier event.
+ *   posts an Invalid Placement Identifier event. A write without the directive goes to
+ *   handle 0 in the reclaim groups in turn.
  * - A controller reset (and the start after a power cut or a kill) closes every partly
  *   written reclaim unit (Controller Level Reset Modified RUHs); a normal shutdown closes
  *   them too (Implicitly Modified RUH).
@@ -95,6 +96,7 @@ typedef struct FdpEndgrp {
     FdpCause cause;
     FemuNamespace *cause_ns;        /* with FDP_CAUSE_HOST: the command's namespace and PID */
     uint16_t cause_pid;
+    uint32_t next_rg;               /* writes without a directive take groups in turn */
     uint32_t refs;
 } FdpEndgrp;
 
@@ -637,6 +639,10 @@ static uint16_t fdp_write(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns,
                 fns->ph[0], NULL);
         rg = ph = 0;
     }
+    if (!dtype) {
+        /* the controller chooses the group; in turn, so that no group fills first */
+        rg = eg->next_rg++ % eg->cfg.nrg;
+    }
     ns->place_rg = rg;
     ns->place_ruh = fns->ph[ph];
     status = femu_nvm_io(n, req, ns, cmd, now, deadline);
@@ -740,6 +746,31 @@ static void put128(uint8_t *p, uint64_t v)
     stq_le_p(p + 8, 0);
 }
 
+/* Endurance Group Information: the group's lifetime bytes, as SMART counts them. */
+static uint8_t *endgrp_log(FdpEndgrp *eg, size_t *size)
+{
+    const FdpFtlStats *s = fdp_ftl_stats(eg->ftl);
+    uint8_t *log = g_malloc0(512);
+    uint64_t rd_cmds = 0, wr_cmds = 0;
+
+    for (uint32_t i = 0; i < eg->n->num_namespaces; i++) {
+        if (eg->n->ns[i].kind == &fdp_kind) {
+            rd_cmds += eg->n->ns[i].io.read_cmds;
+            wr_cmds += eg->n->ns[i].io.write_cmds;
+        }
+    }
+    *size = 512;
+    log[3] = 100;       /* available spare, % */
+    log[4] = 10;        /* its threshold */
+    /* data units: thousands of 512-byte units, rounded up */
+    put128(log + 48, DIV_ROUND_UP(s->host_pages_read * eg->page_bytes, 512000));
+    put128(log + 64, DIV_ROUND_UP(s->host_pages_written * eg->page_bytes, 512000));
+    put128(log + 80, DIV_ROUND_UP(s->nand_pages_written * eg->page_bytes, 512000));
+    put128(log + 96, rd_cmds);
+    put128(log + 112, wr_cmds);
+    return log;
+}
+
 static uint16_t fdp_ctrl_get_log(FemuCtrl *n, const NvmeCmd *cmd, uint8_t lid, uint64_t off,
                                  uint64_t len)
 {
@@ -750,16 +781,20 @@ static uint16_t fdp_ctrl_get_log(FemuCtrl *n, const NvmeCmd *cmd, uint8_t lid, u
     g_autofree uint8_t *log = NULL;
     size_t size;
 
-    if (lid < NVME_LOG_FDP_CONFS || lid > NVME_LOG_FDP_EVENTS || !eg) {
+    if (!eg || (lid != NVME_LOG_ENDGRP &&
+                (lid < NVME_LOG_FDP_CONFS || lid > NVME_LOG_FDP_EVENTS))) {
         return FEMU_KIND_PASS;
     }
     if (lsi != FDP_ENDGID) {
         return NVME_INVALID_FIELD;
     }
-    if (lid != NVME_LOG_FDP_CONFS && !eg->enabled) {
+    if (lid > NVME_LOG_FDP_CONFS && !eg->enabled) {
         return NVME_FDP_DISABLED;
     }
     switch (lid) {
+    case NVME_LOG_ENDGRP:
+        log = endgrp_log(eg, &size);
+        break;
     case NVME_LOG_FDP_CONFS:
         log = config_log(eg, &size);
         break;
