@@ -26,7 +26,7 @@ WB0 = "femu_mode=0,devsz_mb=64,lpgs_per_blk=16"         # without lba_index
 REFUSED = [
     # controller
     ("femu_mode=7", ["femu_mode=7 is not available",
-                     "allowed 0 (ocssd), 1 (blackbox), 2 (nossd), 3 (zns)"]),
+                     "allowed 0 (ocssd), 1 (blackbox), 2 (nossd), 3 (zns), 4 (fdp)"]),
     ("queues=0", ["queues=0", "1..128"]),
     ("queues=129", ["queues=129", "1..128"]),
     ("namespaces=0", ["namespaces=0", "1..64"]),
