@@ -104,6 +104,7 @@ static void fdp_stats(FemuMedia *fm, FemuMediaStatFn *emit, void *opaque)
     emit(opaque, "pages_trimmed", s->pages_trimmed);
     emit(opaque, "fdp_rus_erased", s->rus_erased);
     emit(opaque, "fdp_pages_skipped", s->pages_skipped);
+    emit(opaque, "fdp_pages_redirected", s->pages_redirected);
     emit(opaque, "fdp_free_rus", s->free_rus);
     emit(opaque, "fdp_total_rus", s->total_rus);
     emit(opaque, "fdp_ru_pages", fdp_ftl_ru_pages(m->ftl));
