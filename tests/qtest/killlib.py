@@ -17,7 +17,10 @@ own x-crash-at point instead; and sometimes the next start is killed too.
 Kinds (KINDS): zns (plp unset), zns-plp (plp=selective, small buffers so that the device
 also writes out on its own, protected writes, the write cache turned off in some rounds),
 whitebox (vector writes with OOB, standard writes, resets of closed, open and free
-chunks), blackbox (writes, Write Zeroes, Deallocate, FUA, Flush; the FTL's GC runs).
+chunks), blackbox (writes, Write Zeroes, Deallocate, FUA, Flush; the FTL's GC runs), fdp
+(the blackbox load with each write placed through one of three handles, Initially and
+Persistently Isolated, sometimes with an invalid placement identifier; the FDP FTL's state
+in the file must come back after every kill).
 
 Each run of a campaign starts from a seed: the same seed gives the same load decisions
 and delays (the device's timing, and so the exact kill point, vary from run to run).
@@ -228,7 +231,20 @@ class Blackbox(Kind):
         return BlackboxLoad(self, *args)
 
 
-KINDS = {k.name: k for k in (Zoned(), Zoned("selective"), Whitebox(), Blackbox())}
+class Fdp(Blackbox):
+    """The blackbox drive as an FDP drive with three handles (ii, pi, ii)."""
+    name = "fdp"
+
+    def dev(self, path):
+        return DevConfig(mode=4, size_mb=16, queues=QUEUES, memdev_file=path,
+                         extra="nchs=2,luns_per_ch=2,pgs_per_blk=16,op_pcent=25,flash_type=1,"
+                               "fdp_ruh_types=ii:pi:ii")
+
+    def load(self, *args):
+        return FdpLoad(self, *args)
+
+
+KINDS = {k.name: k for k in (Zoned(), Zoned("selective"), Whitebox(), Blackbox(), Fdp())}
 
 
 # --- loads: what to send next, given what completed ---
@@ -443,6 +459,19 @@ class BlackboxLoad(Load):
             self.flushes -= 1
         else:
             self.busy.pop(op.seq, None)
+
+
+class FdpLoad(BlackboxLoad):
+    """Writes carry the Data Placement directive: placement handle 0..2, or 7 (invalid:
+    the drive writes it through handle 0)."""
+    PIDS = (0, 1, 2, 2, 7)
+
+    def next(self):
+        req = super().next()
+        if req and req.op.op == "write":
+            req.cdw12 |= 2 << 20                    # DTYPE: Data Placement
+            req.cdw13 = self.rng.choice(self.PIDS) << 16
+        return req
 
 
 # --- the drive: one QEMU, queues, and the load's own submission and completion path ---
