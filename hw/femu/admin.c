@@ -745,6 +745,46 @@ static uint16_t abort_cmd(FemuCtrl *n, FemuRequest *req, const NvmeCmd *cmd)
     return NVME_SUCCESS;
 }
 
+/*
+ * Directive Send and Receive: the Identify directive, and what the namespace's kind has
+ * (fdp: Data Placement, whose state follows the FDP feature, not Directive Send).
+ */
+static uint16_t directive(FemuCtrl *n, const NvmeCmd *cmd)
+{
+    uint32_t nsid = le32_to_cpu(cmd->nsid), dw11 = le32_to_cpu(cmd->cdw11);
+    uint32_t dw12 = le32_to_cpu(cmd->cdw12), doper = dw11 & 0xff, dtype = (dw11 >> 8) & 0xff;
+    FemuNamespace *ns;
+
+    if (!(le16_to_cpu(n->id_ctrl.oacs) & NVME_OACS_DIRECTIVES)) {
+        return NVME_INVALID_OPCODE;
+    }
+    if (nsid == NVME_NSID_BROADCAST) {
+        return NVME_INVALID_FIELD;
+    }
+    if (!(ns = femu_ns(n, nsid))) {
+        return NVME_INVALID_NSID;
+    }
+    if (dtype != 0 || doper != 1) {
+        return NVME_INVALID_FIELD;      /* Identify's one operation each way */
+    }
+    if (cmd->opcode == NVME_ADM_CMD_DIRECTIVE_RECV) {
+        uint64_t len = ((uint64_t)le32_to_cpu(cmd->cdw10) + 1) * 4;
+        uint8_t buf[4096] = { 0 };
+
+        buf[0] = 1 | ns->directives;                /* supported */
+        buf[32] = 1 | ns->directives_enabled;       /* enabled */
+        buf[64] = ns->directives;                   /* kept across a controller reset */
+        return femu_copy_dptr(n, cmd, len, buf, MIN(len, sizeof(buf)), true, true);
+    }
+    /* Enable Directive: only the state each type already has */
+    dtype = (dw12 >> 8) & 0xff;
+    if (dtype && dtype < 8 && (ns->directives & (1u << dtype)) &&
+        !!(ns->directives_enabled & (1u << dtype)) == (dw12 & 1)) {
+        return NVME_SUCCESS;
+    }
+    return NVME_INVALID_FIELD;
+}
+
 static uint16_t dbbuf_config(FemuCtrl *n, const NvmeCmd *cmd)
 {
     uint64_t dbs = le64_to_cpu(cmd->dptr.prp1), eis = le64_to_cpu(cmd->dptr.prp2);
@@ -793,6 +833,9 @@ uint16_t femu_admin_cmd(FemuCtrl *n, FemuRequest *req, const NvmeCmd *cmd)
         return NVME_NO_COMPLETE;
     case NVME_ADM_CMD_DBBUF_CONFIG:
         return dbbuf_config(n, cmd);
+    case NVME_ADM_CMD_DIRECTIVE_SEND:
+    case NVME_ADM_CMD_DIRECTIVE_RECV:
+        return directive(n, cmd);
     default: {
         FemuNamespace *ns = femu_ns(n, le32_to_cpu(cmd->nsid));
         if (ns && ns->kind->admin) {

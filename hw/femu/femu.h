@@ -118,6 +118,8 @@ struct FemuNamespace {
     bool media_buffers;         /* its model holds written data the backend does not (plp) */
     bool dulbe;                 /* reads of unwritten blocks fail (Error Recovery feature) */
     uint16_t endgid;            /* its endurance group (0: none) */
+    /* directive types (bit = DTYPE) its kind supports and has enabled, beyond Identify */
+    uint8_t directives, directives_enabled;
     /* where the model puts the next write (fdp: reclaim group and handle); set by the kind */
     uint32_t place_rg, place_ruh;
     uint8_t uuid[16];

@@ -17,6 +17,8 @@ static bool is_nvm_opcode(uint8_t opcode)
     case NVME_CMD_COMPARE:
     case NVME_CMD_WRITE_ZEROES:
     case NVME_CMD_DSM:
+    case NVME_CMD_IO_MGMT_RECV:
+    case NVME_CMD_IO_MGMT_SEND:
         return true;
     default:
         return false;

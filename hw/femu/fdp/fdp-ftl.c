@@ -1360,16 +1360,17 @@ static char *types_str(const uint8_t *t, uint32_t n)
 /* Does the saved header describe this configuration? Else *err names what differs. */
 static bool header_matches(const FdpFtl *f, const uint8_t *h, char **err)
 {
+    /* the FDP fields first: the derived block count follows from them */
     static const struct {
         unsigned at, bytes;
         const char *name;
     } fields[] = {
+        { 40, 4, "fdp_nrg" }, { 44, 4, "handles (fdp_ruh_types)" },
         { 8, 4, "nchs" }, { 12, 4, "luns_per_ch" }, { 16, 4, "pls_per_lun" },
         { 20, 4, "blks_per_pl (the FDP share of the flash: devsz_mb, op_pcent)" },
         { 24, 4, "pgs_per_blk" }, { 28, 4, "page bytes (secsz * secs_per_pg)" },
-        { 32, 8, "exposed pages (devsz_mb)" }, { 40, 4, "fdp_nrg" },
-        { 44, 4, "handles (fdp_ruh_types)" }, { 48, 4, "first block (the flash shared "
-                                               "with other namespaces)" },
+        { 32, 8, "exposed pages (devsz_mb)" }, { 48, 4, "first block (the flash shared "
+                                                "with other namespaces)" },
     };
     uint8_t want[FDP_HDR_BYTES];
     uint32_t version = record_get_le(h + 4, 4);
@@ -1399,13 +1400,13 @@ static bool header_matches(const FdpFtl *f, const uint8_t *h, char **err)
                                    was, now);
             return false;
         }
-    }
-    if (memcmp(h + 56, want + 56, FDP_MAX_RUH)) {
-        g_autofree char *was = types_str(h + 56, f->cfg.nruh);
-        g_autofree char *now = types_str(want + 56, f->cfg.nruh);
-        *err = g_strdup_printf("the FDP state was saved with fdp_ruh_types=%s, the device "
-                               "now has %s", was, now);
-        return false;
+        if (i == 1 && memcmp(h + 56, want + 56, FDP_MAX_RUH)) {
+            g_autofree char *was_t = types_str(h + 56, f->cfg.nruh);
+            g_autofree char *now_t = types_str(want + 56, f->cfg.nruh);
+            *err = g_strdup_printf("the FDP state was saved with fdp_ruh_types=%s, the "
+                                   "device now has %s", was_t, now_t);
+            return false;
+        }
     }
     return true;
 }

@@ -30,8 +30,6 @@
 #define FDP_MAX_EVENTS 63
 #define FDP_EVENT_BYTES 64
 #define FDP_NOT_SAVEABLE 0x010d     /* Feature Identifier Not Saveable */
-#define FDP_DIRECTIVE_SEND 0x19
-#define FDP_DIRECTIVE_RECV 0x1a
 #define FDP_DTYPE_PLACEMENT 2
 
 enum {
@@ -459,6 +457,8 @@ static bool fdp_ns_init(FemuCtrl *n, FemuNamespace *ns, uint8_t *meta, Error **e
     eg->refs++;
     ns->priv = fns;
     ns->endgid = FDP_ENDGID;
+    ns->directives = 1u << FDP_DTYPE_PLACEMENT;
+    ns->directives_enabled = eg->enabled ? 1u << FDP_DTYPE_PLACEMENT : 0;
     ns->place_rg = 0;
     ns->place_ruh = fns->ph[0];
     return true;
@@ -555,7 +555,12 @@ static uint16_t mgmt_recv(FemuCtrl *n, FemuNamespace *ns, const NvmeCmd *cmd, ui
     if (mo != 1) {
         return NVME_INVALID_FIELD;
     }
-    size = 16 + (uint64_t)eg->cfg.nrg * fns->nph * 32;
+    /* MDTS bounds the transfer (without one, twice the largest status structure) */
+    if (len > (n->mdts ? 4096ULL << n->mdts : 2 * MiB)) {
+        return NVME_INVALID_FIELD;
+    }
+    /* what the host asked for beyond the descriptors reads as zeroes */
+    size = MAX(len, 16 + (uint64_t)eg->cfg.nrg * fns->nph * 32);
     buf = g_malloc0(size);
     stw_le_p(buf + 14, eg->cfg.nrg * fns->nph);
     d = buf + 16;
@@ -592,8 +597,8 @@ static uint16_t mgmt_send(FemuCtrl *n, FemuNamespace *ns, const NvmeCmd *cmd)
     if (mo == 0) {
         return NVME_SUCCESS;
     }
-    if (mo != 1) {
-        return NVME_INVALID_FIELD;
+    if (mo != 1 || npids > eg->cfg.nruh) {
+        return NVME_INVALID_FIELD;      /* more than MAXPIDS + 1 identifiers */
     }
     pids = g_new(uint16_t, npids);
     status = femu_copy_dptr(n, cmd, npids * 2, pids, npids * 2, false, false);
@@ -627,7 +632,9 @@ static uint16_t fdp_write(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns,
     uint32_t dtype = (le32_to_cpu(cmd->cdw12) >> 20) & 0xf, rg = 0, ph = 0;
     uint16_t pid = le32_to_cpu(cmd->cdw13) >> 16, status;
 
-    if (dtype && (dtype != FDP_DTYPE_PLACEMENT || !eg->enabled)) {
+    if (!eg->enabled) {
+        dtype = 0;      /* no directive enabled: DTYPE and DSPEC are ignored */
+    } else if (dtype && dtype != FDP_DTYPE_PLACEMENT) {
         return NVME_INVALID_FIELD;
     }
     if (dtype && !parse_pid(eg, fns, pid, &rg, &ph)) {
@@ -635,8 +642,9 @@ static uint16_t fdp_write(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns,
         if (status) {
             return status;
         }
-        ev_post(eg, FDP_EV_INVALID_PID, FDP_EVF_PIV | FDP_EVF_NSIDV, pid, ns->nsid, 0,
-                fns->ph[0], NULL);
+        /* the location is where the controller put the data instead */
+        ev_post(eg, FDP_EV_INVALID_PID, FDP_EVF_PIV | FDP_EVF_NSIDV | FDP_EVF_LV, pid,
+                ns->nsid, 0, fns->ph[0], NULL);
         rg = ph = 0;
     }
     if (!dtype) {
@@ -670,52 +678,17 @@ static void fdp_effects(FemuCtrl *n, NvmeEffectsLog *log)
 {
     log->iocs[NVME_CMD_IO_MGMT_RECV] = cpu_to_le32(NVME_CMD_EFF_CSUPP);
     log->iocs[NVME_CMD_IO_MGMT_SEND] = cpu_to_le32(NVME_CMD_EFF_CSUPP);
-    log->acs[FDP_DIRECTIVE_SEND] = cpu_to_le32(NVME_CMD_EFF_CSUPP);
-    log->acs[FDP_DIRECTIVE_RECV] = cpu_to_le32(NVME_CMD_EFF_CSUPP);
+    log->acs[NVME_ADM_CMD_DIRECTIVE_SEND] = cpu_to_le32(NVME_CMD_EFF_CSUPP);
+    log->acs[NVME_ADM_CMD_DIRECTIVE_RECV] = cpu_to_le32(NVME_CMD_EFF_CSUPP);
 }
 
-/* ---- admin: identify, directives, log pages, features ---- */
+/* ---- admin: identify, log pages, features ---- */
 
 static void fdp_id_ctrl(FemuCtrl *n, NvmeIdCtrl *id)
 {
     id->ctratt |= cpu_to_le32(NVME_CTRATT_ENDGRPS | NVME_CTRATT_FDPS);
     id->endgidmax = cpu_to_le16(FDP_ENDGID);
     id->oacs |= cpu_to_le16(NVME_OACS_DIRECTIVES);
-}
-
-/* Directive Send and Receive: Identify only; Data Placement follows the FDP feature. */
-static uint16_t fdp_admin(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns,
-                          const NvmeCmd *cmd)
-{
-    FdpEndgrp *eg = ((FdpNs *)ns->priv)->eg;
-    uint32_t dw11 = le32_to_cpu(cmd->cdw11), dw12 = le32_to_cpu(cmd->cdw12);
-    uint32_t doper = dw11 & 0xff, dtype = (dw11 >> 8) & 0xff;
-
-    switch (cmd->opcode) {
-    case FDP_DIRECTIVE_RECV: {
-        uint64_t len = ((uint64_t)le32_to_cpu(cmd->cdw10) + 1) * 4;
-        uint8_t buf[4096] = { 0 };
-
-        if (dtype != 0 || doper != 1) {
-            return NVME_INVALID_FIELD;
-        }
-        buf[0] = 1 | (1 << FDP_DTYPE_PLACEMENT);                /* supported */
-        buf[32] = 1 | (eg->enabled << FDP_DTYPE_PLACEMENT);     /* enabled */
-        buf[64] = 1 | (1 << FDP_DTYPE_PLACEMENT);               /* kept across resets */
-        return femu_copy_dptr(n, cmd, len, buf, MIN(len, sizeof(buf)), true, true);
-    }
-    case FDP_DIRECTIVE_SEND:
-        if (dtype != 0 || doper != 1) {
-            return NVME_INVALID_FIELD;
-        }
-        /* only the state the FDP feature already gives it */
-        if (((dw12 >> 8) & 0xff) == FDP_DTYPE_PLACEMENT && (dw12 & 1) == eg->enabled) {
-            return NVME_SUCCESS;
-        }
-        return NVME_INVALID_FIELD;
-    default:
-        return NVME_INVALID_OPCODE;
-    }
 }
 
 static uint8_t *config_log(FdpEndgrp *eg, size_t *size)
@@ -731,7 +704,7 @@ static uint8_t *config_log(FdpEndgrp *eg, size_t *size)
     stl_le_p(d + 4, eg->cfg.nrg);
     stw_le_p(d + 8, eg->cfg.nruh);
     stw_le_p(d + 10, eg->cfg.nruh - 1);         /* MAXPIDS, 0-based */
-    stl_le_p(d + 12, FEMU_MAX_NAMESPACES - 1);  /* NNSS, 0-based */
+    stl_le_p(d + 12, eg->n->num_namespaces - 1);   /* NNSS, 0-based: at most NN */
     stq_le_p(d + 16, eg->runs);
     stl_le_p(d + 24, eg->cfg.ru_time_limit_ns / NANOSECONDS_PER_SECOND);
     for (uint32_t i = 0; i < eg->cfg.nruh; i++) {
@@ -816,7 +789,8 @@ static uint16_t fdp_ctrl_get_log(FemuCtrl *n, const NvmeCmd *cmd, uint8_t lid, u
         break;
     }
     default: {
-        FdpEventLog *ev = (dw10 >> 8) & 1 ? &eg->ctrl : &eg->host;
+        /* LSP bit 0: host events (1) or controller events (0) */
+        FdpEventLog *ev = (dw10 >> 8) & 1 ? &eg->host : &eg->ctrl;
         size = 64 + (size_t)ev->count * FDP_EVENT_BYTES;
         log = g_malloc0(size);
         stl_le_p(log, ev->count);
@@ -901,7 +875,7 @@ static uint16_t events_feature(FemuCtrl *n, FemuRequest *req, const NvmeCmd *cmd
         return NVME_SUCCESS;
     }
     {
-        uint32_t count = MIN(noet, FDP_NR_EVENT_TYPES);
+        uint32_t count = FDP_NR_EVENT_TYPES;    /* NOET is the Set's; a Get gives all */
         uint8_t buf[2 * FDP_NR_EVENT_TYPES] = { 0 };
         uint8_t mask = sel == NVME_GETFEAT_SELECT_CURRENT ? eg->ev_mask[ruh] : 0x3f;
 
@@ -910,7 +884,7 @@ static uint16_t events_feature(FemuCtrl *n, FemuRequest *req, const NvmeCmd *cmd
             buf[2 * i + 1] = (mask >> i) & 1;
         }
         req->cqe.result = cpu_to_le32(count);
-        return count ? femu_copy_dptr(n, cmd, noet * 2, buf, count * 2, true, true) : 0;
+        return femu_copy_dptr(n, cmd, sizeof(buf), buf, sizeof(buf), true, true);
     }
 }
 
@@ -982,7 +956,6 @@ static const FemuNsKind fdp_kind = {
     .effects = fdp_effects,
     .ctrl_reset = fdp_ctrl_reset,
     .shutdown = fdp_shutdown,
-    .admin = fdp_admin,
     .id_ctrl = fdp_id_ctrl,
     .ctrl_get_log = fdp_ctrl_get_log,
     .ctrl_feature = fdp_ctrl_feature,
