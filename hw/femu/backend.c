@@ -13,7 +13,24 @@
 #include "exec/cpu-common.h"
 #include "exec/ramblock.h"
 #include "qemu/cutils.h"
+#include "qemu/crc32c.h"
 #include "femu.h"
+
+/*
+ * The write journal: one LBA at a time, because the device thread copies one write at a
+ * time and an LBA is the unit a write must never tear (AWUPF 0). Its data is complete
+ * before magic is set, and the LBA's place is written only while magic is set.
+ */
+#define WRITE_JOURNAL_MAGIC 0x4c4e524a57554d45ULL     /* "EMUWJRNL" */
+typedef struct FemuWriteJournal {
+    uint64_t magic;
+    uint64_t offset;            /* in the backend's data */
+    uint32_t len;
+    uint32_t crc;               /* of data[0..len) */
+    uint8_t rsvd[40];
+    uint8_t data[FEMU_WRITE_JOURNAL_BYTES - 64];
+} FemuWriteJournal;
+QEMU_BUILD_BUG_ON(sizeof(FemuWriteJournal) != FEMU_WRITE_JOURNAL_BYTES);
 
 bool femu_backend_init(FemuCtrl *n, uint64_t extra, Error **errp)
 {
@@ -68,7 +85,65 @@ bool femu_backend_init(FemuCtrl *n, uint64_t extra, Error **errp)
     }
     n->data = memory_region_get_ram_ptr(mr);
     n->data_bytes = want;
+    n->backend_persists = memory_region_get_fd(mr) >= 0 && qemu_ram_is_shared(mr->ram_block);
+    n->journal = n->journal_on && extra >= FEMU_WRITE_JOURNAL_BYTES ?
+                 (FemuWriteJournal *)(n->data + want + extra - FEMU_WRITE_JOURNAL_BYTES) : NULL;
     return true;
+}
+
+
+uint16_t femu_backend_write(FemuCtrl *n, QEMUSGList *sg, uint64_t offset, uint64_t len,
+                            uint64_t unit)
+{
+    FemuWriteJournal *j = n->journal;
+    g_autofree uint8_t *buf = NULL;
+    uint16_t status;
+
+    if (!j || !n->backend_persists || unit > sizeof(j->data) || len % unit) {
+        return femu_sg_from_guest(n, sg, n->data + offset, len);
+    }
+    buf = g_malloc(len);
+    status = femu_sg_from_guest(n, sg, buf, len);
+    if (status) {
+        return status;
+    }
+    for (uint64_t at = 0; at < len; at += unit) {
+        memcpy(j->data, buf + at, unit);
+        j->offset = offset + at;
+        j->len = unit;
+        j->crc = crc32c(0xffffffff, j->data, unit);
+        smp_wmb();
+        qatomic_set(&j->magic, WRITE_JOURNAL_MAGIC);
+        smp_wmb();
+        if (n->crash_countdown) {
+            /* half the LBA in place, as a kill in the middle of the copy leaves it */
+            memcpy(n->data + offset + at, buf + at, unit / 2);
+            femu_crash_point(n, "lba-journaled");
+        }
+        memcpy(n->data + offset + at, buf + at, unit);
+        smp_wmb();
+        qatomic_set(&j->magic, 0);
+    }
+    /* blank again: the area reads as unused metadata (a kind reusing the file checks) */
+    memset(j, 0, 64 + unit);
+    return NVME_SUCCESS;
+}
+
+void femu_backend_replay(FemuCtrl *n)
+{
+    FemuWriteJournal *j = n->journal;
+
+    if (!j || qatomic_read(&j->magic) != WRITE_JOURNAL_MAGIC) {
+        return;
+    }
+    /* a journal of another layout, or torn, is not replayed */
+    if (j->len && j->len <= sizeof(j->data) && j->offset + j->len <= n->data_bytes &&
+        j->offset + j->len > j->offset && j->crc == crc32c(0xffffffff, j->data, j->len)) {
+        memcpy(n->data + j->offset, j->data, j->len);
+    }
+    smp_wmb();
+    qatomic_set(&j->magic, 0);
+    memset(j, 0, sizeof(*j));
 }
 
 void femu_backend_release(FemuCtrl *n)

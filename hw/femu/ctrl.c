@@ -42,6 +42,7 @@ static const char *const crash_points[] = {
     "write-placed",     /* a write's data is placed, its write pointer not saved */
     "reset-saved",      /* a reset's Empty record is saved, its data not dropped */
     "plp-recovered",        /* protected data is back home, write pointers not rolled back */
+    "lba-journaled",    /* an LBA of a write is in the journal and half in place */
 };
 
 static bool crash_at_parse(FemuCtrl *n, Error **errp)

@@ -61,7 +61,11 @@
  * So a kill anywhere leaves at most data above a write pointer, which start-up clears:
  * nothing unacknowledged comes back, and nothing acknowledged (and durable by the PLP
  * rules) is lost. Kinds without write pointers keep data only, placed before the
- * completion; their timing state starts afresh.
+ * completion, one LBA at a time through the write journal (backend.c): an LBA whose copy
+ * a kill cut short is finished at the next start, so none comes back torn. Their timing
+ * state starts afresh, except fdp's FTL, which writes each RU record and then each
+ * mapping entry (entries checked one by one) through to the backend; start-up rebuilds
+ * valid counts from the mapping and closes the RUs left partly written.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

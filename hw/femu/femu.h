@@ -173,6 +173,9 @@ struct FemuCtrl {
     uint64_t data_bytes;        /* namespaces' data; the kinds' metadata follows it */
     uint64_t meta_bytes;
     bool discard_failed;        /* the backend cannot give pages back: clear them instead */
+    bool journal_on;            /* the metadata ends with the write journal */
+    struct FemuWriteJournal *journal;   /* there (backend.c), or NULL */
+    bool backend_persists;      /* a shared file: what a killed QEMU wrote stays */
     FemuNamespace *ns;
     FemuMedia *medias[FEMU_MAX_NAMESPACES];     /* distinct models, one per namespace at most */
     uint32_t nr_medias;
@@ -331,6 +334,17 @@ uint16_t femu_copy_dptr(FemuCtrl *n, const NvmeCmd *cmd, uint64_t buf_len, void 
 bool femu_backend_init(FemuCtrl *n, uint64_t extra, Error **errp);
 void femu_backend_release(FemuCtrl *n);
 void femu_backend_zero(FemuCtrl *n, uint64_t offset, uint64_t len);
+/* Bytes of metadata the write journal takes, after every kind's. */
+#define FEMU_WRITE_JOURNAL_BYTES (64 + 4096)
+/*
+ * A write's data from the guest into the backend at offset, one LBA (unit bytes) at a time
+ * through the journal when the backend persists, so that a QEMU killed mid-copy leaves no
+ * torn LBA: the start finishes the copy (femu_backend_replay).
+ */
+uint16_t femu_backend_write(FemuCtrl *n, QEMUSGList *sg, uint64_t offset, uint64_t len,
+                            uint64_t unit);
+/* At start: an LBA copy the journal holds is finished. */
+void femu_backend_replay(FemuCtrl *n);
 /*
  * What the storage holds when the device starts (before any guest I/O): the first offset
  * in [offset, end) that may hold data, or end; and whether a range reads as zeroes. A file

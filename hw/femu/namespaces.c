@@ -162,6 +162,13 @@ bool femu_ns_layout(FemuCtrl *n, Error **errp)
             return false;
         }
     }
+    /*
+     * The write journal (backend.c) after every kind's metadata, where it matters (a memdev:
+     * only a file keeps what a killed QEMU wrote) and where it fits
+     */
+    n->journal_on = n->memdev && data + n->meta_bytes + FEMU_WRITE_JOURNAL_BYTES <=
+                    memory_region_size(host_memory_backend_get_memory(n->memdev));
+    n->meta_bytes += n->journal_on ? FEMU_WRITE_JOURNAL_BYTES : 0;
     n->devsz_mb = DIV_ROUND_UP(data, MiB);
     return true;
 }
@@ -317,6 +324,8 @@ bool femu_ns_create(FemuCtrl *n, Error **errp)
                    n->num_namespaces);
         return false;
     }
+    /* a write a kill cut short is finished before anything reads the data */
+    femu_backend_replay(n);
     n->ns = g_new0(FemuNamespace, n->num_namespaces);
     for (uint32_t i = 0; i < n->num_namespaces; i++) {
         FemuNamespace *ns = &n->ns[i];

@@ -110,7 +110,8 @@ uint16_t femu_nvm_rw(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const Nvm
         status = femu_sg_to_guest(n, &sg, 0, ns_data(n, ns, slba), len);
         break;
     case NVME_CMD_WRITE:
-        status = femu_sg_from_guest(n, &sg, ns_data(n, ns, slba), len);
+        status = femu_backend_write(n, &sg, ns->backend_offset + (slba << ns->lba_shift), len,
+                                    1u << ns->lba_shift);
         break;
     case NVME_CMD_COMPARE: {
         g_autofree uint8_t *buf = g_malloc(len);
