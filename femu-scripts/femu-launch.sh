@@ -103,8 +103,10 @@ check_int --smp "$smp" 1 32
 check_int --mode "$mode" 0 4
 # whitebox keeps 16 bytes of OOB per 4 KiB sector after the data too (64 MiB: 12 GiB)
 ((mode != 0)) || meta_mb=64
-# fdp keeps its FTL's mapping (8 bytes per 4 KiB page) and reclaim units after the data
-((mode != 4)) || meta_mb=$((16 + (${size:-$def_size} + 511) / 512))
+# fdp keeps its FTL's mapping (8 bytes per 4 KiB page) and reclaim units after the data:
+# its metadata grows with the size (fdp_meta_mb SIZE)
+fdp_meta_mb() { echo $((16 + ($1 + 511) / 512)); }
+((mode != 4)) || meta_mb=$(fdp_meta_mb "${size:-$def_size}")
 # with plp= the protected region is mirrored after the zone state: its size, 1/16 more for
 # the sectors' OOB records (512-byte LBAs) and a little for the zones' durable ends
 if [[ ,$dev, =~ ,plp=[^,]+, ]]; then
@@ -133,7 +135,17 @@ if [[ -n $backing ]]; then
 		tail_mb=$meta_mb
 		[[ -z $stock ]] || tail_mb=0
 		((bsize / 1048576 > tail_mb)) || die "--backing: $backing is too small"
-		if [[ -z $size ]]; then
+		if [[ -z $size && $mode == 4 && -z $stock ]]; then
+			# the largest size whose metadata fills the rest of the file
+			size=$((bsize / 1048576 - 16))
+			while ((size > 1 && size + $(fdp_meta_mb "$size") > bsize / 1048576)); do
+				size=$((size - 1))
+			done
+			meta_mb=$(fdp_meta_mb "$size")
+			tail_mb=$meta_mb
+			((size + meta_mb == bsize / 1048576)) ||
+				die "--backing: $backing ($((bsize / 1048576)) MiB) is no run-fdp.sh drive of a whole size: give --size"
+		elif [[ -z $size ]]; then
 			size=$((bsize / 1048576 - tail_mb))
 		elif ((size != bsize / 1048576 - tail_mb)); then
 			die "--backing: $backing holds a $((bsize / 1048576 - tail_mb)) MiB drive but --size says $size"

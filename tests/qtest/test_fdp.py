@@ -1495,6 +1495,29 @@ def test_restart_with_another_layout_refused(tmp_path, change, needle):
         d.shutdown()
 
 
+def test_restart_with_another_size_refused(tmp_path):
+    """The same file with a smaller devsz_mb: the FDP state is looked for where that size
+    puts it, finds nothing, and the data says the drive is not blank: refused, never
+    started as an empty drive over the old data (found with run-fdp.sh, whose size came
+    out a MiB short)."""
+    path = str(tmp_path / "fdp.img")
+    d = Drive(path, tmp_path)
+    try:
+        blob = put(d.ctrl, d.sq, 1, 7, 2, pid_of(1, 1))
+    finally:
+        d.shutdown()
+    cfg = DevConfig(mode=4, size_mb=7, lba_index=1, queues=2, extra=PERSIST,
+                    memdev_file=path, memdev_mb=9)
+    with pytest.raises(QEMULaunchError) as e:
+        Machine(cfg, str(tmp_path))
+    assert "no FDP state" in launch_message(e.value), e.value.output
+    d = Drive(path, tmp_path)
+    try:
+        assert read_back(d.ctrl, d.sq, 1, 7, 2) == blob
+    finally:
+        d.shutdown()
+
+
 # ======================================================================================
 # Refused properties
 # ======================================================================================

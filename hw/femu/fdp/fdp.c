@@ -20,6 +20,7 @@
  */
 #include "qemu/osdep.h"
 #include "qemu/units.h"
+#include "qemu/cutils.h"
 #include "qemu/timer.h"
 #include "qapi/error.h"
 #include "../femu.h"
@@ -496,6 +497,23 @@ static FemuMedia *fdp_media_new(FemuCtrl *n, uint64_t bytes, NandModel *shared,
     }
     eg->ftl = femu_media_fdp_ftl(m);
     fdp_ftl_set_event_fn(eg->ftl, fdp_ftl_event, eg);
+    if (eg->store && buffer_is_zero(eg->store, 64)) {
+        /* no state: a blank drive, unless its data says it was saved elsewhere */
+        for (uint32_t i = 0; i < n->num_namespaces; i++) {
+            FemuNamespace *ns = &n->ns[i];
+            if (ns->kind == &fdp_kind &&
+                !femu_backend_is_zero(n, ns->backend_offset, ns->bytes)) {
+                error_setg(errp, "fdp namespace %u: the data area holds data but there is "
+                           "no FDP state after it (a drive of another femu_mode, or of "
+                           "another size: devsz_mb, ns_sizes_mb?). Start with the "
+                           "properties it was saved with, or start over with a new or "
+                           "zeroed backing file (this erases the drive)", ns->nsid);
+                femu_media_destroy(m);
+                eg->ftl = NULL;
+                return NULL;
+            }
+        }
+    }
     if (eg->store && !fdp_ftl_attach_store(eg->ftl, eg->store, &err)) {
         error_setg(errp, "fdp: the placement state in the backend: %s", err);
         femu_media_destroy(m);
