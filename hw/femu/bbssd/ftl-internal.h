@@ -6,6 +6,7 @@
 #define FEMU_BBSSD_FTL_INTERNAL_H
 
 #include "ftl.h"
+#include "ftl-common.h"
 
 #define FTL_NO_LINE UINT32_MAX
 /* Free lines forced GC keeps: one for GC to write into, one so a host write never takes
@@ -24,7 +25,6 @@ typedef struct FtlLine {
     uint64_t vpc;           /* valid pages */
     FtlLineState state;
     uint32_t next_free;     /* free-list link */
-    uint32_t heap_pos;      /* index in Ftl.heap while FULL */
 } FtlLine;
 
 /*
@@ -57,13 +57,14 @@ struct Ftl {
 
     FtlLine *lines;
     uint32_t free_head, free_tail;  /* FIFO, so erases rotate over all lines */
-    uint32_t *heap;             /* min-heap of FULL lines by vpc: the greedy victim on top */
-    uint32_t heap_len;
+    FtlHeap heap;               /* FULL lines by vpc: the greedy victim on top */
+    uint32_t *heap_pos;         /* per line: its index in heap while FULL */
 
     uint32_t wp_line;           /* open line, FTL_NO_LINE until a page is needed */
     uint64_t wp_idx;            /* next page index within it */
 
     uint64_t last_prog_ns;      /* latest program completion, for flush */
+    FtlProgs progs;             /* on nand, counted in last_prog_ns and st */
     uint64_t pump_ns;           /* background GC books nothing before this (the last
                                    command's arrival: the NAND may have retired before it) */
     FtlBgJob bg;

@@ -1,7 +1,7 @@
 /*
  * The blackbox FTL; see ftl.h for the behaviour. Victim selection: a binary min-heap of the
  * full lines keyed by valid-page count (O(log lines) per invalidation and per pick, memory
- * O(lines) whatever the line size).
+ * O(lines) whatever the line size). What the FDP FTL does alike is in ftl-common.c.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -42,15 +42,9 @@ uint64_t ftl_addr_to_ppn(const Ftl *f, const NandAddr *a)
     return (uint64_t)(a->blk - f->cfg.first_block) * f->pgs_per_line + i;
 }
 
-/* FEMU's rule: GC is due when free lines fall to (100 - pcent)% of all lines. */
-static uint32_t thres_lines(uint32_t nlines, uint32_t pcent)
-{
-    return (uint32_t)((uint64_t)nlines * (100 - pcent) / 100);
-}
-
 static uint32_t forced_lines(uint32_t nlines, uint32_t pcent_high)
 {
-    return MAX(thres_lines(nlines, pcent_high), FTL_RESERVE_LINES);
+    return MAX(ftl_gc_thres(nlines, pcent_high), FTL_RESERVE_LINES);
 }
 
 /* ---- configuration ---- */
@@ -129,24 +123,10 @@ bool ftl_config_check(const FtlConfig *c, char **err)
 {
     const NandGeometry *g = &c->geo;
     uint64_t ppl, data, spare;
-    uint32_t nlines = g->blks_per_pl;
+    uint32_t nlines = g->blks_per_pl, h;
 
-    if (!nand_geometry_check(g, err) || !nand_timing_check(&c->tm, err)) {
-        return false;
-    }
-    if (c->gc_thres_pcent < 1 || c->gc_thres_pcent > 99) {
-        *err = g_strdup_printf("gc_thres_pcent=%u is out of range: allowed 1..99",
-                               c->gc_thres_pcent);
-        return false;
-    }
-    if (c->gc_thres_pcent_high < c->gc_thres_pcent || c->gc_thres_pcent_high > 99) {
-        *err = g_strdup_printf("gc_thres_pcent_high=%u is out of range: allowed %u "
-                               "(gc_thres_pcent)..99", c->gc_thres_pcent_high,
-                               c->gc_thres_pcent);
-        return false;
-    }
-    if (!c->exposed_pages) {
-        *err = g_strdup("devsz_mb: the exposed capacity must be at least one NAND page");
+    if (!ftl_check_common(g, &c->tm, c->exposed_pages, c->gc_thres_pcent,
+                          c->gc_thres_pcent_high, err)) {
         return false;
     }
     ppl = pages_per_line(g);
@@ -161,12 +141,9 @@ bool ftl_config_check(const FtlConfig *c, char **err)
         return false;
     }
     spare = nlines - data;
-    if (forced_lines(nlines, c->gc_thres_pcent_high) >= spare) {
+    h = ftl_pcent_high_min(nlines, c->gc_thres_pcent_high, FTL_RESERVE_LINES, spare);
+    if (h != c->gc_thres_pcent_high) {
         /* forced GC could never raise free lines above its threshold: GC on every write */
-        uint32_t h = c->gc_thres_pcent_high;
-        while (h <= 99 && forced_lines(nlines, h) >= spare) {
-            h++;
-        }
         if (h > 99) {
             *err = g_strdup_printf("gc_thres_pcent_high=%u: forced GC would keep more free "
                                    "lines than the %" G_GUINT64_FORMAT " spare ones at any "
@@ -186,63 +163,11 @@ bool ftl_config_check(const FtlConfig *c, char **err)
 
 /* ---- victim heap: full lines, fewest valid pages on top ---- */
 
-static bool heap_less(const Ftl *f, uint32_t i, uint32_t j)
+static bool line_less(const void *ctx, uint32_t a, uint32_t b)
 {
-    return f->lines[f->heap[i]].vpc < f->lines[f->heap[j]].vpc;
-}
+    const Ftl *f = ctx;
 
-static void heap_swap(Ftl *f, uint32_t i, uint32_t j)
-{
-    uint32_t t = f->heap[i];
-
-    f->heap[i] = f->heap[j];
-    f->heap[j] = t;
-    f->lines[f->heap[i]].heap_pos = i;
-    f->lines[f->heap[j]].heap_pos = j;
-}
-
-static void heap_up(Ftl *f, uint32_t i)
-{
-    while (i && heap_less(f, i, (i - 1) / 2)) {
-        heap_swap(f, i, (i - 1) / 2);
-        i = (i - 1) / 2;
-    }
-}
-
-static void heap_down(Ftl *f, uint32_t i)
-{
-    for (;;) {
-        uint32_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < f->heap_len && heap_less(f, l, m)) {
-            m = l;
-        }
-        if (r < f->heap_len && heap_less(f, r, m)) {
-            m = r;
-        }
-        if (m == i) {
-            return;
-        }
-        heap_swap(f, i, m);
-        i = m;
-    }
-}
-
-static void heap_push(Ftl *f, uint32_t line)
-{
-    uint32_t i = f->heap_len++;
-
-    f->heap[i] = line;
-    f->lines[line].heap_pos = i;
-    heap_up(f, i);
-}
-
-static uint32_t heap_pop(Ftl *f)
-{
-    uint32_t top = f->heap[0];
-
-    heap_swap(f, 0, --f->heap_len);
-    heap_down(f, 0);
-    return top;
+    return f->lines[a].vpc < f->lines[b].vpc;
 }
 
 /* ---- lines and the write pointer ---- */
@@ -276,12 +201,13 @@ static uint32_t free_pop(Ftl *f)
 
 static void invalidate(Ftl *f, uint64_t ppn)
 {
-    FtlLine *l = &f->lines[ppn / f->pgs_per_line];
+    uint32_t line = ppn / f->pgs_per_line;
+    FtlLine *l = &f->lines[line];
 
     f->p2l[ppn] = 0;
     l->vpc--;
     if (l->state == FTL_LINE_FULL) {
-        heap_up(f, l->heap_pos);
+        ftl_heap_key_fell(&f->heap, line);
     }
 }
 
@@ -305,20 +231,10 @@ static uint64_t map_page(Ftl *f, uint64_t lpn)
     if (f->wp_idx == f->pgs_per_line) {
         /* full lines become GC candidates at once; the next line opens when needed */
         f->lines[f->wp_line].state = FTL_LINE_FULL;
-        heap_push(f, f->wp_line);
+        ftl_heap_push(&f->heap, f->wp_line);
         f->wp_line = FTL_NO_LINE;
     }
     return ppn;
-}
-
-/* Programs the pages of the planes in mask at a's chip, block and page: one operation. */
-static uint64_t program(Ftl *f, const NandAddr *a, uint32_t mask, uint64_t arrival_ns)
-{
-    uint64_t done = nand_op_planes(f->nand, NAND_OP_PROGRAM, a, mask, arrival_ns);
-
-    f->last_prog_ns = MAX(f->last_prog_ns, done);
-    f->st.nand_pages_written += __builtin_popcount(mask);
-    return done;
 }
 
 /* Maps lpn to the next page of the open line and programs it; returns the completion. */
@@ -327,7 +243,7 @@ static uint64_t write_page(Ftl *f, uint64_t lpn, uint64_t arrival_ns)
     NandAddr a;
 
     ftl_ppn_to_addr(f, map_page(f, lpn), &a);
-    return program(f, &a, 1u << a.pl, arrival_ns);
+    return ftl_program(&f->progs, &a, 1u << a.pl, arrival_ns);
 }
 
 /* ---- garbage collection ---- */
@@ -336,7 +252,7 @@ static uint64_t write_page(Ftl *f, uint64_t lpn, uint64_t arrival_ns)
 static void gc_collect(Ftl *f, uint64_t now_ns, bool forced)
 {
     const NandGeometry *g = &f->cfg.geo;
-    uint32_t line = heap_pop(f);
+    uint32_t line = ftl_heap_pop(&f->heap);
     uint64_t base = (uint64_t)line * f->pgs_per_line, nluns = nand_luns(g);
     NandAddr a;
 
@@ -376,10 +292,10 @@ static bool victim_gains(const Ftl *f, bool background)
 {
     uint64_t invalid;
 
-    if (!f->heap_len) {
+    if (!f->heap.len) {
         return false;
     }
-    invalid = f->pgs_per_line - f->lines[f->heap[0]].vpc;
+    invalid = f->pgs_per_line - f->lines[f->heap.id[0]].vpc;
     return background ? invalid >= MAX(1, f->pgs_per_line / 8) : invalid > 0;
 }
 
@@ -451,7 +367,7 @@ static void gc_background(Ftl *f, uint64_t limit)
                 f->pump_ns >= limit) {
                 return;
             }
-            j->line = heap_pop(f);
+            j->line = ftl_heap_pop(&f->heap);
             f->lines[j->line].state = FTL_LINE_VICTIM;
             j->chips_left = nand_luns(&f->cfg.geo);
             for (uint64_t k = 0; k < j->chips_left; k++) {
@@ -513,66 +429,37 @@ static bool range_ok(const Ftl *f, uint64_t lpn, uint64_t npages)
     return lpn <= f->cfg.exposed_pages && npages <= f->cfg.exposed_pages - lpn;
 }
 
-/* A chip's program not booked yet: pages of one row on several planes. */
-typedef struct FtlPending {
-    NandAddr a;
-    uint32_t mask;
-} FtlPending;
-
-static uint64_t flush_pending(Ftl *f, FtlPending *p, uint64_t nluns, uint64_t now_ns)
-{
-    uint64_t done = now_ns;
-
-    for (uint64_t c = 0; c < nluns; c++) {
-        if (p[c].mask) {
-            uint64_t t = program(f, &p[c].a, p[c].mask, now_ns);    /* not in MAX(): once */
-            done = MAX(done, t);
-            p[c].mask = 0;
-        }
-    }
-    return done;
-}
-
 /*
  * The pages of a request that fall on one chip, block and page index on different planes
- * are programmed together (multi-plane). Programs of a chip keep the order of its pages.
+ * are programmed together (multi-plane, ftl_program_gather). Programs of a chip keep the
+ * order of its pages.
  */
 uint64_t ftl_write(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
 {
-    uint64_t nluns = nand_luns(&f->cfg.geo), done = now_ns, last;
-    g_autofree FtlPending *pend = g_new0(FtlPending, nluns);
+    uint64_t done = now_ns, last;
 
     g_return_val_if_fail(range_ok(f, lpn, npages), now_ns);
     host_begin(f, now_ns);
     for (uint64_t i = 0; i < npages; i++) {
         NandAddr a;
-        FtlPending *p;
+        uint64_t t;
         if (f->st.free_lines <= f->gc_forced_lines) {
             /* GC's programs go after the pages before them */
-            uint64_t t = flush_pending(f, pend, nluns, now_ns);    /* not in MAX(): once */
+            t = ftl_program_flush(&f->progs, now_ns);
             done = MAX(done, t);
             gc_forced(f, now_ns);
         }
         ftl_ppn_to_addr(f, map_page(f, lpn + i), &a);
         f->st.host_pages_written++;
-        p = &pend[nand_lun_index(f->nand, &a)];
-        if (p->mask && (p->a.blk != a.blk || p->a.pg != a.pg || (p->mask >> a.pl) & 1)) {
-            uint64_t t = program(f, &p->a, p->mask, now_ns);
-            done = MAX(done, t);
-            p->mask = 0;
-        }
-        if (!p->mask) {
-            p->a = a;
-        }
-        p->mask |= 1u << a.pl;
+        t = ftl_program_gather(&f->progs, &a, now_ns);
+        done = MAX(done, t);
     }
-    last = flush_pending(f, pend, nluns, now_ns);
+    last = ftl_program_flush(&f->progs, now_ns);
     return MAX(done, last);
 }
 
 uint64_t ftl_read(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
 {
-    const NandGeometry *g = &f->cfg.geo;
     uint64_t done = now_ns;
     NandAddr a;
 
@@ -583,10 +470,7 @@ uint64_t ftl_read(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
         if (m) {
             ftl_ppn_to_addr(f, m - 1, &a);
         } else {
-            /* the chip the page would stripe to; see ftl.h */
-            uint64_t chip = (lpn + i) % nand_luns(g);
-            a = (NandAddr){ .ch = chip % g->nchs, .lun = chip / g->nchs,
-                            .blk = f->cfg.first_block };
+            a = ftl_unmapped_addr(&f->cfg.geo, f->cfg.first_block, lpn + i);
             f->st.unmapped_pages_read++;
         }
         note_overtake(f, &a);
@@ -660,20 +544,8 @@ Ftl *ftl_new(const FtlConfig *c, char **err)
     uint64_t total;
     NandModel *nand;
 
-    if (!ftl_config_check(c, err)) {
-        return NULL;
-    }
-    if (c->shared_nand) {
-        const NandGeometry *s = &c->shared_nand->geo;
-        if (s->nchs != c->geo.nchs || s->luns_per_ch != c->geo.luns_per_ch ||
-            s->pls_per_lun != c->geo.pls_per_lun || s->pgs_per_blk != c->geo.pgs_per_blk ||
-            nand_page_bytes(s) != nand_page_bytes(&c->geo) ||
-            s->blks_per_pl < c->first_block + c->geo.blks_per_pl) {
-            *err = g_strdup("the FTL's geometry does not fit the shared flash");
-            return NULL;
-        }
-        nand = c->shared_nand;
-    } else if (!(nand = nand_model_new(&c->geo, &c->tm, err))) {
+    if (!ftl_config_check(c, err) ||
+        !(nand = ftl_nand_get(&c->geo, &c->tm, c->shared_nand, c->first_block, "FTL", err))) {
         return NULL;
     }
     f = g_new0(Ftl, 1);
@@ -684,7 +556,7 @@ Ftl *ftl_new(const FtlConfig *c, char **err)
     f->nlines = c->geo.blks_per_pl;
     f->data_lines = div_up(c->exposed_pages, f->pgs_per_line);
     f->gc_forced_lines = forced_lines(f->nlines, c->gc_thres_pcent_high);
-    f->gc_bg_lines = MAX(thres_lines(f->nlines, c->gc_thres_pcent), f->gc_forced_lines);
+    f->gc_bg_lines = MAX(ftl_gc_thres(f->nlines, c->gc_thres_pcent), f->gc_forced_lines);
     total = nand_total_pages(&c->geo);
     /* zeroed and sparse: memory grows with the pages written, not the capacity */
     f->l2p = g_try_malloc0_n(c->exposed_pages, sizeof(uint64_t));
@@ -696,7 +568,9 @@ Ftl *ftl_new(const FtlConfig *c, char **err)
         return NULL;
     }
     f->lines = g_new0(FtlLine, f->nlines);
-    f->heap = g_new0(uint32_t, f->nlines);
+    f->heap_pos = g_new0(uint32_t, f->nlines);
+    ftl_heap_init(&f->heap, f->nlines, f->heap_pos, line_less, f);
+    ftl_progs_init(&f->progs, nand, &f->last_prog_ns, &f->st.nand_pages_written);
     f->lun_read_ns = g_new0(uint64_t, nand_luns(&c->geo));
     f->bg.line = FTL_NO_LINE;
     f->bg.next = g_new0(uint64_t, nand_luns(&c->geo));
@@ -719,7 +593,9 @@ void ftl_free(Ftl *f)
         g_free(f->l2p);
         g_free(f->p2l);
         g_free(f->lines);
-        g_free(f->heap);
+        ftl_heap_destroy(&f->heap);
+        g_free(f->heap_pos);
+        ftl_progs_destroy(&f->progs);
         g_free(f->lun_read_ns);
         g_free(f->bg.next);
         g_free(f->bg.read_done);
@@ -739,10 +615,7 @@ NandModel *ftl_nand(Ftl *f)
 
 double ftl_waf(const Ftl *f)
 {
-    if (!f->st.host_pages_written) {
-        return 1.0;
-    }
-    return (double)f->st.nand_pages_written / (double)f->st.host_pages_written;
+    return ftl_waf_of(f->st.nand_pages_written, f->st.host_pages_written);
 }
 
 bool ftl_lookup(Ftl *f, uint64_t lpn, NandAddr *out)
@@ -816,7 +689,7 @@ bool ftl_check_consistency(Ftl *f, char **err)
             break;
         case FTL_LINE_FULL:
             nfull++;
-            if (line->heap_pos >= f->heap_len || f->heap[line->heap_pos] != l) {
+            if (!ftl_heap_holds(&f->heap, l)) {
                 FAIL("full line %u is not in the victim heap", l);
             }
             break;
@@ -834,16 +707,14 @@ bool ftl_check_consistency(Ftl *f, char **err)
         last = l;
     }
     if (last != f->free_tail || nfree != f->st.free_lines ||
-        nfree + nfull + nopen + nvictim != f->nlines || nfull != f->heap_len ||
+        nfree + nfull + nopen + nvictim != f->nlines || nfull != f->heap.len ||
         nopen != (f->wp_line != FTL_NO_LINE)) {
         FAIL("line counts disagree: %u free (stats %" G_GUINT64_FORMAT "), %u full (heap %u),"
-             " %u open, %u lines", nfree, f->st.free_lines, nfull, f->heap_len, nopen,
+             " %u open, %u lines", nfree, f->st.free_lines, nfull, f->heap.len, nopen,
              f->nlines);
     }
-    for (uint32_t i = 1; i < f->heap_len; i++) {
-        if (heap_less(f, i, (i - 1) / 2)) {
-            FAIL("victim heap out of order at %u", i);
-        }
+    if (ftl_heap_disorder(&f->heap)) {
+        FAIL("victim heap out of order at %u", ftl_heap_disorder(&f->heap));
     }
     ok = true;
 out:

@@ -65,6 +65,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "fdp-ftl.h"
+#include "../bbssd/ftl-common.h"
 #include "../media/record.h"
 
 #include <glib.h>
@@ -110,7 +111,6 @@ typedef struct FdpRu {
     uint64_t order;         /* when closed or freed: victim ties, free-list order */
     uint32_t erases;
     uint32_t next_free;
-    uint32_t heap_pos;
     uint8_t state, kind, ruh;
 } FdpRu;
 
@@ -121,7 +121,7 @@ typedef struct FdpRuhCount {
 
 typedef struct FdpGroup {
     uint32_t free_head, free_tail, nfree;
-    uint32_t *heap, heap_len;   /* closed RUs, fewest valid pages on top */
+    FtlHeap heap;               /* closed RUs, fewest valid pages on top */
     uint32_t open_host, open_gc;
     uint32_t gc_ii;             /* the II GC RU, FDP_NONE when none is open */
     uint64_t valid;             /* valid pages in the group */
@@ -129,12 +129,6 @@ typedef struct FdpGroup {
     uint64_t seq;               /* of its newest statistics record */
     bool dirty;                 /* statistics not saved yet */
 } FdpGroup;
-
-/* A chip's program not booked yet: pages of one row on several planes. */
-typedef struct FdpPending {
-    NandAddr a;
-    uint32_t mask;
-} FdpPending;
 
 typedef struct FdpLayout {
     uint64_t rg_rec, off_global, off_rg, off_ru, off_map, bytes;
@@ -156,6 +150,7 @@ struct FdpFtl {
     uint64_t *p2l;              /* ppn -> lpn + 1; 0: free or garbage */
     FdpRu *ru;
     FdpGroup *grp;
+    uint32_t *heap_pos;         /* per RU: its index in its group's heap while closed */
     uint32_t *host_ru;          /* [rg * nruh + ruh]: open host RU or FDP_NONE */
     uint32_t *pi_gc_ru;         /* [rg * nruh + ruh]: a PI handle's GC RU or FDP_NONE */
     FdpRuhCount *cnt;           /* [rg * nruh + ruh] */
@@ -164,7 +159,7 @@ struct FdpFtl {
     uint64_t last_prog_ns;
     uint64_t pump_ns;           /* latest arrival: bookings go no earlier (nand_retire) */
     uint64_t *chip_read_ns;     /* GC scratch: per chip of the group, its last read */
-    FdpPending *pend;           /* per chip: a write's program being gathered */
+    FtlProgs progs;             /* on nand, counted in last_prog_ns and st */
     uint64_t *rec_scratch;      /* a group's statistics record's values */
 
     uint8_t *store;
@@ -235,12 +230,6 @@ static uint64_t ru_pages_of(const FdpFtlConfig *c)
     return nand_luns(&c->geo) / c->nrg * c->geo.pls_per_lun * c->geo.pgs_per_blk;
 }
 
-/* FEMU's rule: GC is due when free RUs fall to (100 - pcent)% of them. */
-static uint32_t thres_rus(uint32_t nrus, uint32_t pcent)
-{
-    return (uint32_t)((uint64_t)nrus * (100 - pcent) / 100);
-}
-
 /* ---- configuration ---- */
 
 /* RUs per group that guarantee some group can always take a page (see the top). */
@@ -254,24 +243,10 @@ bool fdp_ftl_config_check(const FdpFtlConfig *c, char **err)
 {
     const NandGeometry *g = &c->geo;
     uint64_t chips, need, data, room;
-    uint32_t nrus = g->blks_per_pl;
+    uint32_t nrus = g->blks_per_pl, h;
 
-    if (!nand_geometry_check(g, err) || !nand_timing_check(&c->tm, err)) {
-        return false;
-    }
-    if (c->gc_thres_pcent < 1 || c->gc_thres_pcent > 99) {
-        *err = g_strdup_printf("gc_thres_pcent=%u is out of range: allowed 1..99",
-                               c->gc_thres_pcent);
-        return false;
-    }
-    if (c->gc_thres_pcent_high < c->gc_thres_pcent || c->gc_thres_pcent_high > 99) {
-        *err = g_strdup_printf("gc_thres_pcent_high=%u is out of range: allowed %u "
-                               "(gc_thres_pcent)..99", c->gc_thres_pcent_high,
-                               c->gc_thres_pcent);
-        return false;
-    }
-    if (!c->exposed_pages) {
-        *err = g_strdup("devsz_mb: the exposed capacity must be at least one NAND page");
+    if (!ftl_check_common(g, &c->tm, c->exposed_pages, c->gc_thres_pcent,
+                          c->gc_thres_pcent_high, err)) {
         return false;
     }
     chips = nand_luns(g);
@@ -315,11 +290,8 @@ bool fdp_ftl_config_check(const FdpFtlConfig *c, char **err)
     /* forced GC at or above the spare RUs would run on every write (as the blackbox's) */
     data = div_up(c->exposed_pages, (uint64_t)c->nrg * ru_pages_of(c));
     room = nrus - MIN(nrus, data + c->nruh + gc_rus(c));
-    if (thres_rus(nrus, c->gc_thres_pcent_high) >= room) {
-        uint32_t h = c->gc_thres_pcent_high;
-        while (h <= 99 && thres_rus(nrus, h) >= room) {
-            h++;
-        }
+    h = ftl_pcent_high_min(nrus, c->gc_thres_pcent_high, 0, room);
+    if (h != c->gc_thres_pcent_high) {
         if (h > 99) {
             *err = g_strdup_printf("gc_thres_pcent_high=%u: forced GC would keep at least as "
                                    "many free RUs as the %" G_GUINT64_FORMAT " spare ones per "
@@ -330,7 +302,7 @@ bool fdp_ftl_config_check(const FdpFtlConfig *c, char **err)
                                    "forced GC but only %" G_GUINT64_FORMAT " are spare: allowed "
                                    "gc_thres_pcent_high %u..99 (or raise op_pcent)",
                                    c->gc_thres_pcent_high,
-                                   thres_rus(nrus, c->gc_thres_pcent_high), room, h);
+                                   ftl_gc_thres(nrus, c->gc_thres_pcent_high), room, h);
         }
         return false;
     }
@@ -555,9 +527,10 @@ static void stats_save(FdpFtl *f)
 /* ---- victim heaps: a group's closed RUs, fewest valid pages on top ---- */
 
 /* Ties go to the RU closed first, so the victim depends on the state alone (a load). */
-static bool heap_less(const FdpFtl *f, const FdpGroup *gr, uint32_t i, uint32_t j)
+static bool ru_less(const void *ctx, uint32_t u, uint32_t v)
 {
-    const FdpRu *a = &f->ru[gr->heap[i]], *b = &f->ru[gr->heap[j]];
+    const FdpFtl *f = ctx;
+    const FdpRu *a = &f->ru[u], *b = &f->ru[v];
 
     if (a->vpc != b->vpc) {
         return a->vpc < b->vpc;
@@ -565,62 +538,7 @@ static bool heap_less(const FdpFtl *f, const FdpGroup *gr, uint32_t i, uint32_t 
     if (a->order != b->order) {
         return a->order < b->order;
     }
-    return gr->heap[i] < gr->heap[j];
-}
-
-static void heap_swap(FdpFtl *f, FdpGroup *gr, uint32_t i, uint32_t j)
-{
-    uint32_t t = gr->heap[i];
-
-    gr->heap[i] = gr->heap[j];
-    gr->heap[j] = t;
-    f->ru[gr->heap[i]].heap_pos = i;
-    f->ru[gr->heap[j]].heap_pos = j;
-}
-
-static void heap_up(FdpFtl *f, FdpGroup *gr, uint32_t i)
-{
-    while (i && heap_less(f, gr, i, (i - 1) / 2)) {
-        heap_swap(f, gr, i, (i - 1) / 2);
-        i = (i - 1) / 2;
-    }
-}
-
-static void heap_down(FdpFtl *f, FdpGroup *gr, uint32_t i)
-{
-    for (;;) {
-        uint32_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < gr->heap_len && heap_less(f, gr, l, m)) {
-            m = l;
-        }
-        if (r < gr->heap_len && heap_less(f, gr, r, m)) {
-            m = r;
-        }
-        if (m == i) {
-            return;
-        }
-        heap_swap(f, gr, i, m);
-        i = m;
-    }
-}
-
-static void heap_push(FdpFtl *f, uint32_t u)
-{
-    FdpGroup *gr = &f->grp[ru_group(f, u)];
-    uint32_t i = gr->heap_len++;
-
-    gr->heap[i] = u;
-    f->ru[u].heap_pos = i;
-    heap_up(f, gr, i);
-}
-
-static uint32_t heap_pop(FdpFtl *f, FdpGroup *gr)
-{
-    uint32_t top = gr->heap[0];
-
-    heap_swap(f, gr, 0, --gr->heap_len);
-    heap_down(f, gr, 0);
-    return top;
+    return u < v;
 }
 
 /* ---- RU life: free -> open -> closed -> (victim) -> free ---- */
@@ -713,7 +631,7 @@ static void ru_close(FdpFtl *f, uint32_t *slot)
 
     r->state = RU_CLOSED;
     r->order = ++f->order;
-    heap_push(f, u);
+    ftl_heap_push(&gr->heap, u);
     if (r->kind == RU_HOST) {
         gr->open_host--;
     } else {
@@ -755,7 +673,7 @@ static void invalidate(FdpFtl *f, uint64_t e)
     f->grp[ru_group(f, u)].valid--;
     count_of(f, ru_group(f, u), entry_ruh(e))->valid--;
     if (r->state == RU_CLOSED) {
-        heap_up(f, &f->grp[ru_group(f, u)], r->heap_pos);
+        ftl_heap_key_fell(&f->grp[ru_group(f, u)].heap, u);
     }
 }
 
@@ -792,22 +710,12 @@ static uint64_t place_page(FdpFtl *f, uint32_t rg, uint32_t *slot, uint32_t ruh,
     return ppn;
 }
 
-/* Programs the planes in mask at a's chip, block and page: one operation. */
-static uint64_t program(FdpFtl *f, const NandAddr *a, uint32_t mask, uint64_t arrival_ns)
-{
-    uint64_t done = nand_op_planes(f->nand, NAND_OP_PROGRAM, a, mask, arrival_ns);
-
-    f->last_prog_ns = MAX(f->last_prog_ns, done);
-    f->st.nand_pages_written += __builtin_popcount(mask);
-    return done;
-}
-
 /* ---- garbage collection ---- */
 
 /* What collecting the group's best victim would gain, in pages (0: nothing, or none). */
 static uint64_t victim_gain(const FdpFtl *f, const FdpGroup *gr)
 {
-    return gr->heap_len ? f->ru_pages - f->ru[gr->heap[0]].vpc : 0;
+    return gr->heap.len ? f->ru_pages - f->ru[gr->heap.id[0]].vpc : 0;
 }
 
 /* The forced threshold: the pcent share, or what unopened RUs and GC need if more. */
@@ -827,7 +735,7 @@ static uint32_t forced_thres(const FdpFtl *f, const FdpGroup *gr)
 static bool gc_collect(FdpFtl *f, uint32_t rg, uint64_t now_ns, bool forced)
 {
     FdpGroup *gr = &f->grp[rg];
-    uint32_t u = heap_pop(f, gr);
+    uint32_t u = ftl_heap_pop(&gr->heap);
     FdpRu *r = &f->ru[u];
     uint64_t base = (uint64_t)u * f->ru_pages, moved = 0, first_lpn = 0;
     uint32_t first_ruh = 0;
@@ -847,7 +755,7 @@ static bool gc_collect(FdpFtl *f, uint32_t rg, uint64_t now_ns, bool forced)
         slot = dest_slot(f, rg, ruh, true);
         if (*slot == FDP_NONE && !gr->nfree) {
             r->state = RU_CLOSED;
-            heap_push(f, u);
+            ftl_heap_push(&gr->heap, u);
             return false;
         }
         ppn_to_addr(f, base + i, &a);
@@ -855,7 +763,7 @@ static bool gc_collect(FdpFtl *f, uint32_t rg, uint64_t now_ns, bool forced)
         f->chip_read_ns[i % f->k] = MAX(f->chip_read_ns[i % f->k], rd);
         ppn = place_page(f, rg, slot, ruh, true, lpn1 - 1, now_ns);
         ppn_to_addr(f, ppn, &a);
-        program(f, &a, 1u << a.pl, rd);
+        ftl_program(&f->progs, &a, 1u << a.pl, rd);
         count_of(f, rg, ruh)->moved++;
         f->st.gc_pages_moved++;
         if (!moved++) {
@@ -974,28 +882,13 @@ static void host_begin(FdpFtl *f, uint64_t now_ns)
     expire_open(f, now_ns);
 }
 
-static uint64_t flush_pending(FdpFtl *f, uint64_t now_ns)
-{
-    uint64_t done = now_ns;
-
-    for (uint64_t c = 0; c < nand_luns(&f->cfg.geo); c++) {
-        FdpPending *p = &f->pend[c];
-        if (p->mask) {
-            uint64_t t = program(f, &p->a, p->mask, now_ns);    /* not in MAX(): once */
-            done = MAX(done, t);
-            p->mask = 0;
-        }
-    }
-    return done;
-}
-
 /* Group g can take the handle's next page now (after whatever forced GC it needs). */
 static bool group_takes(FdpFtl *f, uint32_t g, uint32_t ruh, uint64_t now_ns, uint64_t *done)
 {
     FdpGroup *gr = &f->grp[g];
 
     if (gr->nfree <= forced_thres(f, gr) && victim_gain(f, gr)) {
-        uint64_t t = flush_pending(f, now_ns);      /* the pages before go first */
+        uint64_t t = ftl_program_flush(&f->progs, now_ns);  /* the pages before go first */
         *done = MAX(*done, t);
         gc_forced(f, g, now_ns);
     }
@@ -1033,7 +926,8 @@ static uint32_t pick_group(FdpFtl *f, uint32_t rg, uint32_t ruh, uint64_t now_ns
 
 /*
  * Pages of one request on one chip, block and page index on several planes are programmed
- * together (multi-plane), as the blackbox FTL does; a chip's programs keep page order.
+ * together (multi-plane, ftl_program_gather), as the blackbox FTL does; a chip's programs
+ * keep page order.
  */
 uint64_t fdp_ftl_write(FdpFtl *f, uint64_t lpn, uint64_t npages, uint32_t rg, uint32_t ruh,
                        uint64_t now_ns)
@@ -1045,8 +939,7 @@ uint64_t fdp_ftl_write(FdpFtl *f, uint64_t lpn, uint64_t npages, uint32_t rg, ui
     host_begin(f, now_ns);
     for (uint64_t i = 0; i < npages; i++) {
         uint32_t g = pick_group(f, rg, ruh, now_ns, &done);
-        uint64_t ppn;
-        FdpPending *p;
+        uint64_t ppn, t;
         NandAddr a;
         if (g == FDP_NONE) {
             g_warning("fdp: no reclaim group can take a page; the configuration check "
@@ -1062,25 +955,16 @@ uint64_t fdp_ftl_write(FdpFtl *f, uint64_t lpn, uint64_t npages, uint32_t rg, ui
             f->grp[g].pages_redirected++;
         }
         f->grp[g].dirty = true;
-        p = &f->pend[nand_lun_index(f->nand, &a)];
-        if (p->mask && (p->a.blk != a.blk || p->a.pg != a.pg || (p->mask >> a.pl) & 1)) {
-            uint64_t t = program(f, &p->a, p->mask, now_ns);
-            done = MAX(done, t);
-            p->mask = 0;
-        }
-        if (!p->mask) {
-            p->a = a;
-        }
-        p->mask |= 1u << a.pl;
+        t = ftl_program_gather(&f->progs, &a, now_ns);
+        done = MAX(done, t);
     }
-    last = flush_pending(f, now_ns);
+    last = ftl_program_flush(&f->progs, now_ns);
     stats_save(f);
     return MAX(done, last);
 }
 
 uint64_t fdp_ftl_read(FdpFtl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
 {
-    const NandGeometry *g = &f->cfg.geo;
     uint64_t done = now_ns;
     NandAddr a;
 
@@ -1092,9 +976,7 @@ uint64_t fdp_ftl_read(FdpFtl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
             ppn_to_addr(f, entry_ppn(e), &a);
         } else {
             /* a mapping-table answer still costs a page read: the chip lpn stripes to */
-            uint64_t chip = (lpn + i) % nand_luns(g);
-            a = (NandAddr){ .ch = chip % g->nchs, .lun = chip / g->nchs,
-                            .blk = f->cfg.first_block };
+            a = ftl_unmapped_addr(&f->cfg.geo, f->cfg.first_block, lpn + i);
             f->st.unmapped_pages_read++;
         }
         t = nand_op(f->nand, NAND_OP_READ, &a, now_ns);
@@ -1210,9 +1092,10 @@ static void reset_state(FdpFtl *f)
     memset(&f->st, 0, sizeof(f->st));
     for (uint32_t g = 0; g < f->cfg.nrg; g++) {
         FdpGroup *gr = &f->grp[g];
-        uint32_t *heap = gr->heap;
+        FtlHeap heap = gr->heap;
         memset(gr, 0, sizeof(*gr));
         gr->heap = heap;
+        gr->heap.len = 0;
         gr->free_head = gr->free_tail = gr->gc_ii = FDP_NONE;
     }
     for (uint32_t u = 0; u < nru; u++) {
@@ -1231,20 +1114,9 @@ FdpFtl *fdp_ftl_new(const FdpFtlConfig *c, char **err)
     NandModel *nand;
     uint64_t nslots = (uint64_t)c->nrg * c->nruh, share, cap;
 
-    if (!fdp_ftl_config_check(c, err)) {
-        return NULL;
-    }
-    if (c->shared_nand) {
-        const NandGeometry *s = &c->shared_nand->geo;
-        if (s->nchs != c->geo.nchs || s->luns_per_ch != c->geo.luns_per_ch ||
-            s->pls_per_lun != c->geo.pls_per_lun || s->pgs_per_blk != c->geo.pgs_per_blk ||
-            nand_page_bytes(s) != nand_page_bytes(&c->geo) ||
-            s->blks_per_pl < c->first_block + c->geo.blks_per_pl) {
-            *err = g_strdup("the FDP FTL's geometry does not fit the shared flash");
-            return NULL;
-        }
-        nand = c->shared_nand;
-    } else if (!(nand = nand_model_new(&c->geo, &c->tm, err))) {
+    if (!fdp_ftl_config_check(c, err) ||
+        !(nand = ftl_nand_get(&c->geo, &c->tm, c->shared_nand, c->first_block, "FDP FTL",
+                              err))) {
         return NULL;
     }
     f = g_new0(FdpFtl, 1);
@@ -1253,8 +1125,8 @@ FdpFtl *fdp_ftl_new(const FdpFtlConfig *c, char **err)
     f->k = nand_luns(&c->geo) / c->nrg;
     f->nrus = c->geo.blks_per_pl;
     f->ngc = gc_rus(c);
-    f->forced_pcent = thres_rus(f->nrus, c->gc_thres_pcent_high);
-    f->bg_pcent = thres_rus(f->nrus, c->gc_thres_pcent);
+    f->forced_pcent = ftl_gc_thres(f->nrus, c->gc_thres_pcent_high);
+    f->bg_pcent = ftl_gc_thres(f->nrus, c->gc_thres_pcent);
     f->ru_pages = ru_pages_of(c);
     f->total_pages = (uint64_t)c->nrg * f->nrus * f->ru_pages;
     /* a group's fair share of the data, plus half of what it can hold beyond that */
@@ -1276,14 +1148,15 @@ FdpFtl *fdp_ftl_new(const FdpFtlConfig *c, char **err)
     }
     f->ru = g_new0(FdpRu, (uint64_t)c->nrg * f->nrus);
     f->grp = g_new0(FdpGroup, c->nrg);
+    f->heap_pos = g_new0(uint32_t, (uint64_t)c->nrg * f->nrus);
     for (uint32_t g = 0; g < c->nrg; g++) {
-        f->grp[g].heap = g_new0(uint32_t, f->nrus);
+        ftl_heap_init(&f->grp[g].heap, f->nrus, f->heap_pos, ru_less, f);
     }
     f->host_ru = g_new(uint32_t, nslots);
     f->pi_gc_ru = g_new(uint32_t, nslots);
     f->cnt = g_new0(FdpRuhCount, nslots);
     f->chip_read_ns = g_new0(uint64_t, f->k);
-    f->pend = g_new0(FdpPending, nand_luns(&c->geo));
+    ftl_progs_init(&f->progs, nand, &f->last_prog_ns, &f->st.nand_pages_written);
     f->rec_scratch = g_new0(uint64_t, 5 + 2 * c->nruh);
     reset_state(f);
     return f;
@@ -1304,15 +1177,16 @@ void fdp_ftl_free(FdpFtl *f)
     g_free(f->ru);
     if (f->grp) {
         for (uint32_t g = 0; g < f->cfg.nrg; g++) {
-            g_free(f->grp[g].heap);
+            ftl_heap_destroy(&f->grp[g].heap);
         }
     }
     g_free(f->grp);
+    g_free(f->heap_pos);
     g_free(f->host_ru);
     g_free(f->pi_gc_ru);
     g_free(f->cnt);
     g_free(f->chip_read_ns);
-    g_free(f->pend);
+    ftl_progs_destroy(&f->progs);
     g_free(f->rec_scratch);
     g_free(f);
 }
@@ -1564,7 +1438,7 @@ static void load(FdpFtl *f)
     for (uint32_t u = 0; u < nru; u++) {
         FdpRu *r = &f->ru[u];
         if (r->state == RU_CLOSED) {
-            heap_push(f, u);
+            ftl_heap_push(&f->grp[ru_group(f, u)].heap, u);
         }
         if (r->state != RU_FREE && ru_owner(r) != FDP_NO_RUH) {
             count_of(f, ru_group(f, u), r->ruh)->rus++;
@@ -1689,10 +1563,7 @@ void fdp_ftl_rg_stats(const FdpFtl *f, uint32_t rg, FdpRgStats *out)
 
 double fdp_ftl_waf(const FdpFtl *f)
 {
-    if (!f->st.host_pages_written) {
-        return 1.0;
-    }
-    return (double)f->st.nand_pages_written / (double)f->st.host_pages_written;
+    return ftl_waf_of(f->st.nand_pages_written, f->st.host_pages_written);
 }
 
 double fdp_ftl_ruh_waf(const FdpFtl *f, uint32_t ruh)
@@ -1700,10 +1571,7 @@ double fdp_ftl_ruh_waf(const FdpFtl *f, uint32_t ruh)
     FdpRuhStats s;
 
     fdp_ftl_ruh_stats(f, ruh, &s);
-    if (!s.host_pages_written) {
-        return 1.0;
-    }
-    return (double)(s.host_pages_written + s.gc_pages_moved) / (double)s.host_pages_written;
+    return ftl_waf_of(s.host_pages_written + s.gc_pages_moved, s.host_pages_written);
 }
 
 NandModel *fdp_ftl_nand(FdpFtl *f)
@@ -1823,7 +1691,7 @@ bool fdp_ftl_check_consistency(const FdpFtl *f, char **err)
         }
         if (r->state == RU_CLOSED) {
             const FdpGroup *gr = &f->grp[ru_group(f, u)];
-            if (r->heap_pos >= gr->heap_len || gr->heap[r->heap_pos] != u) {
+            if (!ftl_heap_holds(&gr->heap, u)) {
                 FAIL("closed RU %u of group %u is not in the victim heap", u % f->nrus,
                      ru_group(f, u));
             }
@@ -1867,16 +1735,15 @@ bool fdp_ftl_check_consistency(const FdpFtl *f, char **err)
             FAIL("group %u counts %" G_GUINT64_FORMAT " valid pages, has %" G_GUINT64_FORMAT,
                  g, gr->valid, gvalid);
         }
-        if (last != gr->free_tail || nfree != gr->nfree || nclosed != gr->heap_len ||
+        if (last != gr->free_tail || nfree != gr->nfree || nclosed != gr->heap.len ||
             nopen_host != gr->open_host || nopen_gc != gr->open_gc) {
             FAIL("group %u's counts disagree: %u free (counted %u), %u closed (heap %u), "
                  "%u/%u open host/GC RUs (counted %u/%u)", g, nfree, gr->nfree, nclosed,
-                 gr->heap_len, nopen_host, nopen_gc, gr->open_host, gr->open_gc);
+                 gr->heap.len, nopen_host, nopen_gc, gr->open_host, gr->open_gc);
         }
-        for (uint32_t i = 1; i < gr->heap_len; i++) {
-            if (heap_less(f, gr, i, (i - 1) / 2)) {
-                FAIL("group %u's victim heap is out of order at %u", g, i);
-            }
+        if (ftl_heap_disorder(&gr->heap)) {
+            FAIL("group %u's victim heap is out of order at %u", g,
+                 ftl_heap_disorder(&gr->heap));
         }
         for (uint32_t h = 0; h < f->cfg.nruh; h++) {
             const FdpRuhCount *c = &f->cnt[(uint64_t)g * f->cfg.nruh + h];

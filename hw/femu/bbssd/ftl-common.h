@@ -1,0 +1,114 @@
+/*
+ * What the page-level FTLs share: the blackbox FTL (ftl.c) and the Flexible Data Placement
+ * FTL (fdp/fdp-ftl.c) check their common fields, set GC thresholds, take their flash, cost
+ * an unmapped read, program a write's pages, reckon WAF and pick GC victims with the same
+ * code, so that the two behave and time alike wherever their models agree.
+ *
+ * QEMU-free. SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef FEMU_BBSSD_FTL_COMMON_H
+#define FEMU_BBSSD_FTL_COMMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../nand/nand.h"
+
+/* ---- configuration ---- */
+
+/* Geometry, timing, GC thresholds (1..99, high >= low) and a non-empty exposed capacity. */
+bool ftl_check_common(const NandGeometry *g, const NandTiming *tm, uint64_t exposed_pages,
+                      uint32_t gc_thres_pcent, uint32_t gc_thres_pcent_high, char **err);
+/* FEMU's rule: GC is due when free units (lines, RUs) fall to (100 - pcent)% of n. */
+uint32_t ftl_gc_thres(uint32_t n, uint32_t pcent);
+/*
+ * The lowest gc_thres_pcent_high from pcent_high on whose forced threshold (the larger of
+ * ftl_gc_thres and reserve) stays below spare: pcent_high itself when it does, 100 when no
+ * value does. At or above spare, forced GC could never catch up and would run on every
+ * write.
+ */
+uint32_t ftl_pcent_high_min(uint32_t n, uint32_t pcent_high, uint32_t reserve,
+                            uint64_t spare);
+/*
+ * The flash an FTL of geometry g works on: shared when given (its blocks from first_block
+ * on), else a new model of g and tm. NULL and *err, naming the FTL by who, when shared
+ * does not fit g or the model cannot be made.
+ */
+NandModel *ftl_nand_get(const NandGeometry *g, const NandTiming *tm, NandModel *shared,
+                        uint32_t first_block, const char *who, char **err);
+
+/* ---- host reads ---- */
+
+/*
+ * Where a read of a never-written (or deallocated) lpn goes: the chip the page would stripe
+ * to, lpn modulo chips (see ftl.h), first block and page.
+ */
+NandAddr ftl_unmapped_addr(const NandGeometry *g, uint32_t first_block, uint64_t lpn);
+
+/* ---- programs ---- */
+
+/* A chip's program not booked yet: pages of one row on several planes. */
+typedef struct FtlPending {
+    NandAddr a;
+    uint32_t mask;          /* planes; 0: nothing gathered */
+} FtlPending;
+
+/*
+ * An FTL's programs: booked on its flash and counted in its own fields. A host write's
+ * pages are gathered per chip: pages of one chip, block and page index on different planes
+ * are programmed together (multi-plane), and a chip's programs keep the order of its pages.
+ */
+typedef struct FtlProgs {
+    NandModel *nand;
+    uint64_t *last_ns;      /* the owner's latest program completion (flush waits for it) */
+    uint64_t *pages;        /* the owner's count of NAND pages written */
+    uint64_t nluns;
+    FtlPending *pend;       /* per chip (nand_lun_index) */
+} FtlProgs;
+
+void ftl_progs_init(FtlProgs *p, NandModel *nand, uint64_t *last_ns, uint64_t *pages);
+void ftl_progs_destroy(FtlProgs *p);
+/* Programs the planes in mask at a's chip, block and page: one operation. */
+uint64_t ftl_program(FtlProgs *p, const NandAddr *a, uint32_t mask, uint64_t arrival_ns);
+/*
+ * Gathers the page at a into its chip's program; first books what the chip gathered when
+ * the page cannot join it. Returns that booking's completion, else arrival_ns.
+ */
+uint64_t ftl_program_gather(FtlProgs *p, const NandAddr *a, uint64_t arrival_ns);
+/* Books every chip's gathered program; the latest completion, at least arrival_ns. */
+uint64_t ftl_program_flush(FtlProgs *p, uint64_t arrival_ns);
+
+/* Write amplification: NAND pages written / host pages written (1.0 before any write). */
+double ftl_waf_of(uint64_t nand_pages, uint64_t host_pages);
+
+/* ---- victim heap ---- */
+
+/* The caller's order of ids: is a's victim better than b's? */
+typedef bool FtlHeapLessFn(const void *ctx, uint32_t a, uint32_t b);
+
+/*
+ * A binary min-heap of ids (lines, RUs), the greedy victim on top. pos[id] is id's index
+ * while it is in the heap, so an id whose key fell moves up in O(log n); heaps of disjoint
+ * ids may share one pos array.
+ */
+typedef struct FtlHeap {
+    uint32_t *id;
+    uint32_t len;
+    uint32_t *pos;
+    FtlHeapLessFn *less;
+    const void *ctx;
+} FtlHeap;
+
+/* An empty heap of room for cap ids, positions in pos (the caller's). */
+void ftl_heap_init(FtlHeap *h, uint32_t cap, uint32_t *pos, FtlHeapLessFn *less,
+                   const void *ctx);
+void ftl_heap_destroy(FtlHeap *h);
+void ftl_heap_push(FtlHeap *h, uint32_t id);
+uint32_t ftl_heap_pop(FtlHeap *h);
+/* id, in the heap, has a lower key than before: restores the order. */
+void ftl_heap_key_fell(FtlHeap *h, uint32_t id);
+bool ftl_heap_holds(const FtlHeap *h, uint32_t id);
+/* For consistency checks: the first index out of order, 0 if none. */
+uint32_t ftl_heap_disorder(const FtlHeap *h);
+
+#endif
