@@ -1,6 +1,6 @@
 /*
  * QEMU's generic fuzzer targets for the femu device, one per mode: generic-fuzz-femu-nossd,
- * -blackbox, -zns, -whitebox and -mixed; and -zns-powercut, whose drive loses power.
+ * -blackbox, -zns, -whitebox, -fdp and -mixed; and -zns-powercut, whose drive loses power.
  * qemu/femu-graft.patch includes this file in tests/qtest/fuzz/generic_fuzz_configs.h;
  * tests/fuzz/ seeds and runs them.
  *
@@ -72,6 +72,17 @@ FEMU_FUZZ_TARGET(mixed,
     "-device femu,ns_types=nossd:blackbox:zns:ocssd,ns_sizes_mb=2:4:4:4,nchs=2,luns_per_ch=2,"
     "pgs_per_blk=16,op_pcent=25,zns_zone_size_mb=1,sra=on," FEMU_FUZZ_CTRL)
 
+/*
+ * Flexible Data Placement: two fdp namespaces in endurance group 1 sharing 3 handles (the
+ * middle one Persistently Isolated) over 2 reclaim groups (16-page blocks: 128 KiB RUs),
+ * namespace 1 placing through handles 0 and 1, namespace 2 through 1 and 2; RUs open
+ * longer than 1 s of virtual time are closed (a dozen clock steps of idle ticks).
+ */
+FEMU_FUZZ_TARGET(fdp,
+    "-device femu,ns_types=fdp:fdp,devsz_mb=4,nchs=2,luns_per_ch=2,pgs_per_blk=16,"
+    "op_pcent=25,fdp_ruh_types=ii:pi:ii,fdp_nrg=2,fdp_erutl_s=1,fdp_ns_ruhs=0.1/1.2,"
+    FEMU_FUZZ_CTRL)
+
 /* Entries of generic_fuzz_configs.h's predefined_configs[]. */
 #define FEMU_FUZZ_CONFIGS \
     { .name = "femu-nossd", .argfunc = femu_fuzz_nossd_args, .objects = "femu*" }, \
@@ -80,6 +91,7 @@ FEMU_FUZZ_TARGET(mixed,
     { .name = "femu-zns-powercut", .argfunc = femu_fuzz_zns_powercut_args, \
       .objects = "femu*" }, \
     { .name = "femu-whitebox", .argfunc = femu_fuzz_whitebox_args, .objects = "femu*" }, \
-    { .name = "femu-mixed", .argfunc = femu_fuzz_mixed_args, .objects = "femu*" },
+    { .name = "femu-mixed", .argfunc = femu_fuzz_mixed_args, .objects = "femu*" }, \
+    { .name = "femu-fdp", .argfunc = femu_fuzz_fdp_args, .objects = "femu*" },
 
 #endif

@@ -3,7 +3,10 @@
 in the fuzzing build, with femu's trace events on (FEMU_FUZZ_EXTRA_ARGS, read by
 hw/femu/fuzz-targets.h); per mode it prints the controller enables, the queues created,
 and per opcode how many commands were submitted and how many completed with success, and
-fails when a mode's expected opcodes did not all succeed at least once.
+fails when a mode's expected opcodes did not all succeed at least once. For fdp, also per
+log page (LID) and feature (FID) of the endurance group: Get Log Page 09h, 20h-23h and
+Get/Set Features 1Dh, 1Eh must each have been answered, with success (Set 1Dh, which the
+contract refuses while the group has namespaces: with Command Sequence Error).
 With --coverage it also prints the hw/femu functions the seeds covered (libFuzzer's
 -print_coverage), by source file.
 
@@ -22,21 +25,29 @@ import fuzzlog
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-MODES = ["nossd", "blackbox", "zns", "whitebox", "mixed", "zns-powercut"]
+MODES = ["nossd", "blackbox", "zns", "whitebox", "mixed", "zns-powercut", "fdp"]
 
 ADMIN = {0x00: "delete-sq", 0x01: "create-sq", 0x02: "get-log", 0x04: "delete-cq",
          0x05: "create-cq", 0x06: "identify", 0x08: "abort", 0x09: "set-features",
          0x0A: "get-features", 0x0C: "aer", 0x7C: "dbbuf-config", 0xCF: "oc-inject",
-         0xE2: "oc-geometry"}
+         0xE2: "oc-geometry", 0x19: "directive-send", 0x1A: "directive-recv"}
 IO = {0x00: "flush", 0x01: "write", 0x02: "read", 0x05: "compare", 0x08: "write-zeroes",
       0x09: "dsm", 0x79: "zone-send", 0x7A: "zone-recv", 0x7D: "zone-append",
-      0x90: "vector-reset", 0x91: "vector-write", 0x92: "vector-read", 0x93: "vector-copy"}
+      0x90: "vector-reset", 0x91: "vector-write", 0x92: "vector-read", 0x93: "vector-copy",
+      0x12: "io-mgmt-recv", 0x1D: "io-mgmt-send"}
 NVM = {"flush", "write", "read", "compare", "write-zeroes", "dsm"}
 ADMIN_ALL = {"delete-sq", "create-sq", "get-log", "delete-cq", "create-cq", "identify",
              "abort", "set-features", "get-features", "aer", "dbbuf-config"}
 ZONED = {"zone-send", "zone-recv", "zone-append"}
 OCSSD = {"vector-reset", "vector-write", "vector-read", "vector-copy"}
 OC_ADMIN = {"oc-geometry", "oc-inject"}
+FDP = {"directive-send", "directive-recv", "io-mgmt-recv", "io-mgmt-send"}
+# the endurance group's log pages and features: (command, LID or FID) -> the status expected
+# at least once (0: success; Set Features FDP is refused while the group has namespaces)
+FDP_PAGES = {("get-log", 0x09): 0, ("get-log", 0x20): 0, ("get-log", 0x21): 0,
+             ("get-log", 0x22): 0, ("get-log", 0x23): 0,
+             ("get-features", 0x1D): 0, ("get-features", 0x1E): 0,
+             ("set-features", 0x1D): 0x0C, ("set-features", 0x1E): 0}
 EXPECTED = {
     "nossd": ADMIN_ALL | NVM,
     "blackbox": ADMIN_ALL | NVM,
@@ -46,11 +57,18 @@ EXPECTED = {
     # a power cut 100 ms into each seed ends most of them early
     "zns-powercut": {"create-sq", "create-cq", "identify", "get-features", "write",
                      "zone-append", "zone-send", "zone-recv", "power-cut", "power-on"},
+    "fdp": ADMIN_ALL | NVM | FDP,
 }
+PAGES = {"fdp": FDP_PAGES}
 TRACES = ["femu_enabled", "femu_sq_create", "femu_cq_create", "femu_submit",
-          "femu_complete", "femu_aer_complete", "femu_power_cut", "femu_plp_power_on"]
+          "femu_complete", "femu_aer_complete", "femu_power_cut", "femu_plp_power_on",
+          "femu_get_log", "femu_get_feature", "femu_set_feature"]
 SUBMIT = re.compile(r"femu_submit sq (\d+) cid (\d+) opcode 0x([0-9a-f]+)")
 COMPLETE = re.compile(r"femu_complete sq (\d+) cid (\d+) status 0x([0-9a-f]+)")
+# an admin command runs as it is taken from the SQ: its LID or FID trace comes between its
+# femu_submit and the next one
+PAGE = re.compile(r"femu_(get_log|get_feature|set_feature) (?:lid|fid) 0x([0-9a-f]+)")
+PAGE_CMD = {"get_log": "get-log", "get_feature": "get-features", "set_feature": "set-features"}
 
 
 def run_seeds(fuzzer, mode, seeds, coverage=False):
@@ -74,7 +92,8 @@ def run_seeds(fuzzer, mode, seeds, coverage=False):
 
 def summarize(mode, log):
     submitted, succeeded = collections.Counter(), collections.Counter()
-    pending = {}
+    pending, page_of, last_admin = {}, {}, None
+    pages = collections.defaultdict(collections.Counter)    # (command, LID/FID) -> statuses
     for line in log.splitlines():
         m = SUBMIT.search(line)
         if m:
@@ -82,13 +101,23 @@ def summarize(mode, log):
             name = (IO if sq else ADMIN).get(opc, "%s-0x%02x" % ("io" if sq else "admin", opc))
             submitted[name] += 1
             pending[(sq, cid)] = name
+            if not sq:
+                last_admin = (sq, cid)
+                page_of.pop(last_admin, None)
+            continue
+        m = PAGE.search(line)
+        if m and last_admin:
+            page_of[last_admin] = (PAGE_CMD[m.group(1)], int(m.group(2), 16))
             continue
         m = COMPLETE.search(line)
         if m:
             # a burst repeats one command (and its CID): the last one submitted counts
-            name = pending.get((int(m.group(1)), int(m.group(2))))
-            if name and int(m.group(3), 16) == 0:
+            key = (int(m.group(1)), int(m.group(2)))
+            name, status = pending.get(key), int(m.group(3), 16)
+            if name and status == 0:
                 succeeded[name] += 1
+            if key in page_of:
+                pages[page_of.pop(key)][status & 0x7FF] += 1    # SCT and SC, without DNR
     # power events count as succeeded "commands" of their own
     succeeded["power-cut"] = log.count("femu_power_cut ")
     succeeded["power-on"] = log.count("femu_plp_power_on ")
@@ -100,6 +129,13 @@ def summarize(mode, log):
     missing = sorted(EXPECTED[mode] - {n for n in succeeded if succeeded[n]})
     if missing:
         print("   NEVER SUCCEEDED: %s" % ", ".join(missing))
+    for (what, ident), want in sorted(PAGES.get(mode, {}).items()):
+        got = pages.get((what, ident), {})
+        print("   %-14s %02xh %5d answered %5d with status 0x%x%s" % (
+            what, ident, sum(got.values()), got.get(want, 0), want,
+            "" if got.get(want) else "   NEVER"))
+        if not got.get(want):
+            missing.append("%s %02xh" % (what, ident))
     return not missing
 
 

@@ -11,8 +11,8 @@ for the flash model complete (dataplane=main-loop runs on the virtual clock).
 
     tests/fuzz/make-seeds.py OUTDIR [MODE...]     writes OUTDIR/MODE/NAME per seed
 
-Modes: nossd blackbox zns whitebox mixed zns-powercut (all by default; zns-powercut takes
-the zns seeds); the device each assumes is the one of hw/femu/fuzz-targets.h.
+Modes: nossd blackbox zns whitebox mixed zns-powercut fdp (all by default; zns-powercut
+takes the zns seeds); the device each assumes is the one of hw/femu/fuzz-targets.h.
 """
 
 import argparse
@@ -45,6 +45,15 @@ REGS, MSIX_TABLE = 0, 1     # the device's MMIO regions, in address order
 # Open-Channel commands (FEMU's whitebox kind).
 ADM_OC_INJECT = 0xCF
 LOG_MEDIA_STATS = 0xCA
+
+# Flexible Data Placement (the fdp kind; /work/fdp-spec.md, README "Flexible Data Placement")
+ADM_DIRECTIVE_SEND, ADM_DIRECTIVE_RECV = 0x19, 0x1A
+IO_MGMT_RECV, IO_MGMT_SEND = 0x12, 0x1D
+LOG_ENDGRP, LOG_FDP_CONFS, LOG_FDP_RUH_USAGE, LOG_FDP_STATS, LOG_FDP_EVENTS = \
+    0x09, 0x20, 0x21, 0x22, 0x23
+FEAT_FDP, FEAT_FDP_EVENTS = 0x1D, 0x1E
+FDP_EVENT_TYPES = bytes([0x00, 0x01, 0x02, 0x03, 0x80, 0x81])
+DTYPE_PLACEMENT = 2
 
 
 class Host:
@@ -394,6 +403,212 @@ def seeds_whitebox(nsid, chunk_lbas, ws_min):
     return out
 
 
+# ---- fdp ----
+# The fdp target: namespaces 1 and 2 (4096 LBAs of 512 bytes each) in endurance group 1,
+# handles ii:pi:ii in 2 reclaim groups (RGIF 1: PID = RG << 15 | PHNDL index), namespace 1
+# placing through RUH 0 and 1, namespace 2 through RUH 1 and 2, ERUTL 1 s.
+
+def fdp_pid(rg, phndl):
+    return rg << 15 | phndl
+
+
+FDP_VALID_PIDS = [fdp_pid(rg, ph) for rg in (0, 1) for ph in (0, 1)]
+FDP_INVALID_PIDS = [2, 0x7FFF, fdp_pid(1, 3)]       # handle indexes past the namespace's 2
+
+
+def fdp_log(lid, numd=1024, lsp=0, rae=1, lsi=1, off=0, nsid=0xFFFFFFFF):
+    """Get Log Page of the endurance group (LSI in CDW11[31:16]) into DATA, two pages."""
+    return cmd(nvme.ADM_GET_LOG_PAGE, nsid=nsid, prp1=DATA, prp2=DATA + 4096,
+               cdw10=((numd - 1) & 0xFFFF) << 16 | rae << 15 | lsp << 8 | lid,
+               cdw11=lsi << 16 | (numd - 1) >> 16, cdw12=off & 0xFFFFFFFF, cdw13=off >> 32)
+
+
+def fdp_events(h, host, rae=1):
+    """Reads the FDP Events log: LSP bit 0 set, host events; clear, controller events."""
+    h.admin(fdp_log(LOG_FDP_EVENTS, lsp=1 if host else 0, rae=rae))
+
+
+def placed(nsid, slba, nlb, pid, dtype=DTYPE_PLACEMENT):
+    """A Write with the Data Placement directive: DTYPE in CDW12[23:20], DSPEC (the
+    placement identifier) in CDW13[31:16]."""
+    return rw(nvme.IO_WRITE, nsid, slba, nlb, cdw12=dtype << 20, cdw13=pid << 16)
+
+
+def ruh_status(nsid, numd=1024, mo=1):
+    """I/O Management Receive, Reclaim Unit Handle Status (MO 1), NUMD 0-based in CDW11."""
+    return cmd(IO_MGMT_RECV, nsid=nsid, prp1=DATA, prp2=DATA + 4096, cdw10=mo,
+               cdw11=numd - 1)
+
+
+def ruh_update(h, nsid, pids, mo=1, steps=3):
+    """I/O Management Send, Reclaim Unit Handle Update (MO 1): MOS = number of PIDs - 1,
+    the PIDs (u16 each) read from DATA."""
+    h.io(cmd(IO_MGMT_SEND, nsid=nsid, prp1=DATA, cdw10=(len(pids) - 1) << 16 | mo),
+         [struct.pack("<%dH" % len(pids), *pids)], steps)
+
+
+def fdp_event_feature(h, nsid, phndl, enable, types=FDP_EVENT_TYPES, save=0):
+    """Set Features FDP Events: CDW11 = NOET << 16 | PHNDL index, CDW12 bit 0 enable, the
+    event types (a byte each) read from DATA."""
+    h.admin(cmd(nvme.ADM_SET_FEATURES, nsid=nsid, prp1=DATA,
+                cdw10=save << 31 | FEAT_FDP_EVENTS, cdw11=len(types) << 16 | phndl,
+                cdw12=enable), [bytes(types)] if types else [])
+
+
+def seeds_fdp():
+    out = {}
+    # Identify (CTRATT, ENDGIDMAX, OACS; ENDGID of each namespace), every log page of the
+    # endurance group, and the refusals (another LSI, an offset past the log)
+    h = base()
+    for cns, nsid in [(1, 0), (0, 1), (0, 2)]:
+        h.admin(cmd(nvme.ADM_IDENTIFY, nsid=nsid, prp1=DATA, cdw10=cns))
+    for lid in (LOG_ENDGRP, LOG_FDP_CONFS, LOG_FDP_RUH_USAGE, LOG_FDP_STATS):
+        h.admin(fdp_log(lid))
+    fdp_events(h, host=True)
+    fdp_events(h, host=False)
+    h.admin(fdp_log(LOG_FDP_CONFS, numd=4, off=16))
+    h.admin(fdp_log(LOG_FDP_CONFS, nsid=1))
+    h.admin(fdp_log(LOG_FDP_CONFS, lsi=0))
+    h.admin(fdp_log(LOG_FDP_STATS, lsi=2))
+    h.admin(fdp_log(LOG_FDP_RUH_USAGE, off=8192))
+    h.admin(fdp_log(LOG_FDP_EVENTS, numd=16, lsp=1, off=64))
+    h.admin(fdp_log(nvme.LOG_CMD_EFFECTS))
+    out["fdp-logs"] = h
+    # Features FDP (1Dh: Get of each select, Set refused) and FDP Events (1Eh: per
+    # namespace and placement handle; disabled and enabled again, so the drive, which the
+    # fuzzer's resets do not restore, keeps every event enabled)
+    h = base()
+    for sel in (0, 1, 3):
+        h.admin(cmd(nvme.ADM_GET_FEATURES, cdw10=sel << 8 | FEAT_FDP, cdw11=1))
+    h.admin(cmd(nvme.ADM_GET_FEATURES, cdw10=FEAT_FDP, cdw11=0))
+    h.admin(cmd(nvme.ADM_SET_FEATURES, cdw10=FEAT_FDP, cdw11=1, cdw12=1))
+    h.admin(cmd(nvme.ADM_SET_FEATURES, cdw10=FEAT_FDP, cdw11=1, cdw12=1 << 8 | 1))
+    h.admin(cmd(nvme.ADM_SET_FEATURES, cdw10=FEAT_FDP, cdw11=2))
+    for nsid, phndl, sel in [(1, 0, 0), (1, 1, 1), (1, 1, 3), (2, 0, 0), (2, 1, 0),
+                             (1, 2, 0), (0xFFFFFFFF, 0, 0)]:
+        h.admin(cmd(nvme.ADM_GET_FEATURES, nsid=nsid, prp1=DATA,
+                    cdw10=sel << 8 | FEAT_FDP_EVENTS, cdw11=6 << 16 | phndl))
+    fdp_event_feature(h, 1, 1, 0)
+    h.admin(cmd(nvme.ADM_GET_FEATURES, nsid=1, prp1=DATA, cdw10=FEAT_FDP_EVENTS,
+                cdw11=6 << 16 | 1))
+    h.io(placed(1, 0, 8, fdp_pid(0, 1)), rw_patterns(4096))        # no events posted
+    ruh_update(h, 1, [fdp_pid(0, 1)])
+    fdp_event_feature(h, 1, 1, 1)
+    fdp_event_feature(h, 2, 1, 1, types=FDP_EVENT_TYPES[:3])
+    fdp_event_feature(h, 2, 0, 1, types=b"\x03\x55")               # 55h: no such type
+    fdp_event_feature(h, 1, 0, 1, save=1)                          # not saveable
+    fdp_event_feature(h, 1, 2, 1)                                  # no PHNDL 2
+    fdp_event_feature(h, 2, 0, 1, types=b"")
+    out["fdp-features"] = h
+    # Directive Receive (Identify, Return Parameters) and Send (Enable Directive: only the
+    # state Data Placement has), on each namespace, and the refusals
+    h = base()
+    for nsid in (1, 2):
+        h.admin(cmd(ADM_DIRECTIVE_RECV, nsid=nsid, prp1=DATA, cdw10=1023, cdw11=1))
+        h.admin(cmd(ADM_DIRECTIVE_SEND, nsid=nsid, cdw11=1, cdw12=DTYPE_PLACEMENT << 8 | 1))
+    for opc, nsid, dw11, dw12 in [(ADM_DIRECTIVE_SEND, 1, 1, DTYPE_PLACEMENT << 8),
+                                  (ADM_DIRECTIVE_SEND, 1, 1, 1 << 8 | 1),
+                                  (ADM_DIRECTIVE_RECV, 1, 2, 0),
+                                  (ADM_DIRECTIVE_RECV, 1, DTYPE_PLACEMENT << 8 | 1, 0),
+                                  (ADM_DIRECTIVE_RECV, 0xFFFFFFFF, 1, 0),
+                                  (ADM_DIRECTIVE_SEND, 7, 1, 0)]:
+        h.admin(cmd(opc, nsid=nsid, prp1=DATA, cdw10=1023, cdw11=dw11, cdw12=dw12))
+    out["fdp-directives"] = h
+    # Placed writes through every valid identifier of both namespaces, invalid identifiers
+    # (written with handle 0 in group 0, an Invalid Placement Identifier event each),
+    # another directive type (Invalid Field), writes without a directive (the groups in
+    # turn); reads back, Write Zeroes and Deallocate, then the host events and the status
+    # (one seed per namespace: libFuzzer's -max_len is 8192)
+    for nsid, base_lba in ((1, 0), (2, 512)):
+        h = base()
+        for i, pid in enumerate(FDP_VALID_PIDS):
+            h.io(placed(nsid, base_lba + 16 * i, 16, pid), rw_patterns(8192))
+        for i, pid in enumerate(FDP_INVALID_PIDS):
+            h.io(placed(nsid, base_lba + 128 + 8 * i, 8, pid), rw_patterns(4096))
+        h.io(placed(nsid, base_lba + 256, 8, 0, dtype=1), rw_patterns(4096))
+        h.io(rw(nvme.IO_WRITE, nsid, base_lba + 264, 8), rw_patterns(4096))
+        h.io(rw(nvme.IO_WRITE, nsid, base_lba + 272, 8), rw_patterns(4096))
+        h.io(rw(nvme.IO_READ, nsid, base_lba, 64), rw_patterns(32768))
+        h.io(placed(nsid, 4088, 16, fdp_pid(1, 1)), rw_patterns(8192))     # past the end
+        h.io(cmd(nvme.IO_WRITE_ZEROES, nsid=nsid, cdw10=base_lba + 16, cdw12=15))
+        h.io(cmd(nvme.IO_DSM, nsid=nsid, prp1=LIST, cdw11=4),
+             [struct.pack("<IIQ", 0, 16, base_lba + 32)])
+        h.io(ruh_status(nsid))
+        fdp_events(h, host=True)
+        h.admin(fdp_log(LOG_FDP_STATS))
+        out["fdp-placed-writes-ns%d" % nsid] = h
+    # Reclaim Unit Handle Status and Update: each handle partly written, updated (RU Not
+    # Fully Written events), the refusals (other MO, too long a transfer, more identifiers
+    # than handles, one invalid identifier refusing the list), then the events read with
+    # RAE clear (removed) and the handles' usage
+    h = base()
+    for nsid in (1, 2):
+        for i, pid in enumerate(FDP_VALID_PIDS):
+            h.io(placed(nsid, 1024 + 32 * i, 8, pid), rw_patterns(4096))
+    h.io(ruh_status(1))
+    h.io(ruh_status(2, numd=8))
+    h.io(ruh_status(1, mo=0))
+    h.io(ruh_status(1, mo=2))
+    h.io(ruh_status(1, numd=32768 // 4 + 1))
+    ruh_update(h, 1, [fdp_pid(0, 0), fdp_pid(1, 1)])
+    ruh_update(h, 2, [fdp_pid(0, 0), fdp_pid(0, 1), fdp_pid(1, 0)])
+    ruh_update(h, 1, [fdp_pid(0, 0)] * 4)                          # more than MAXPIDS + 1
+    ruh_update(h, 2, [fdp_pid(1, 0), 5])                           # 5: invalid
+    ruh_update(h, 1, [0], mo=0)
+    ruh_update(h, 1, [0], mo=3)
+    h.io(ruh_status(1))
+    fdp_events(h, host=True, rae=0)
+    fdp_events(h, host=True)
+    h.admin(fdp_log(LOG_FDP_RUH_USAGE))
+    out["fdp-ruh-update"] = h
+    # The RU time limit: handles written, then more than ERUTL (1 s) of virtual time (128
+    # clock steps: the machine's other timers make some steps short) closes their RUs (RU
+    # Time Limit Exceeded)
+    h = base()
+    h.io(placed(1, 2048, 8, fdp_pid(0, 1)), rw_patterns(4096))
+    h.io(placed(2, 2048, 8, fdp_pid(1, 0)), rw_patterns(4096))
+    h.io(ruh_status(1))
+    for _ in range(128):
+        h.inp.clock_step()
+    h.io(ruh_status(1))
+    h.io(ruh_status(2))
+    fdp_events(h, host=True)
+    out["fdp-time-limit"] = h
+    # A controller reset with partly written RUs (Controller Level Reset Modified RUHs),
+    # then a normal shutdown with more (Implicitly Modified RUH, a controller event)
+    h = base()
+    for nsid in (1, 2):
+        for i, pid in enumerate(FDP_VALID_PIDS):
+            h.io(placed(nsid, 3072 + 16 * i, 8, pid), rw_patterns(4096))
+    h.disable()
+    h.enable()
+    h.create_queues()
+    fdp_events(h, host=True)
+    h.io(placed(1, 3200, 8, fdp_pid(1, 0)), rw_patterns(4096))
+    h.io(placed(2, 3200, 8, fdp_pid(0, 1)), rw_patterns(4096))
+    h.reg(nvme.REG_CC, nvme.CC_EN | nvme.CC_IOSQES | nvme.CC_IOCQES | h.css << 4
+          | nvme.CC_SHN_NORMAL)
+    h.disable()
+    h.enable()
+    fdp_events(h, host=False)
+    h.admin(fdp_log(LOG_FDP_STATS))
+    out["fdp-reset-shutdown"] = h
+    # Garbage collection in each reclaim group: rounds of 15 placed writes of 2 pages (one
+    # command repeated, as seed_burst does) on other LBAs each, so that every RU of 32
+    # pages keeps a round's last write and the victims hold valid data to move (Media
+    # Reallocated, a controller event); the namespaces in turn, through PHNDL index rg:
+    # in group 0 RUH 0 (ii) and RUH 1 (pi), in group 1 RUH 1 (pi) and RUH 2 (ii); 32 rounds
+    # fill a group's 28 RUs and make it collect
+    for rg in (0, 1):
+        h = base()
+        for r in range(32):
+            h.io(placed(1 + r % 2, 1024 + 16 * r, 16, fdp_pid(rg, rg)), (), steps=15, count=15)
+        fdp_events(h, host=False)
+        h.admin(fdp_log(LOG_FDP_STATS))
+        out["fdp-gc-rg%d" % rg] = h
+    return out
+
+
 def mode_seeds(mode):
     if mode == "nossd":
         s = seeds_common([1, 2])
@@ -418,6 +633,11 @@ def mode_seeds(mode):
         s["read-ahead"] = seed_sequential_reads(2, 64)
         s.update({k + "-ns3": v for k, v in seeds_zoned(3, 2048, 4).items()})
         s.update({k + "-ns4": v for k, v in seeds_whitebox(4, 128, 8).items()})
+    elif mode == "fdp":
+        s = seeds_common([1, 2])
+        s["nvm-io"] = seed_nvm_io(1, steps=4)
+        s["nvm-io-ns2"] = seed_nvm_io(2, 100, steps=4)
+        s.update(seeds_fdp())
     else:
         raise SystemExit("unknown mode %r (allowed: %s)" % (mode, " ".join(MODES)))
     return s
@@ -440,7 +660,7 @@ def seed_sequential_reads(nsid, slba):
     return h
 
 
-MODES = ["nossd", "blackbox", "zns", "whitebox", "mixed", "zns-powercut"]
+MODES = ["nossd", "blackbox", "zns", "whitebox", "mixed", "zns-powercut", "fdp"]
 
 
 def main():
