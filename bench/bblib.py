@@ -25,19 +25,19 @@ REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = REPO / "femu-scripts"
 RESULTS = REPO / "bench" / "results"
 
-# bash in the guest: the block device of the controller with serial $1
+# bash in the guest: dev_of SERIAL [NSID], the block device of namespace NSID (default 1)
+# of the controller with serial SERIAL (nsdev: the kernel numbers namespaces' devices in
+# the order their scan ends). Zoned namespaces keep the kernel's "none" scheduler; since
+# Linux 6.10 the block layer has one write per zone in flight at a time (zone write
+# plugging) whatever the scheduler, so zoned writes at a queue depth above 1 no longer
+# keep several writes of one zone at the device.
 GUEST_PRELUDE = r"""
-# The guest gives zoned namespaces mq-deadline at boot (one write per zone at a time); the
-# benchmarks measure the device with several writes of a zone in flight, as they always
-# have, so they put the kernel's "none" back (were a write to reach the drive out of
-# order, it would fail and fio would stop the run with an error).
-for q in /sys/block/nvme*n*/queue; do
-  [ "$(cat $q/zoned 2>/dev/null)" = host-managed ] && echo none > $q/scheduler; done
 dev_of() { local d; for d in /sys/class/nvme/nvme*; do
-  [ "$(tr -d ' ' <$d/serial)" = "$1" ] && { echo /dev/$(basename $d)n1; return; }; done
+  [ "$(tr -d ' ' <$d/serial)" = "$1" ] && { nsdev "${2:-1}" "$(basename $d)"; return; }; done
   echo "no controller with serial $1" >&2; return 1; }
-# text padded to 4 KiB; the echo keeps a marker that follows on a line of its own
-vendor_log() { nvme get-log "${1%n1}" --log-id=0xca --log-len=65536 --raw-binary |
+# text padded to 4 KiB, read in one command (see tests/vendorlog.py); the echo keeps a
+# marker that follows on a line of its own
+vendor_log() { nvme get-log "${1%n*}" --log-id=0xca --log-len=65536 --xfer-len=65536 --raw-binary |
   tr -d '\0'; echo; }
 # one value of that page: vendor_value DEV NAME (the page is "name value" lines)
 vendor_value() { vendor_log "$1" | awk -v k="$2" '$1 == k { print $2 }'; }
@@ -46,7 +46,7 @@ vendor_value() { vendor_log "$1" | awk -v k="$2" '$1 == k { print $2 }'; }
 # GEO_TWRT GEO_TCRST (times in ns) GEO_SECSZ and prints them as one line "GEO TAG k=v ..."
 # (TAG: $2, e.g. the serial; default the device)
 oc_geometry() { local b
-  b=($(nvme admin-passthru "${1%n1}" --opcode=0xe2 --namespace-id=1 --data-len=4096 \
+  b=($(nvme admin-passthru "${1%n*}" --opcode=0xe2 --namespace-id=1 --data-len=4096 \
        --read --raw-binary | od -An -v -tu1)) || return 1
   ((${#b[@]} == 4096 && b[0] == 2)) || { echo "$1: no OCSSD 2.0 geometry" >&2; return 1; }
   u16() { echo $((b[$1] | b[$1 + 1] << 8)); }

@@ -52,10 +52,10 @@ D=$(dev_of {warm_serial}) || exit 1
 mkfs.btrfs -f -O zoned -d single -m single $D >/dev/null 2>&1 || exit 1
 mkdir -p /mnt/db /mnt/wal; mount -t btrfs $D /mnt/db && umount /mnt/db || exit 1
 run() {{
-  local D; D=$(dev_of $1) || exit 1
+  local D W; D=$(dev_of $1) && W=$(dev_of $1 2) || exit 1
   mkfs.btrfs -f -O zoned -d single -m single $D >/dev/null 2>&1 || exit 1
-  mkfs.btrfs -f -O zoned -d single -m single ${{D%n1}}n2 >/dev/null 2>&1 || exit 1
-  mount -t btrfs $D /mnt/db && mount -t btrfs ${{D%n1}}n2 /mnt/wal || exit 1
+  mkfs.btrfs -f -O zoned -d single -m single $W >/dev/null 2>&1 || exit 1
+  mount -t btrfs $D /mnt/db && mount -t btrfs $W /mnt/wal || exit 1
   echo "@@stats $2-pre@@"
   echo "@@$2@@"
   {db_bench} --db=/mnt/db/r --wal_dir=/mnt/wal/r 2>&1 | grep -E '^(fillseq|overwrite) ' || exit 1

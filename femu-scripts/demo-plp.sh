@@ -110,7 +110,7 @@ for b in "A 8192 101" "C 16384 103" "D 0 104" "B 12288 102"; do
 	echo "RESULT_$1=$(plp-write check $d --lba $2 --nlb 8 --gen $3 | tail -1 | cut -d= -f2)"
 done
 echo "-- the device after power-up (vendor log 0xCA):"
-nvme get-log /dev/nvme0 --log-id=0xca --log-len=65536 --raw-binary 2>/dev/null | tr -d "\0" |
+nvme get-log /dev/nvme0 --log-id=0xca --log-len=65536 --xfer-len=65536 --raw-binary 2>/dev/null | tr -d "\0" |
 	grep -E "^plp_(spor|lost|loss_pages|power_losses)" || true'
 
 say "3. start QEMU again on the same file: what survived?"

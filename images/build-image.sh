@@ -1,7 +1,7 @@
 #!/bin/bash
 # Build the FEMU guest: OUTDIR/vmlinuz + OUTDIR/initramfs.cpio.gz (+ the
-# kernel's /lib/modules tree in OUTDIR/lib/modules), from Debian bookworm
-# packages (a few from a newer suite, see packages.txt).
+# kernel's /lib/modules tree in OUTDIR/lib/modules), from Debian trixie
+# packages (packages.txt may take some from another suite).
 # Usage: images/build-image.sh [OUTDIR]   (default build/image)
 #
 # .debs are fetched with `apt-get download` into
@@ -17,11 +17,15 @@ out=$(cd "$out" && pwd)
 femu_cache=${FEMU_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/femu}
 cache=$femu_cache/debs
 kernel_pkg=linux-image-cloud-amd64
+# The Debian release the whole guest comes from (programs, libraries and
+# kernel alike, so that they fit together); packages.txt may name another
+# for a package.
+suite=trixie
 
 say() { echo "build-image: $*" >&2; }
 die() { echo "build-image: error: $*" >&2; exit 1; }
 
-recipe_files=("$here/build-image.sh" "$here/init" "$here/packages.txt" "$here/modules.txt")
+recipe_files=("$here/build-image.sh" "$here/init" "$here/nsdev" "$here/packages.txt" "$here/modules.txt")
 # the guest programs built from this repository (guest/: ocssd, hostftl, plp) too
 mapfile -t guest_files < <(cd "$repo" && find guest -type f \( -name '*.[ch]' -o -name '*.sh' \) | LC_ALL=C sort)
 recipe_hash=$( (cat "${recipe_files[@]}"; for f in "${guest_files[@]}"; do echo "== $f"; cat "$repo/$f"; done) |
@@ -41,6 +45,7 @@ say "building the guest image in $out"
 need=()
 command -v cpio >/dev/null || need+=(cpio)
 command -v readelf >/dev/null || need+=(binutils)
+command -v xz >/dev/null || need+=(xz-utils) # trixie's kernel modules are .ko.xz
 command -v gcc >/dev/null || need+=(gcc)
 [[ -f /usr/lib/x86_64-linux-gnu/libc.a ]] || need+=(libc6-dev)
 if ((${#need[@]})); then
@@ -82,9 +87,10 @@ have_all() {
 	while read -r p f; do [[ -f $cache/$f ]] || return 1; done <"$list"
 }
 
-# Packages from another suite (PACKAGE/SUITE) come through a private apt
-# configuration under $femu_cache/apt-SUITE: the machine's apt setup is left
-# alone, and the archive addresses are taken from its own Debian sources.
+# Packages come through a private apt configuration per suite under
+# $femu_cache/apt-SUITE: the machine's apt setup is left alone (it may be
+# another release), and the archive addresses are taken from its own Debian
+# sources.
 machine_archives() { # "URI security|main" per Debian archive the machine uses
 	local f
 	for f in /etc/apt/sources.list.d/*.sources; do
@@ -139,22 +145,22 @@ suite_ready() { # SUITE: fresh lists once per resolution (old ones do offline)
 		die "apt-get update for $1 failed: see $femu_cache/apt-$1/update.log"
 	say "apt-get update for $1 failed (offline?): using the lists from before"
 }
-cand_of() { # "" or SUITE, then PACKAGES: print "package candidate"
+cand_of() { # SUITE PACKAGES...: print "package candidate"
 	local s=$1
 	shift
-	if [[ -n $s ]]; then apt_in "$s" apt-cache policy "$@"; else apt-cache policy "$@"; fi |
+	apt_in "$s" apt-cache policy "$@" |
 		awk '/^[^ ]/ {sub(":$", "", $1); p = $1} $1 == "Candidate:" {print p, $2}'
 }
 
 if ! have_all; then
-	apt-cache show bash >/dev/null 2>&1 || { say "apt-get update"; apt-get update >&2; }
+	suite_ready "$suite"
 	# The kernel metapackage points at the versioned image package.
-	kpkg=$(apt-cache depends "$kernel_pkg" | awk '$1 == "Depends:" && $2 ~ /^linux-image-/ {print $2; exit}')
+	kpkg=$(apt_in "$suite" apt-cache depends "$kernel_pkg" | awk '$1 == "Depends:" && $2 ~ /^linux-image-/ {print $2; exit}')
 	[[ -n $kpkg ]] || die "cannot resolve $kernel_pkg"
 	# Breadth first, one apt-cache call per level (each call costs ~0.5 s).
 	declare -A seen=()
-	# A package from another suite takes its libraries from bookworm when
-	# bookworm's versions satisfy its Depends, otherwise from its own suite
+	# A package from another suite takes its libraries from $suite when
+	# $suite's versions satisfy its Depends, otherwise from its own suite
 	# too (then every program in the image uses that newer library).
 	level=(ncurses-base) # terminfo for the shell
 	from_suite() { # PACKAGE SUITE
@@ -169,12 +175,12 @@ if ! have_all; then
 			read -r name op ver <<<"$(sed 's/[()]/ /g' <<<"$alt")"
 			[[ $name =~ ^(lib|zlib1g$) ]] || continue
 			name=${name%%:*}
-			have=$(cand_of "" "$name" | awk '{print $2}')
+			have=$(cand_of "$suite" "$name" | awk '{print $2}')
 			if [[ -n $have && $have != "(none)" ]] &&
 				{ [[ -z $op ]] || dpkg --compare-versions "$have" "$op" "$ver"; }; then
 				level+=("$name")
 			elif [[ -z ${seen[$name]:-} ]]; then
-				say "$p ($s) needs $name $op $ver, bookworm has ${have:-none}: taking $name from $s"
+				say "$p ($s) needs $name $op $ver, $suite has ${have:-none}: taking $name from $s"
 				from_suite "$name" "$s"
 			fi
 		done < <(apt_in "$s" apt-cache show "$p=$v" |
@@ -189,7 +195,7 @@ if ! have_all; then
 		pkgs+=("${level[@]}")
 		# Only libraries are followed: programs' other deps (python3 for
 		# fio's helper scripts, debconf, ...) are not needed in the guest.
-		mapfile -t level < <(apt-cache depends --no-recommends --no-suggests --no-conflicts \
+		mapfile -t level < <(apt_in "$suite" apt-cache depends --no-recommends --no-suggests --no-conflicts \
 			--no-breaks --no-replaces --no-enhances "${level[@]}" |
 			awk '$1 ~ /^\|?(Pre)?Depends:$/ && $2 ~ /^(lib|zlib1g$)/ {print $2}' | sort -u)
 		next=()
@@ -197,28 +203,24 @@ if ! have_all; then
 		level=("${next[@]}")
 	done
 	# the other suites' packages (and the libraries taken with them) last:
-	# they are unpacked over bookworm's
+	# they are unpacked over $suite's
 	main=() other=()
 	for p in "${pkgs[@]}"; do [[ -z ${suite_of[$p]:-} ]] && main+=("$p"); done
 	for p in "${!suite_of[@]}"; do other+=("$p"); done
 	: >"$list.tmp"
 	declare -A cand=() missing=()
-	while read -r p v; do cand[$p]=$v; done < <(cand_of "" "${main[@]}")
+	while read -r p v; do cand[$p]=$v; done < <(cand_of "$suite" "${main[@]}")
 	for p in "${other[@]}"; do cand[$p]=$(cand_of "${suite_of[$p]}" "$p" | awk '{print $2}'); done
 	for p in "${main[@]}" "${other[@]}"; do
 		v=${cand[$p]:-}
 		[[ -n $v && $v != "(none)" ]] || die "no candidate version for $p"
 		f=$(cd "$cache" && ls "${p}_${v/:/%3a}_"*.deb 2>/dev/null | head -1 || true)
-		[[ -n $f ]] || missing[${suite_of[$p]:-.}]+=" $p=$v"
+		[[ -n $f ]] || missing[${suite_of[$p]:-$suite}]+=" $p=$v"
 		echo "$p ${f:-${p}_${v/:/%3a}_?}" >>"$list.tmp"
 	done
 	for s in "${!missing[@]}"; do
-		say "apt-get download from ${s/#./bookworm} into $cache:${missing[$s]}"
-		if [[ $s == . ]]; then
-			(cd "$cache" && apt-get -q -o APT::Sandbox::User=root download ${missing[$s]} >&2)
-		else
-			(cd "$cache" && apt_in "$s" apt-get download ${missing[$s]} >&2)
-		fi
+		say "apt-get download from $s into $cache:${missing[$s]}"
+		(cd "$cache" && apt_in "$s" apt-get download ${missing[$s]} >&2)
 	done
 	# fill in the real file names (architecture part)
 	while read -r p f; do
@@ -245,17 +247,23 @@ done <"$list"
 # --- 3. kernel and its module tree ---
 kroot=$work/kernel
 dpkg-deb -x "$kdeb" "$kroot"
-kver=$(ls "$kroot/lib/modules" | head -1)
+kmods=$kroot/usr/lib/modules # /usr-merged since trixie
+[[ -d $kmods ]] || kmods=$kroot/lib/modules
+kver=$(ls "$kmods" | head -1)
 rm -rf "$out/lib" "$out/vmlinuz"
 cp "$kroot/boot/vmlinuz-$kver" "$out/vmlinuz"
 cp "$kroot/boot/config-$kver" "$out/config"
 mkdir -p "$out/lib/modules"
-mv "$kroot/lib/modules/$kver" "$out/lib/modules/"
+mv "$kmods/$kver" "$out/lib/modules/"
 echo "$kver" >"$out/kernel-version"
 mdir=$out/lib/modules/$kver
 
 # --- 4. initramfs tree ---
-mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,lib64,etc/femu,proc,sys,dev,tmp,run,root,mnt,var/tmp}
+# /usr-merged like trixie itself: its packages install into usr/, while
+# programs' interpreter (/lib64/ld-linux-x86-64.so.2) and scripts'
+# #!/bin/... use the old paths.
+mkdir -p "$root"/{usr/bin,usr/sbin,usr/lib,usr/lib64,etc/femu,proc,sys,dev,tmp,run,root,mnt,var/tmp}
+for d in bin sbin lib lib64; do ln -s "usr/$d" "$root/$d"; done
 ln -s /proc/mounts "$root/etc/mtab"
 
 copy_file() { # copy sysroot path $1 (following symlinks) into the root
@@ -310,13 +318,19 @@ done
 for p in "${progs[@]}"; do resolve "$p"; done
 # glibc dlopens libgcc_s for thread cancellation/unwinding.
 for lib in libgcc_s.so.1; do
-	[[ -n ${done_lib[$lib]:-} ]] || { copy_file "lib/x86_64-linux-gnu/$lib" && resolve "lib/x86_64-linux-gnu/$lib"; }
+	[[ -n ${done_lib[$lib]:-} ]] && continue
+	for d in "${libdirs[@]}"; do
+		[[ -e $sys/$d/$lib ]] || continue
+		done_lib[$lib]=$d/$lib
+		copy_file "$d/$lib" && resolve "$d/$lib"
+		break
+	done
+	[[ -n ${done_lib[$lib]:-} ]] || die "no package provides $lib"
 done
 # the programs' interpreter is /lib64/...; a /usr-merged libc6 (trixie's)
 # has it in usr/lib64
 ld=lib64/ld-linux-x86-64.so.2
 [[ -e $sys/$ld ]] || ld=usr/$ld
-mkdir -p "$root/lib64"
 cp -L "$sys/$ld" "$root/lib64/"
 
 # busybox applets for whatever the real packages do not provide
@@ -327,9 +341,9 @@ for a in $("$bb" --list); do
 done
 ln -sf busybox "$root/bin/sh"
 
-# terminfo for the usual terminals only
+# terminfo for the usual terminals only (in usr/share since trixie)
 for t in d/dumb l/linux v/vt100 v/vt102 v/vt220 x/xterm x/xterm-256color s/screen s/screen-256color; do
-	[[ -e $sys/lib/terminfo/$t ]] && copy_file "lib/terminfo/$t"
+	copy_file "usr/share/terminfo/$t"
 done
 
 # kernel modules named in modules.txt, dependencies first: /init loads
@@ -338,26 +352,30 @@ done
 modinfo_field() { readelf -p .modinfo "$1" | sed -n "s/.*] *$2=//p"; }
 declare -A mod_path=() mod_done=()
 while read -r ko; do
-	mod_path[$(basename "$ko" .ko)]=$ko
-	mod_path[$(basename "$ko" .ko | tr - _)]=$ko
-done < <(cd "$mdir" && find kernel -name '*.ko')
+	n=$(basename "${ko%.xz}" .ko)
+	mod_path[$n]=$ko
+	mod_path[${n//-/_}]=$ko
+done < <(cd "$mdir" && find kernel -name '*.ko' -o -name '*.ko.xz')
 for f in modules modules.demand modules.demand.names static-nodes; do : >"$root/etc/femu/$f"; done
 add_module() { # NAME LISTFILE
-	local m=${1//-/_} list=$2 ko dep a node= nums=
+	local m=${1//-/_} list=$2 ko dst dep a node= nums=
 	[[ -n ${mod_done[$m]:-} ]] && return 0
 	ko=${mod_path[$m]:-}
 	[[ -n $ko ]] || die "kernel module $1 not found in $kver"
-	for dep in $(modinfo_field "$mdir/$ko" depends | tr ',' ' '); do add_module "$dep" "$list"; done
-	mkdir -p "$root/lib/modules/$kver/$(dirname "$ko")"
-	cp "$mdir/$ko" "$root/lib/modules/$kver/$ko"
-	echo "/lib/modules/$kver/$ko" >>"$root/etc/femu/$list"
+	# Uncompressed in the initramfs (the packages' are .ko.xz): nothing has
+	# to inflate them at every boot, and the cpio's gzip compresses them.
+	dst=lib/modules/$kver/${ko%.xz}
+	mkdir -p "$root/$(dirname "$dst")"
+	if [[ $ko == *.xz ]]; then xz -dc "$mdir/$ko" >"$root/$dst"; else cp "$mdir/$ko" "$root/$dst"; fi
+	for dep in $(modinfo_field "$root/$dst" depends | tr ',' ' '); do add_module "$dep" "$list"; done
+	echo "/$dst" >>"$root/etc/femu/$list"
 	mod_done[$m]=1
 	[[ $list == modules.demand ]] || return 0
 	# The names the kernel asks modprobe for: the module's, its file system
 	# type's, its device numbers'. A device node made at boot loads the
 	# module when opened (like kmod's static nodes).
 	echo "$m" >>"$root/etc/femu/modules.demand.names"
-	for a in $(modinfo_field "$mdir/$ko" alias); do
+	for a in $(modinfo_field "$root/$dst" alias); do
 		case $a in
 		fs-* | char-major-* | block-major-*) echo "${a//-/_}" >>"$root/etc/femu/modules.demand.names" ;;
 		esac
@@ -407,6 +425,8 @@ export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 PS1='\u@\h:\w\$ '
 EOF
 install -m 0755 "$here/init" "$root/init"
+mkdir -p "$root/usr/local/bin"
+install -m 0755 "$here/nsdev" "$root/usr/local/bin/nsdev"
 
 # This repository's guest programs (guest/build.sh: static, so no libraries)
 say "compiling the guest programs (guest/: ocssd, hostftl, plp-write, plp-load)"

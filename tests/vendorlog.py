@@ -5,9 +5,11 @@ One parser for the qtest and the guest tests."""
 import re
 
 LOG_ID = 0xCA
-# the page as text, read in the guest with nvme-cli
-GUEST_CMD = ("nvme get-log /dev/nvme0 --log-id=0xca --log-len=65536 --raw-binary"
-             " | tr -d '\\0'")
+# the page as text, read in the guest with nvme-cli in one command: nvme-cli reads in
+# --xfer-len pieces (4 KiB by default) at growing offsets, and an offset past the end of
+# the page is refused (Invalid Field), as the specification wants
+GUEST_CMD = ("nvme get-log /dev/nvme0 --log-id=0xca --log-len=65536 --xfer-len=65536"
+             " --raw-binary | tr -d '\\0'")
 LINE = re.compile(r"^([a-z][a-z0-9_]*) (\d+|[a-z]+)$", re.M)
 
 

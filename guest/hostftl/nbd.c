@@ -29,6 +29,7 @@ struct server {
     const char *path;
     int nbd_fd;
     int ready_fd;
+    uint64_t size; /* bytes */
     const struct nbd_backend *b;
     pthread_mutex_t lock; /* the backend is single-threaded */
 };
@@ -77,7 +78,25 @@ static void *do_it(void *arg)
     return NULL;
 }
 
-/* /dev/nbdN is live once the driver shows the serving pid in sysfs. */
+/* The sysfs size of the block device (512-byte sectors), 0 if unreadable. */
+static uint64_t sys_sectors(const char *name)
+{
+    char path[96];
+    unsigned long long n = 0;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/sys/block/%s/size", name);
+    f = fopen(path, "r");
+    if (f) {
+        if (fscanf(f, "%llu", &n) != 1)
+            n = 0;
+        fclose(f);
+    }
+    return n;
+}
+
+/* /dev/nbdN is live once the driver shows the serving pid in sysfs and has
+ * set the size, which it does after the pid (a read before it sees 0 bytes). */
 static void *announce(void *arg)
 {
     struct server *s = arg;
@@ -87,7 +106,7 @@ static void *announce(void *arg)
 
     snprintf(sys, sizeof(sys), "/sys/block/%s/pid", name);
     for (int i = 0; i < 1000; i++) {
-        if (stat(sys, &st) == 0) {
+        if (stat(sys, &st) == 0 && sys_sectors(name) == s->size / 512) {
             if (s->ready_fd >= 0 && write(s->ready_fd, "1", 1) != 1)
                 fprintf(stderr, "hostftl: cannot tell the parent that %s is ready\n", s->path);
             return NULL;
@@ -223,7 +242,7 @@ int nbd_serve(const char *path, uint64_t size, uint32_t blksize, const struct nb
               int ready_fd, char *err, size_t errlen)
 {
     struct server s = { .path = path, .ready_fd = ready_fd, .b = b,
-                        .lock = PTHREAD_MUTEX_INITIALIZER };
+                        .size = size / blksize * blksize, .lock = PTHREAD_MUTEX_INITIALIZER };
     pthread_t th_do, th_sig, th_ann;
     sigset_t set;
     int sv[2], rc;

@@ -168,7 +168,7 @@ TOLERANCE = 0.25
 TIMING_CMD = f"""
 F="--direct=1 --ioengine=io_uring --bs=4k --iodepth=1 --output-format=json --lat_percentiles=1"
 for ns in 1 2; do
-    D=/dev/nvme0n$ns
+    D=$(nsdev $ns)
     echo @@write-$ns@@; fio --name=w --filename=$D $F --rw=randwrite --size=1m
     echo @@log-before-$ns@@; {VENDOR_LOG}; echo
     echo @@read-$ns@@; fio --name=r --filename=$D $F --rw=randread --size=1m --number_ios=200

@@ -5,13 +5,15 @@ MIB = 1 << 20
 CMD = r"""
 nvme list-ns /dev/nvme0 | grep -c '^\[' | sed 's/^/NS_COUNT=/'
 for n in 1 2; do
-	echo NS${n}_BYTES=$(blockdev --getsize64 /dev/nvme0n$n)
-	echo NS${n}_SECTOR=$(blockdev --getss /dev/nvme0n$n)
+	d=$(nsdev $n)
+	echo NS${n}_BYTES=$(blockdev --getsize64 $d)
+	echo NS${n}_SECTOR=$(blockdev --getss $d)
 done
+N1=$(nsdev 1) N2=$(nsdev 2)
 # a write to namespace 2 must not show up in namespace 1
-yes femu-ns2 | head -c 65536 | dd of=/dev/nvme0n2 bs=64k oflag=direct 2>/dev/null
-echo NS1_NONZERO=$(dd if=/dev/nvme0n1 bs=64k count=1 iflag=direct 2>/dev/null | tr -d '\000' | wc -c)
-echo NS2_NONZERO=$(dd if=/dev/nvme0n2 bs=64k count=1 iflag=direct 2>/dev/null | tr -d '\000' | wc -c)
+yes femu-ns2 | head -c 65536 | dd of=$N2 bs=64k oflag=direct 2>/dev/null
+echo NS1_NONZERO=$(dd if=$N1 bs=64k count=1 iflag=direct 2>/dev/null | tr -d '\000' | wc -c)
+echo NS2_NONZERO=$(dd if=$N2 bs=64k count=1 iflag=direct 2>/dev/null | tr -d '\000' | wc -c)
 """
 
 

@@ -58,9 +58,10 @@ PROGRESS = re.compile(rb"\(\d+,(\d+)\) ops and")
 
 MKFS_MOUNT = """
 mkdir -p /db /wal
-mkfs.btrfs -f -O zoned -d single -m single /dev/nvme0n1 >/tmp/mkfs1 2>&1 || { cat /tmp/mkfs1; exit 1; }
-mkfs.btrfs -f -O zoned -d single -m single /dev/nvme0n2 >/tmp/mkfs2 2>&1 || { cat /tmp/mkfs2; exit 1; }
-mount -t btrfs /dev/nvme0n1 /db && mount -t btrfs /dev/nvme0n2 /wal || exit 1
+N1=$(nsdev 1) N2=$(nsdev 2)
+mkfs.btrfs -f -O zoned -d single -m single $N1 >/tmp/mkfs1 2>&1 || { cat /tmp/mkfs1; exit 1; }
+mkfs.btrfs -f -O zoned -d single -m single $N2 >/tmp/mkfs2 2>&1 || { cat /tmp/mkfs2; exit 1; }
+mount -t btrfs $N1 /db && mount -t btrfs $N2 /wal || exit 1
 """
 
 LOAD = MKFS_MOUNT + f"""
@@ -74,8 +75,8 @@ def check_cmd():
     """After the restart: mount, open, list the keys, rebuild the same values in RAM."""
     return """
 mkdir -p /db /wal
-mount -t btrfs /dev/nvme0n1 /db; echo MOUNT_DB=$?
-mount -t btrfs /dev/nvme0n2 /wal; echo MOUNT_WAL=$?
+mount -t btrfs $(nsdev 1) /db; echo MOUNT_DB=$?
+mount -t btrfs $(nsdev 2) /wal; echo MOUNT_WAL=$?
 ls -l /db/rdb /wal/rdb
 # the OPTIONS file names the WAL directory
 ldb --db=/db/rdb --try_load_options --hex scan >/tmp/scan; echo SCAN=$?
@@ -90,7 +91,7 @@ if [ "$K" -gt 0 ]; then
   cmp -s /tmp/scan /tmp/refscan; echo SAME_AS_REF=$?
 fi
 echo @@PLP@@
-nvme get-log /dev/nvme0 --log-id=0xca --log-len=65536 --raw-binary | tr -d '\\0' | grep '^plp_'
+nvme get-log /dev/nvme0 --log-id=0xca --log-len=65536 --xfer-len=65536 --raw-binary | tr -d '\\0' | grep '^plp_'
 echo @@END@@
 """
 

@@ -59,8 +59,8 @@ RAND="--rw=randread --iodepth=1 --verify=0 --norandommap --number_ios={RANDOM_IO
 # ns1 and ns2 are fio's jobs 1 and 2 in every run, as their seeds want.
 ZONED_CMD = HELPERS + f"""
 V="$V --zonemode=zbd"
-J1="--name=ns1 --filename=/dev/nvme0n1 --size={DATA_MB}m"
-J2="--name=ns2 --filename=/dev/nvme0n2 --size={DATA_MB}m"
+J1="--name=ns1 --filename=$(nsdev 1) --size={DATA_MB}m"
+J2="--name=ns2 --filename=$(nsdev 2) --size={DATA_MB}m"
 runfio fill $V $FILL $J1 $J2
 log fill
 runfio seq1 $V $SEQ $J1

@@ -77,7 +77,9 @@ step write-open ocssd write --chunk 7 --sectors $WS --file /tmp/p
 step read-above-wp ocssd read --chunk 7 --sector $WS --sectors $WS --file /tmp/z
 cmp -s /tmp/z <(head -c $((WS * 4096)) /dev/zero) && echo ABOVE_WP=zeroes || echo ABOVE_WP=data
 step read-unwritten ocssd read --chunk 9 --sectors $WS --file /tmp/u
-nvme set-feature /dev/nvme0 -n 1 -f 5 -v 0x10000 >/dev/null; echo DULBE_RC=$?
+# long options: nvme-cli 2.13's -v is --verbose (--value is -V)
+nvme set-feature /dev/nvme0 --namespace-id=1 --feature-id=5 --value=0x10000 >/dev/null
+echo DULBE_RC=$?
 step read-unwritten-dulbe ocssd read --chunk 9 --sectors $WS --file /tmp/u
 step read-below-wp-dulbe ocssd read --chunk 7 --sectors $WS --file /tmp/q
 cmp -s /tmp/p /tmp/q && echo BELOW_WP_SAME=yes || echo BELOW_WP_SAME=no

@@ -79,14 +79,15 @@ dd if=/tmp/b of=/dev/nvme0n1 bs=64k count=1 seek=2 oflag=direct status=none; ech
 
 def test_mixed_whitebox_and_zoned(whitebox):
     cmd = r"""
-echo "N1=$(blockdev --getsize64 /dev/nvme0n1) N2=$(blockdev --getsize64 /dev/nvme0n2)"
-echo "ZONED2=$(cat /sys/block/nvme0n2/queue/zoned)"
+N1=$(nsdev 1) N2=$(nsdev 2)
+echo "N1=$(blockdev --getsize64 $N1) N2=$(blockdev --getsize64 $N2)"
+echo "ZONED2=$(cat /sys/block/${N2#/dev/}/queue/zoned)"
 head -c 262144 /dev/urandom > /tmp/a
-dd if=/tmp/a of=/dev/nvme0n1 bs=256k count=1 oflag=direct status=none; echo "W1=$?"
-dd if=/dev/nvme0n1 bs=256k count=1 iflag=direct status=none | cmp -s - /tmp/a; echo "R1=$?"
-dd if=/tmp/a of=/dev/nvme0n2 bs=256k count=1 oflag=direct status=none; echo "W2=$?"
-dd if=/dev/nvme0n2 bs=256k count=1 iflag=direct status=none | cmp -s - /tmp/a; echo "R2=$?"
-dd if=/tmp/a of=/dev/nvme0n1 bs=256k count=1 oflag=direct status=none 2>/dev/null; echo "RE1=$?"
+dd if=/tmp/a of=$N1 bs=256k count=1 oflag=direct status=none; echo "W1=$?"
+dd if=$N1 bs=256k count=1 iflag=direct status=none | cmp -s - /tmp/a; echo "R1=$?"
+dd if=/tmp/a of=$N2 bs=256k count=1 oflag=direct status=none; echo "W2=$?"
+dd if=$N2 bs=256k count=1 iflag=direct status=none | cmp -s - /tmp/a; echo "R2=$?"
+dd if=/tmp/a of=$N1 bs=256k count=1 oflag=direct status=none 2>/dev/null; echo "RE1=$?"
 """
     r = whitebox(cmd, script="run-zns.sh", size=128,
                  dev="namespaces=2,ns_types=ocssd:zns,ns_sizes_mb=64:64,lba_index=1")
