@@ -13,7 +13,7 @@ short=(--short)
 [[ ${FEMU_BENCH_FULL:-0} == 1 ]] && short=()
 for b in nand-booking nossd-vs-stock bb-latency bb-parallelism bb-gc-waf zns-vs-blackbox zns-stripe \
 	zns-gc-free wb-pu-scaling wb-vs-modes wb-gc sra-readahead plp-flush-time plp-dbbench \
-	plp-size-sweep presets; do
+	plp-size-sweep presets fdp-hotcold fdp-cachelib fdp-warp; do
 	echo
 	echo "=== $b ${short[*]}"
 	start=$SECONDS
