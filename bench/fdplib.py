@@ -20,11 +20,6 @@ PAGE = 4096
 GUEST = r"""
 # the NVMe generic (char) device of block device $1: fio's FDP directives go through it
 ng_of() { echo "${1/nvme/ng}"; }
-# one counter of vendor log page 0xCA of block device $1. 4 KiB are read: nvme-cli 2.13
-# splits a longer read into offsets past the end of the page, which the device refuses;
-# the totals are at its top
-fdp_stat() { nvme get-log "${1%n1}" --log-id=0xca --log-len=4096 --raw-binary |
-  tr -d '\0' | awk -v k="$2" '$1 == k { print $2 }'; }
 # fdp_windows TAG DEV MIN MAX TOL CMD...: runs CMD (one window of writes) again and again;
 # after each the host reads every drive's statistics (@@stats TAG-wN@@) and the guest the
 # device's WAF of that window; stops when it moved by at most TOL (relative) from the
@@ -32,12 +27,12 @@ fdp_stat() { nvme get-log "${1%n1}" --log-id=0xca --log-len=4096 --raw-binary |
 fdp_windows() {
   local tag=$1 dev=$2 min=$3 max=$4 tol=$5 w=0 prev= calm=0 h0 n0 h n waf
   shift 5
-  h0=$(fdp_stat $dev host_pages_written) n0=$(fdp_stat $dev nand_pages_written)
+  h0=$(vendor_value $dev host_pages_written) n0=$(vendor_value $dev nand_pages_written)
   echo "@@stats $tag-w0@@"
   while ((w < max)); do
     "$@" > /tmp/$tag.out 2>&1 || { cat /tmp/$tag.out; return 1; }
     w=$((w + 1)); echo "@@stats $tag-w$w@@"
-    h=$(fdp_stat $dev host_pages_written) n=$(fdp_stat $dev nand_pages_written)
+    h=$(vendor_value $dev host_pages_written) n=$(vendor_value $dev nand_pages_written)
     waf=$(awk -v dn=$((n - n0)) -v dh=$((h - h0)) 'BEGIN { printf "%.4f", dn / dh }')
     if [[ -n $prev ]] && awk -v a=$waf -v b=$prev -v t=$tol 'BEGIN { d = a - b;
         if (d < 0) d = -d; exit !(d <= t * b) }'; then calm=$((calm + 1)); else calm=0; fi
