@@ -92,6 +92,14 @@ bool femu_backend_init(FemuCtrl *n, uint64_t extra, Error **errp)
 }
 
 
+/* Here, the lowest layer, so that every file may call it (x-crash-at is parsed in ctrl.c). */
+void femu_crash_point(FemuCtrl *n, const char *point)
+{
+    if (n->crash_countdown && !strcmp(n->crash_point, point) && !--n->crash_countdown) {
+        raise(SIGKILL);
+    }
+}
+
 uint16_t femu_backend_write(FemuCtrl *n, QEMUSGList *sg, uint64_t offset, uint64_t len,
                             uint64_t unit)
 {

@@ -73,12 +73,6 @@ static bool crash_at_parse(FemuCtrl *n, Error **errp)
     return false;
 }
 
-void femu_crash_point(FemuCtrl *n, const char *point)
-{
-    if (n->crash_countdown && !strcmp(n->crash_point, point) && !--n->crash_countdown) {
-        raise(SIGKILL);
-    }
-}
 
 static bool femu_check_props(FemuCtrl *n, Error **errp)
 {

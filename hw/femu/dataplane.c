@@ -63,9 +63,8 @@
  * rules) is lost. Kinds without write pointers keep data only, placed before the
  * completion, one LBA at a time through the write journal (backend.c): an LBA whose copy
  * a kill cut short is finished at the next start, so none comes back torn. Their timing
- * state starts afresh, except fdp's FTL, which writes each RU record and then each
- * mapping entry (entries checked one by one) through to the backend; start-up rebuilds
- * valid counts from the mapping and closes the RUs left partly written.
+ * state starts afresh, except where a kind saves its placement state itself (written
+ * through record by record, each with its own check; see that kind's header).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
