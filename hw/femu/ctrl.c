@@ -688,16 +688,10 @@ static const PropertyInfo femu_prop_lba_index = {
 /* The controller's own properties; the flash's and each kind's are added to them. */
 static const Property femu_ctrl_props[] = {
     DEFINE_PROP_STRING("serial", FemuCtrl, serial),
-    DEFINE_PROP_UINT32("femu_mode", FemuCtrl, femu_mode, 2),   /* 2: nossd, as in FEMU */
-    DEFINE_PROP_UINT32("devsz_mb", FemuCtrl, devsz_mb, 0),
-    DEFINE_PROP_UINT32("namespaces", FemuCtrl, num_namespaces, 1),
-    DEFINE_PROP_STRING("ns_types", FemuCtrl, ns_types),
-    DEFINE_PROP_STRING("ns_sizes_mb", FemuCtrl, ns_sizes_mb),
+    FEMU_LAYOUT_PROPS(FEMU_QDEV_ITEM, FemuCtrl)
     DEFINE_PROP_UINT32("queues", FemuCtrl, nr_io_queues, 8),
     DEFINE_PROP_UINT32("entries", FemuCtrl, max_q_ents, 2048),
-    DEFINE_PROP_UINT8("mdts", FemuCtrl, mdts, 7),
     DEFINE_PROP("lba_index", FemuCtrl, lba_index, femu_prop_lba_index, uint8_t),
-    DEFINE_PROP_UINT8("vwc", FemuCtrl, vwc, 1),
     DEFINE_PROP_UINT8("aerl", FemuCtrl, aerl, 3),
     DEFINE_PROP_UINT8("elpe", FemuCtrl, elpe, 3),
     DEFINE_PROP_UINT32("poll_idle_us", FemuCtrl, poll_idle_us, 50),
@@ -706,11 +700,11 @@ static const Property femu_ctrl_props[] = {
     DEFINE_PROP_UINT32("plp_fail_prob", FemuCtrl, fail_prob, 0),
     DEFINE_PROP_UINT32("plp_fail_seed", FemuCtrl, fail_seed, 1),
     DEFINE_PROP_STRING("x-crash-at", FemuCtrl, crash_at),
-    DEFINE_PROP_UINT32("pcie_gen", FemuCtrl, frontend_cfg.pcie_gen, 0),
-    DEFINE_PROP_UINT32("pcie_lanes", FemuCtrl, frontend_cfg.pcie_lanes, 4),
-    DEFINE_PROP_UINT32("fw_cores", FemuCtrl, frontend_cfg.fw_cores, 0),
-    DEFINE_PROP_UINT64("fw_cmd_ns", FemuCtrl, frontend_cfg.fw_cmd_ns, 0),
     DEFINE_PROP_LINK("memdev", FemuCtrl, memdev, TYPE_MEMORY_BACKEND, HostMemoryBackend *),
+};
+
+static const Property femu_frontend_props[] = {
+    FEMU_FRONTEND_PROPS(FEMU_QDEV_ITEM, FemuFrontendConfig)
 };
 
 static Property *femu_props;
@@ -782,11 +776,15 @@ static void femu_register_types(void)
 
     femu_info.instance_size = femu_ns_kind_layout(sizeof(FemuCtrl));
     kind_props = femu_ns_kind_props(&nr_kind_props);
-    femu_nr_props = ARRAY_SIZE(femu_ctrl_props) + femu_flash_nr_props + femu_sra_nr_props +
-                    nr_kind_props;
+    femu_nr_props = ARRAY_SIZE(femu_ctrl_props) + ARRAY_SIZE(femu_frontend_props) +
+                    femu_flash_nr_props + femu_sra_nr_props + nr_kind_props;
     femu_props = g_new0(Property, femu_nr_props);
     for (size_t i = 0; i < ARRAY_SIZE(femu_ctrl_props); i++) {
         femu_props[k++] = femu_ctrl_props[i];
+    }
+    for (size_t i = 0; i < ARRAY_SIZE(femu_frontend_props); i++) {
+        femu_props[k] = femu_frontend_props[i];
+        femu_props[k++].offset += offsetof(FemuCtrl, frontend_cfg);
     }
     for (size_t i = 0; i < femu_flash_nr_props; i++) {
         femu_props[k] = femu_flash_props[i];

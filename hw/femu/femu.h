@@ -26,6 +26,7 @@
 #include "block/nvme.h"
 
 #include "media/frontend.h"
+#include "media/layout.h"
 #include "media/media.h"
 #include "nand/nand.h"
 #include "nand/nand-config.h"
@@ -39,8 +40,6 @@
 OBJECT_DECLARE_SIMPLE_TYPE(FemuCtrl, FEMU)
 
 #define FEMU_MAX_IO_QUEUES 128
-#define FEMU_MAX_NAMESPACES 64
-#define FEMU_MAX_DEVSZ_MB (64u * 1024 * 1024)   /* 64 TiB */
 #define FEMU_REG_SIZE 0x1000
 #define FEMU_DB_STRIDE 4            /* CAP.DSTRD = 0 */
 #define FEMU_MAX_AER_EVENTS 16

@@ -51,47 +51,13 @@ static bool parse_ns_types(FemuCtrl *n, Error **errp)
     return true;
 }
 
-/*
- * Sizes in MiB, checked in 64 bits against the limit of devsz_mb. Derived even splits are
- * whole MiB, so namespaces start on an LBA and a flash page boundary.
- */
 static bool parse_ns_sizes(FemuCtrl *n, uint64_t total, Error **errp)
 {
-    g_auto(GStrv) parts = NULL;
-    uint64_t sum = 0;
+    g_autofree char *err = NULL;
 
-    if (!n->ns_sizes_mb) {
-        uint64_t each = total / n->num_namespaces / MiB * MiB;
-        for (uint32_t i = 0; i < n->num_namespaces; i++) {
-            n->ns_bytes[i] = each;
-        }
-        return true;
-    }
-    parts = g_strsplit_set(n->ns_sizes_mb, ",:", -1);
-    if (g_strv_length(parts) != n->num_namespaces) {
-        error_setg(errp, "ns_sizes_mb='%s' must list one size in MiB per namespace (%u)",
-                   n->ns_sizes_mb, n->num_namespaces);
-        return false;
-    }
-    for (uint32_t i = 0; i < n->num_namespaces; i++) {
-        guint64 mb;
-        if (!g_ascii_string_to_unsigned(g_strstrip(parts[i]), 10, 1, FEMU_MAX_DEVSZ_MB, &mb,
-                                        NULL)) {
-            error_setg(errp, "ns_sizes_mb='%s': '%s' is not a size in MiB (1..%u)",
-                       n->ns_sizes_mb, parts[i], FEMU_MAX_DEVSZ_MB);
-            return false;
-        }
-        n->ns_bytes[i] = mb * MiB;
-        sum += mb;
-    }
-    if (n->devsz_mb && sum != n->devsz_mb) {
-        error_setg(errp, "ns_sizes_mb='%s' adds up to %" PRIu64 " MiB, not devsz_mb=%u",
-                   n->ns_sizes_mb, sum, n->devsz_mb);
-        return false;
-    }
-    if (sum > FEMU_MAX_DEVSZ_MB) {
-        error_setg(errp, "ns_sizes_mb='%s' adds up to %" PRIu64 " MiB: allowed at most %u "
-                   "(64 TiB) in all", n->ns_sizes_mb, sum, FEMU_MAX_DEVSZ_MB);
+    if (!femu_layout_ns_sizes(n->ns_sizes_mb, n->num_namespaces, n->devsz_mb, total,
+                              n->ns_bytes, &err)) {
+        error_setg(errp, "%s", err);
         return false;
     }
     return true;

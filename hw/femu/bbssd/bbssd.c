@@ -12,12 +12,6 @@
 #include "ftl.h"
 #include "bbssd.h"
 
-typedef struct BbssdParams {
-    uint32_t gc_thres_pcent;
-    uint32_t gc_thres_pcent_high;
-    int32_t op_pcent;           /* -1: 7 unless blks_per_pl is given */
-} BbssdParams;
-
 static const FemuNsKind bbssd_kind;
 
 static BbssdParams *bbssd_params(FemuCtrl *n)
@@ -28,40 +22,9 @@ static BbssdParams *bbssd_params(FemuCtrl *n)
 bool femu_blackbox_ftl_config(FemuCtrl *n, uint64_t bytes, FtlConfig *c, uint32_t min_spare,
                               Error **errp)
 {
-    FemuFlashParams *f = &n->flash;
-    BbssdParams *p = bbssd_params(n);
     g_autofree char *err = NULL;
 
-    *c = (FtlConfig){
-        .geo = femu_flash_geometry(f, f->blks_per_pl),
-        .gc_thres_pcent = p->gc_thres_pcent,
-        .gc_thres_pcent_high = p->gc_thres_pcent_high,
-    };
-    if (!femu_fill_timing("", f->flash_type, f->pg_rd_lat, f->pg_wr_lat, f->blk_er_lat, f,
-                          &c->tm, errp)) {
-        return false;
-    }
-    if (p->op_pcent >= 0 && f->blks_per_pl) {
-        error_setg(errp, "give op_pcent or blks_per_pl, not both: with op_pcent the number "
-                   "of blocks follows from devsz_mb");
-        return false;
-    }
-    if (p->op_pcent < -1 || p->op_pcent > 400) {
-        error_setg(errp, "op_pcent=%d is out of range: allowed 0..400", p->op_pcent);
-        return false;
-    }
-    if (!f->blks_per_pl) {
-        /* blocks follow from the capacity and over-provisioning asked for */
-        c->geo.blks_per_pl = 1;
-        if (!nand_geometry_check(&c->geo, &err) ||
-            !ftl_derive_blocks_spare(&c->geo, bytes, p->op_pcent < 0 ? 7 : p->op_pcent,
-                                     min_spare ? min_spare : FTL_MIN_SPARE_LINES, &err)) {
-            error_setg(errp, "%s", err);
-            return false;
-        }
-    }
-    c->exposed_pages = DIV_ROUND_UP(bytes, nand_page_bytes(&c->geo));
-    if (!min_spare && !ftl_config_check(c, &err)) {
+    if (!bbssd_params_ftl_config(&n->flash, bbssd_params(n), bytes, c, min_spare, &err)) {
         error_setg(errp, "%s", err);
         return false;
     }
@@ -78,33 +41,16 @@ static FemuMedia *bbssd_media_new(FemuCtrl *n, uint64_t bytes, NandModel *shared
                                   uint32_t first_block, Error **errp)
 {
     g_autofree char *err = NULL;
-    FtlConfig c;
-    SraConfig sra;
-    FemuReadAhead ra = { .cfg = &sra };
-    FemuMedia *m;
+    FemuMedia *m = bbssd_params_media_new(&n->flash, bbssd_params(n), &n->sra, bytes,
+                                          shared, first_block, &err);
 
-    if (!femu_blackbox_ftl_config(n, bytes, &c, 0, errp)) {
-        return NULL;
-    }
-    if (n->sra.on && !femu_sra_config(&n->sra, nand_page_bytes(&c.geo), c.tm.time_scale,
-                                      &sra, errp)) {
-        return NULL;
-    }
-    c.shared_nand = shared;
-    c.first_block = first_block;
-    if (!(m = femu_media_bbssd_new(&c, n->sra.on ? &ra : NULL, &err))) {
+    if (!m) {
         error_setg(errp, "%s", err);
-        return NULL;
     }
     return m;
 }
 
-static const Property bbssd_props[] = {
-    /* FEMU's 75/95 keep 5% of lines free in the foreground, most of a 7% OP: WAF ~22 */
-    DEFINE_PROP_UINT32("gc_thres_pcent", BbssdParams, gc_thres_pcent, 90),
-    DEFINE_PROP_UINT32("gc_thres_pcent_high", BbssdParams, gc_thres_pcent_high, 99),
-    DEFINE_PROP_INT32("op_pcent", BbssdParams, op_pcent, -1),
-};
+static const Property bbssd_props[] = { BBSSD_PROPS(FEMU_QDEV_ITEM, BbssdParams) };
 
 static const FemuNsKind bbssd_kind = {
     .read_ahead = true,

@@ -9,7 +9,7 @@
 #define HW_FEMU_BBSSD_H
 
 #include "../femu.h"
-#include "ftl.h"
+#include "bbssd-params.h"
 
 /*
  * The FTL for `bytes` of exposed capacity; blocks derived from op_pcent unless given.

@@ -25,6 +25,13 @@ typedef struct FemuFrontendConfig {
     uint32_t time_scale;        /* as the flash's: every time is multiplied by it */
 } FemuFrontendConfig;
 
+/* P(struct, type, name, field, default), as FEMU_FLASH_PROPS (nand/flash-params.h) */
+#define FEMU_FRONTEND_PROPS(P, S)                       \
+    P(S, U32, "pcie_gen", pcie_gen, 0)                  \
+    P(S, U32, "pcie_lanes", pcie_lanes, 4)              \
+    P(S, U32, "fw_cores", fw_cores, 0)                  \
+    P(S, U64, "fw_cmd_ns", fw_cmd_ns, 0)
+
 typedef struct FemuFrontendStats {
     uint64_t commands;
     uint64_t bytes_to_host, bytes_to_device;

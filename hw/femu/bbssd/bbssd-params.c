@@ -1,0 +1,60 @@
+/*
+ * The blackbox properties -> FtlConfig; see bbssd-params.h.
+ *
+ * QEMU-free. SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <glib.h>
+
+#include "bbssd-params.h"
+
+bool bbssd_params_ftl_config(const FemuFlashParams *f, const BbssdParams *p, uint64_t bytes,
+                             FtlConfig *c, uint32_t min_spare, char **err)
+{
+    *c = (FtlConfig){
+        .geo = femu_flash_geometry(f, f->blks_per_pl),
+        .gc_thres_pcent = p->gc_thres_pcent,
+        .gc_thres_pcent_high = p->gc_thres_pcent_high,
+    };
+    if (!flash_params_timing("", f->flash_type, f->pg_rd_lat, f->pg_wr_lat, f->blk_er_lat, f,
+                             &c->tm, err)) {
+        return false;
+    }
+    if (p->op_pcent >= 0 && f->blks_per_pl) {
+        *err = g_strdup("give op_pcent or blks_per_pl, not both: with op_pcent the number "
+                        "of blocks follows from devsz_mb");
+        return false;
+    }
+    if (p->op_pcent < -1 || p->op_pcent > 400) {
+        *err = g_strdup_printf("op_pcent=%d is out of range: allowed 0..400", p->op_pcent);
+        return false;
+    }
+    if (!f->blks_per_pl) {
+        /* blocks follow from the capacity and over-provisioning asked for */
+        c->geo.blks_per_pl = 1;
+        if (!nand_geometry_check(&c->geo, err) ||
+            !ftl_derive_blocks_spare(&c->geo, bytes, p->op_pcent < 0 ? 7 : p->op_pcent,
+                                     min_spare ? min_spare : FTL_MIN_SPARE_LINES, err)) {
+            return false;
+        }
+    }
+    c->exposed_pages = (bytes + nand_page_bytes(&c->geo) - 1) / nand_page_bytes(&c->geo);
+    return min_spare || ftl_config_check(c, err);
+}
+
+FemuMedia *bbssd_params_media_new(const FemuFlashParams *f, const BbssdParams *p,
+                                  const FemuSraParams *sra, uint64_t bytes, NandModel *shared,
+                                  uint32_t first_block, char **err)
+{
+    FtlConfig c;
+    SraConfig ra_cfg;
+    FemuReadAhead ra = { .cfg = &ra_cfg };
+
+    if (!bbssd_params_ftl_config(f, p, bytes, &c, 0, err) ||
+        (sra->on && !sra_params_config(sra, nand_page_bytes(&c.geo), c.tm.time_scale,
+                                       &ra_cfg, err))) {
+        return NULL;
+    }
+    c.shared_nand = shared;
+    c.first_block = first_block;
+    return femu_media_bbssd_new(&c, sra->on ? &ra : NULL, err);
+}

@@ -1,0 +1,47 @@
+/*
+ * The blackbox kind's properties (FEMU's gc_thres_pcent, gc_thres_pcent_high; op_pcent is
+ * new): their list, expanded by the QEMU device and by femu-sim, and the FTL configuration
+ * they give with the flash's. The fdp kind builds on the same FTL parameters.
+ *
+ * QEMU-free. SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef FEMU_BBSSD_PARAMS_H
+#define FEMU_BBSSD_PARAMS_H
+
+#include "../media/media.h"
+#include "../nand/flash-params.h"
+#include "../sra/sra-params.h"
+#include "ftl.h"
+
+typedef struct BbssdParams {
+    uint32_t gc_thres_pcent;
+    uint32_t gc_thres_pcent_high;
+    int32_t op_pcent;           /* -1: 7 unless blks_per_pl is given */
+} BbssdParams;
+
+/*
+ * P(struct, type, name, field, default), as FEMU_FLASH_PROPS. FEMU's 75/95 keep 5% of lines
+ * free in the foreground, most of a 7% OP: WAF ~22; hence 90/99.
+ */
+#define BBSSD_PROPS(P, S)                                       \
+    P(S, U32, "gc_thres_pcent", gc_thres_pcent, 90)             \
+    P(S, U32, "gc_thres_pcent_high", gc_thres_pcent_high, 99)   \
+    P(S, I32, "op_pcent", op_pcent, -1)
+
+/*
+ * The FTL for `bytes` of exposed capacity; blocks derived from op_pcent unless given.
+ * min_spare: the spare blocks per plane beyond the data that the FTL needs (0: the
+ * blackbox FTL's, whose other limits are checked too; another FTL checks its own).
+ * False and *err (g_free it) naming the property otherwise.
+ */
+bool bbssd_params_ftl_config(const FemuFlashParams *f, const BbssdParams *p, uint64_t bytes,
+                             FtlConfig *c, uint32_t min_spare, char **err);
+/*
+ * The blackbox media model of `bytes` (bbssd-media.c), with read-ahead when sra->on: on
+ * `shared` flash from first_block, or its own (NULL). NULL and *err otherwise.
+ */
+FemuMedia *bbssd_params_media_new(const FemuFlashParams *f, const BbssdParams *p,
+                                  const FemuSraParams *sra, uint64_t bytes, NandModel *shared,
+                                  uint32_t first_block, char **err);
+
+#endif

@@ -1,0 +1,60 @@
+/*
+ * Namespace sizes from the properties; see layout.h.
+ *
+ * QEMU-free. SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <inttypes.h>
+
+#include <glib.h>
+
+#include "layout.h"
+
+#define MIB (1024ULL * 1024)
+
+/*
+ * Sizes in MiB, checked in 64 bits against the limit of devsz_mb. Derived even splits are
+ * whole MiB, so namespaces start on an LBA and a flash page boundary.
+ */
+bool femu_layout_ns_sizes(const char *ns_sizes_mb, uint32_t count, uint32_t devsz_mb,
+                          uint64_t total, uint64_t *bytes, char **err)
+{
+    g_auto(GStrv) parts = NULL;
+    uint64_t sum = 0;
+
+    if (!ns_sizes_mb) {
+        uint64_t each = total / count / MIB * MIB;
+        for (uint32_t i = 0; i < count; i++) {
+            bytes[i] = each;
+        }
+        return true;
+    }
+    parts = g_strsplit_set(ns_sizes_mb, ",:", -1);
+    if (g_strv_length(parts) != count) {
+        *err = g_strdup_printf("ns_sizes_mb='%s' must list one size in MiB per namespace "
+                               "(%u)", ns_sizes_mb, count);
+        return false;
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        guint64 mb;
+        if (!g_ascii_string_to_unsigned(g_strstrip(parts[i]), 10, 1, FEMU_MAX_DEVSZ_MB, &mb,
+                                        NULL)) {
+            *err = g_strdup_printf("ns_sizes_mb='%s': '%s' is not a size in MiB (1..%u)",
+                                   ns_sizes_mb, parts[i], FEMU_MAX_DEVSZ_MB);
+            return false;
+        }
+        bytes[i] = mb * MIB;
+        sum += mb;
+    }
+    if (devsz_mb && sum != devsz_mb) {
+        *err = g_strdup_printf("ns_sizes_mb='%s' adds up to %" PRIu64 " MiB, not "
+                               "devsz_mb=%u", ns_sizes_mb, sum, devsz_mb);
+        return false;
+    }
+    if (sum > FEMU_MAX_DEVSZ_MB) {
+        *err = g_strdup_printf("ns_sizes_mb='%s' adds up to %" PRIu64 " MiB: allowed at "
+                               "most %u (64 TiB) in all", ns_sizes_mb, sum,
+                               FEMU_MAX_DEVSZ_MB);
+        return false;
+    }
+    return true;
+}

@@ -1,0 +1,37 @@
+/*
+ * The device's namespaces: the properties that say how many, of which kinds and how big
+ * (their list, expanded by the QEMU device and by femu-sim), and the sizes they give.
+ *
+ * QEMU-free. SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef FEMU_MEDIA_LAYOUT_H
+#define FEMU_MEDIA_LAYOUT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define FEMU_MAX_NAMESPACES 64
+#define FEMU_MAX_DEVSZ_MB (64u * 1024 * 1024)   /* 64 TiB */
+
+/*
+ * P(struct, type, name, field, default), as FEMU_FLASH_PROPS. lba_index is the device's
+ * own (its default depends on the kind).
+ */
+#define FEMU_LAYOUT_PROPS(P, S)                                         \
+    P(S, U32, "femu_mode", femu_mode, 2)    /* 2: nossd, as in FEMU */  \
+    P(S, U32, "devsz_mb", devsz_mb, 0)                                  \
+    P(S, U32, "namespaces", num_namespaces, 1)                          \
+    P(S, STR, "ns_types", ns_types, NULL)                               \
+    P(S, STR, "ns_sizes_mb", ns_sizes_mb, NULL)                         \
+    P(S, U8, "mdts", mdts, 7)                                           \
+    P(S, U8, "vwc", vwc, 1)
+
+/*
+ * The bytes of each of count namespaces: ns_sizes_mb (MiB each, ':' or ',' between them,
+ * adding up to devsz_mb when that is given) or, when NULL, total split evenly in whole
+ * MiB. False and *err (g_free it) naming the property otherwise.
+ */
+bool femu_layout_ns_sizes(const char *ns_sizes_mb, uint32_t count, uint32_t devsz_mb,
+                          uint64_t total, uint64_t *bytes, char **err);
+
+#endif
