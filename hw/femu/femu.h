@@ -47,8 +47,6 @@ OBJECT_DECLARE_SIMPLE_TYPE(FemuCtrl, FEMU)
 #define FEMU_SGL_MAX_SEGMENTS 1024  /* bound on segment chains a guest can make us walk */
 #define FEMU_LOG_MEDIA_STATS 0xca   /* vendor log page: model statistics as text */
 #define FEMU_ERR_REC_DULBE (1u << 16)   /* Error Recovery feature: DULBE */
-#define FEMU_IDLE_NS 1000000        /* quiet this long, the media model may work in the background */
-#define FEMU_IDLE_REPEAT_NS 100000000   /* and again this often while quiet */
 
 typedef struct FemuSQ FemuSQ;
 typedef struct FemuCQ FemuCQ;

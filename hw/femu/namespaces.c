@@ -443,20 +443,13 @@ const FemuNsKind *femu_ctrl_kind(FemuCtrl *n)
  */
 uint64_t femu_ns_media_submit(FemuNamespace *ns, FemuMediaReq *r)
 {
-    uint64_t t, arrival = r->arrival_ns;
+    uint64_t t;
 
     r->offset -= MIN(r->offset, ns->media_base);
     r->ns_end = ns->backend_offset + ns->bytes - MIN(ns->backend_offset, ns->media_base);
     r->rg = ns->place_rg;
     r->ruh = ns->place_ruh;
-    if (ns->frontend && r->op == FEMU_MEDIA_WRITE) {
-        r->arrival_ns = femu_frontend_transfer(ns->frontend, false, r->len, arrival);
-    }
-    t = femu_media_submit(ns->media, r);
-    r->arrival_ns = arrival;
-    if (ns->frontend && r->op == FEMU_MEDIA_READ) {
-        t = femu_frontend_transfer(ns->frontend, true, r->len, t);
-    }
+    t = femu_frontend_media_submit(ns->frontend, ns->media, r);
     if (r->op == FEMU_MEDIA_READ) {
         ns->io.media_reads++;
         ns->io.media_read_ns += t - MIN(t, r->arrival_ns);

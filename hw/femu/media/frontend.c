@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "frontend.h"
+#include "media.h"
 #include "../nand/timeline.h"
 
 #include <glib.h>
@@ -133,6 +134,21 @@ uint64_t femu_frontend_transfer(FemuFrontend *f, bool to_host, uint64_t bytes, u
 const FemuFrontendStats *femu_frontend_stats(const FemuFrontend *f)
 {
     return &f->st;
+}
+
+uint64_t femu_frontend_media_submit(FemuFrontend *f, FemuMedia *m, FemuMediaReq *r)
+{
+    uint64_t t, arrival = r->arrival_ns;
+
+    if (f && r->op == FEMU_MEDIA_WRITE) {
+        r->arrival_ns = femu_frontend_transfer(f, false, r->len, arrival);
+    }
+    t = femu_media_submit(m, r);
+    r->arrival_ns = arrival;
+    if (f && r->op == FEMU_MEDIA_READ) {
+        t = femu_frontend_transfer(f, true, r->len, t);
+    }
+    return t;
 }
 
 void femu_frontend_retire(FemuFrontend *f, uint64_t t)

@@ -56,6 +56,14 @@ uint64_t femu_frontend_transfer(FemuFrontend *f, bool to_host, uint64_t bytes, u
 /* The link's time for bytes (0 without a link model). */
 uint64_t femu_frontend_xfer_ns(const FemuFrontend *f, uint64_t bytes);
 const FemuFrontendStats *femu_frontend_stats(const FemuFrontend *f);
+/*
+ * A media request behind the link (f may be NULL): a write's data crosses to the device
+ * before the model sees it, a read's to the host after. When the command completes.
+ */
+struct FemuMedia;
+struct FemuMediaReq;
+uint64_t femu_frontend_media_submit(FemuFrontend *f, struct FemuMedia *m,
+                                    struct FemuMediaReq *r);
 /* Forget bookings that ended before t (no later command arrives before it). */
 void femu_frontend_retire(FemuFrontend *f, uint64_t t);
 

@@ -43,6 +43,13 @@ typedef struct FemuMediaReq {
     uint32_t rg, ruh;       /* a write's placement (fdp): reclaim group and unit handle */
 } FemuMediaReq;
 
+/*
+ * When a device gives its models background time (FemuMediaOps.idle): once no command has
+ * been outstanding for FEMU_IDLE_NS, then every FEMU_IDLE_REPEAT_NS while that lasts.
+ */
+#define FEMU_IDLE_NS 1000000
+#define FEMU_IDLE_REPEAT_NS 100000000
+
 typedef struct FemuMedia FemuMedia;
 
 /* Receives one named statistic; names are lower_case_with_underscores. */

@@ -1,0 +1,612 @@
+/*
+ * femu-sim: the emulator's QEMU-free SSD models driven in virtual time by fio job files and
+ * traces. The device is described with the -device femu properties (devprops.c), built as
+ * the QEMU device builds it (simdev.c); jobs (workload.h) issue I/O at their queue depth,
+ * and each command completes when the model says, without waiting for it.
+ *
+ *   femu-sim --dev "k=v,..." [--dev-file F] [--output-format=normal|json] JOBFILE...
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "devprops.h"
+#include "simdev.h"
+#include "workload.h"
+#include "sched/deadline-heap.h"
+#include "stats/lateness.h"
+
+#define SIM_VERSION "femu-sim-0.1"
+#define NS_PER_S 1000000000ULL
+#define NR_DIRS 3               /* read, write, trim: fio's three */
+
+static const char *const dir_names[NR_DIRS] = { "read", "write", "trim" };
+
+typedef struct DirStats {
+    uint64_t ios, bytes;
+    uint64_t lat_min, lat_max;
+    double lat_sum, lat_sq;
+    LatenessHist hist;
+} DirStats;
+
+/* One interval of a job's time series. */
+typedef struct SeriesPoint {
+    uint64_t ios[NR_DIRS], bytes[NR_DIRS];
+    double lat_sum[NR_DIRS];
+} SeriesPoint;
+
+typedef struct Worker Worker;
+
+/* A command in flight, or a worker's wake-up (op < 0). */
+typedef struct Slot {
+    Worker *w;
+    int op;                     /* SimOp, or -1 for a wake-up */
+    uint64_t len;
+    uint64_t submit_ns;
+    bool free;
+} Slot;
+
+struct Worker {
+    const SimJob *job;
+    uint32_t clone;
+    uint32_t group;
+    SimNs *ns;
+    SimGen *gen;
+    Slot *slots;                /* iodepth */
+    Slot wake;
+    bool wake_queued;
+    uint32_t inflight;
+    bool gen_done, stopped;
+    bool has_pending;
+    SimIo pending;
+    uint64_t start_ns, counted_from_ns, end_ns, last_done_ns;
+    DirStats dir[NR_DIRS];
+    uint16_t error;
+    SimOp error_op;
+    GArray *series;             /* SeriesPoint per interval */
+    uint64_t interval_ns;
+    GArray *stat_series;        /* per interval: the sampled device statistics (uint64) */
+    GString *end_stats;         /* the device's statistics when the job ended, as JSON */
+};
+
+typedef struct Options {
+    const char *format;
+    const char *output;
+    char **series_stats;        /* device statistics sampled into the series */
+} Options;
+
+static Options opts = { .format = "normal" };
+
+static void dir_record(DirStats *s, uint64_t bytes, uint64_t lat)
+{
+    if (!s->ios || lat < s->lat_min) {
+        s->lat_min = lat;
+    }
+    s->lat_max = MAX(s->lat_max, lat);
+    s->ios++;
+    s->bytes += bytes;
+    s->lat_sum += lat;
+    s->lat_sq += (double)lat * lat;
+    lateness_record(&s->hist, lat);
+}
+
+static int dir_of(int op)
+{
+    return op == SIM_OP_READ ? 0 : op == SIM_OP_WRITE ? 1 : op == SIM_OP_TRIM ? 2 : -1;
+}
+
+typedef struct StatLookup {
+    char **names;
+    uint64_t *values;
+} StatLookup;
+
+static void stat_lookup(void *opaque, const char *name, uint64_t value)
+{
+    StatLookup *l = opaque;
+
+    for (uint32_t i = 0; l->names[i]; i++) {
+        if (!strcmp(l->names[i], name)) {
+            l->values[i] = value;
+        }
+    }
+}
+
+static uint32_t nr_series_stats(void)
+{
+    return opts.series_stats ? g_strv_length(opts.series_stats) : 0;
+}
+
+static void series_point(Worker *w, SimDevice *d, uint64_t idx)
+{
+    SeriesPoint zero = { 0 };
+    uint32_t n = nr_series_stats();
+
+    while (w->series->len <= idx) {
+        g_array_append_val(w->series, zero);
+        if (n) {
+            g_autofree uint64_t *values = g_new0(uint64_t, n);
+            StatLookup l = { opts.series_stats, values };
+            sim_device_stats(d, stat_lookup, &l);
+            g_array_append_vals(w->stat_series, values, n);
+        }
+    }
+}
+
+static void complete(SimDevice *d, Slot *s, uint64_t now)
+{
+    Worker *w = s->w;
+    int dir = dir_of(s->op);
+
+    sim_device_complete(d, now);
+    w->inflight--;
+    s->free = true;
+    w->last_done_ns = MAX(w->last_done_ns, now);
+    if (dir < 0 || s->submit_ns < w->counted_from_ns) {
+        return;
+    }
+    dir_record(&w->dir[dir], s->len, now - s->submit_ns);
+    if (w->interval_ns) {
+        uint64_t idx = (now - w->counted_from_ns) / w->interval_ns;
+        SeriesPoint *p;
+
+        series_point(w, d, idx);
+        p = &g_array_index(w->series, SeriesPoint, idx);
+        p->ios[dir]++;
+        p->bytes[dir] += s->len;
+        p->lat_sum[dir] += now - s->submit_ns;
+    }
+}
+
+static Slot *free_slot(Worker *w)
+{
+    for (uint32_t i = 0; i < w->job->iodepth; i++) {
+        if (w->slots[i].free) {
+            return &w->slots[i];
+        }
+    }
+    return NULL;
+}
+
+/* Issue what the worker may at now: up to its depth, not before its I/O's time. */
+static void issue(SimDevice *d, DeadlineHeap *h, Worker *w, uint64_t now)
+{
+    while (!w->stopped && !w->error && w->inflight < w->job->iodepth) {
+        uint64_t done;
+        Slot *s;
+
+        if (w->end_ns && now >= w->end_ns) {
+            w->stopped = true;
+            break;
+        }
+        if (!w->has_pending) {
+            if (w->gen_done || !sim_gen_next(w->gen, now, &w->pending)) {
+                w->gen_done = w->stopped = true;
+                break;
+            }
+            w->has_pending = true;
+        }
+        if (w->pending.not_before_ns > now) {
+            if (!w->wake_queued) {
+                w->wake_queued = true;
+                deadline_heap_push(h, w->pending.not_before_ns, &w->wake, NULL);
+            }
+            break;
+        }
+        s = free_slot(w);
+        *s = (Slot){ .w = w, .op = w->pending.op, .len = w->pending.len, .submit_ns = now };
+        w->error = sim_device_submit(d, w->ns, &w->pending, now, &done);
+        if (w->error) {
+            w->error_op = w->pending.op;
+            sim_device_complete(d, now);
+            s->free = true;
+            break;
+        }
+        w->has_pending = false;
+        w->inflight++;
+        deadline_heap_push(h, done, s, NULL);
+    }
+}
+
+static bool start_worker(SimDevice *d, Worker *w, uint64_t now, char **err)
+{
+    SimTarget t;
+    const SimJob *j = w->job;
+
+    w->ns = sim_device_ns(d, j->nsid);
+    if (!w->ns) {
+        *err = g_strdup_printf("job '%s': namespace %u does not exist (the drive has %u)",
+                               j->name, j->nsid, sim_device_nr_ns(d));
+        return false;
+    }
+    sim_device_target(d, w->ns, &t);
+    w->gen = sim_gen_new(j, w->clone, &t, err);
+    if (!w->gen) {
+        char *why = *err;
+        *err = g_strdup_printf("job '%s': %s", j->name, why);
+        g_free(why);
+        return false;
+    }
+    w->slots = g_new0(Slot, j->iodepth);
+    for (uint32_t i = 0; i < j->iodepth; i++) {
+        w->slots[i].free = true;
+    }
+    w->wake = (Slot){ .w = w, .op = -1 };
+    w->start_ns = now;
+    w->counted_from_ns = now + j->ramp_ns;
+    w->end_ns = j->runtime_ns ? w->counted_from_ns + j->runtime_ns : 0;
+    w->last_done_ns = now;
+    w->interval_ns = j->log_avg_ns ? j->log_avg_ns : NS_PER_S;
+    w->series = g_array_new(false, true, sizeof(SeriesPoint));
+    w->stat_series = g_array_new(false, true, sizeof(uint64_t));
+    return true;
+}
+
+typedef struct JsonStats {
+    GString *o;
+    bool first;
+} JsonStats;
+
+static void json_stat(void *opaque, const char *name, uint64_t value)
+{
+    JsonStats *j = opaque;
+
+    g_string_append_printf(j->o, "%s\"%s\": %" PRIu64, j->first ? "" : ", ", name, value);
+    j->first = false;
+}
+
+/* A job that has ended keeps the device's statistics of that moment. */
+static void check_ended(SimDevice *d, Worker *w)
+{
+    if ((w->stopped || w->error) && !w->inflight && !w->end_stats) {
+        JsonStats js = { g_string_new(NULL), true };
+        sim_device_stats(d, json_stat, &js);
+        w->end_stats = js.o;
+    }
+}
+
+/* Runs workers [first, last) together from now; returns when all have ended. */
+static uint64_t run_group(SimDevice *d, GPtrArray *ws, uint32_t first, uint32_t last,
+                          uint64_t now)
+{
+    DeadlineHeap h;
+    uint64_t end = now;
+
+    deadline_heap_init(&h);
+    for (uint32_t i = first; i < last; i++) {
+        issue(d, &h, g_ptr_array_index(ws, i), now);
+        check_ended(d, g_ptr_array_index(ws, i));
+    }
+    while (!deadline_heap_empty(&h)) {
+        uint64_t t = deadline_heap_min(&h);
+        Slot *s = deadline_heap_pop_due(&h, t);
+
+        end = MAX(end, t);
+        if (s->op < 0) {
+            s->w->wake_queued = false;
+        } else {
+            complete(d, s, t);
+        }
+        issue(d, &h, s->w, t);
+        check_ended(d, s->w);
+    }
+    deadline_heap_destroy(&h);
+    return end;
+}
+
+/* ---- output ---- */
+
+static double ratio(uint64_t a, uint64_t b)
+{
+    return b ? (double)a / (double)b : 0;
+}
+
+static void json_dir(GString *o, const Worker *w, int dir, uint64_t runtime_ns)
+{
+    const DirStats *s = &w->dir[dir];
+    double mean = s->ios ? s->lat_sum / s->ios : 0;
+    double var = s->ios ? s->lat_sq / s->ios - mean * mean : 0;
+    GString *pct = g_string_new(NULL);
+
+    for (uint32_t i = 0; i < w->job->nr_percentiles; i++) {
+        double q = w->job->percentiles[i];
+        g_string_append_printf(pct, "%s\"%.6f\": %" PRIu64, i ? ", " : "", q,
+                               s->ios ? lateness_quantile(&s->hist, q / 100) : 0);
+    }
+    g_autofree char *lat = g_strdup_printf(
+        "{\"min\": %" PRIu64 ", \"max\": %" PRIu64 ", \"mean\": %.3f, \"stddev\": %.3f, "
+        "\"N\": %" PRIu64 ", \"percentile\": {%s}}",
+        s->lat_min, s->lat_max, mean, sqrt(var > 0 ? var : 0), s->ios, pct->str);
+    g_string_append_printf(o,
+        "      \"%s\": {\"io_bytes\": %" PRIu64 ", \"io_kbytes\": %" PRIu64 ", "
+        "\"bw_bytes\": %.0f, \"bw\": %.0f, \"iops\": %.3f, \"runtime\": %" PRIu64 ", "
+        "\"total_ios\": %" PRIu64 ",\n        \"slat_ns\": {\"min\": 0, \"max\": 0, "
+        "\"mean\": 0, \"stddev\": 0, \"N\": 0},\n        \"clat_ns\": %s,\n"
+        "        \"lat_ns\": %s}",
+        dir_names[dir], s->bytes, s->bytes / 1024,
+        ratio(s->bytes * NS_PER_S, runtime_ns), ratio(s->bytes * NS_PER_S / 1024, runtime_ns),
+        ratio(s->ios * NS_PER_S, runtime_ns), runtime_ns / 1000000, s->ios, lat, lat);
+    g_string_free(pct, true);
+}
+
+static void json_series(GString *o, const Worker *w)
+{
+    uint32_t n = nr_series_stats(), len = w->series->len;
+
+    g_string_append_printf(o, "      \"series\": {\"interval_ns\": %" PRIu64 ", \"t_ns\": [",
+                           w->interval_ns);
+    for (uint32_t i = 0; i < len; i++) {
+        g_string_append_printf(o, "%s%" PRIu64, i ? ", " : "", (i + 1) * w->interval_ns);
+    }
+    g_string_append(o, "]");
+    for (int dir = 0; dir < NR_DIRS; dir++) {
+        const char *what[] = { "iops", "bw_bytes", "lat_mean_ns" };
+        for (int k = 0; k < 3; k++) {
+            g_string_append_printf(o, ",\n        \"%s_%s\": [", dir_names[dir], what[k]);
+            for (uint32_t i = 0; i < len; i++) {
+                const SeriesPoint *p = &g_array_index(w->series, SeriesPoint, i);
+                double v = k == 0 ? ratio(p->ios[dir] * NS_PER_S, w->interval_ns) :
+                           k == 1 ? ratio(p->bytes[dir] * NS_PER_S, w->interval_ns) :
+                           (p->ios[dir] ? p->lat_sum[dir] / p->ios[dir] : 0);
+                g_string_append_printf(o, "%s%.1f", i ? ", " : "", v);
+            }
+            g_string_append(o, "]");
+        }
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        g_string_append_printf(o, ",\n        \"%s\": [", opts.series_stats[k]);
+        for (uint32_t i = 0; i < len; i++) {
+            g_string_append_printf(o, "%s%" PRIu64, i ? ", " : "",
+                                   g_array_index(w->stat_series, uint64_t, i * n + k));
+        }
+        g_string_append(o, "]");
+    }
+    g_string_append(o, "}");
+}
+
+static uint64_t worker_runtime(const Worker *w)
+{
+    return w->last_done_ns > w->counted_from_ns ? w->last_done_ns - w->counted_from_ns : 0;
+}
+
+static void json_job(GString *o, const Worker *w, bool last)
+{
+    uint64_t runtime = worker_runtime(w);
+
+    g_string_append_printf(o,
+        "    {\n      \"jobname\": \"%s\", \"groupid\": %u, \"job_index\": %u, "
+        "\"nsid\": %u, \"error\": %u, \"error_text\": \"%s\",\n"
+        "      \"job_start_ns\": %" PRIu64 ", \"job_runtime\": %" PRIu64 ", "
+        "\"elapsed_ns\": %" PRIu64 ",\n",
+        w->job->name, w->group, w->clone, w->job->nsid, w->error,
+        w->error ? sim_status_name(w->error) : "", w->start_ns, runtime / 1000000, runtime);
+    for (int dir = 0; dir < NR_DIRS; dir++) {
+        json_dir(o, w, dir, runtime);
+        g_string_append(o, ",\n");
+    }
+    json_series(o, w);
+    g_string_append_printf(o, ",\n      \"stats\": {%s}\n    }",
+                           w->end_stats ? w->end_stats->str : "");
+    if (!last) {
+        g_string_append(o, ",");
+    }
+    g_string_append(o, "\n");
+}
+
+static void text_job(GString *o, const Worker *w)
+{
+    uint64_t runtime = worker_runtime(w);
+
+    g_string_append_printf(o, "%s: (groupid=%u, jobs=1): err=%3u: nsid=%u, virtual runtime "
+                           "%.3f s\n", w->job->name, w->group, w->error, w->job->nsid,
+                           runtime / 1e9);
+    if (w->error) {
+        g_string_append_printf(o, "  error: %s on a %s\n", sim_status_name(w->error),
+                               w->error_op == SIM_OP_READ ? "read" :
+                               w->error_op == SIM_OP_WRITE ? "write" : "command");
+    }
+    for (int dir = 0; dir < NR_DIRS; dir++) {
+        const DirStats *s = &w->dir[dir];
+        if (!s->ios) {
+            continue;
+        }
+        g_string_append_printf(o, "  %5s: IOPS=%.1f, BW=%.2f MiB/s (%.2f MB/s)(%.1f MiB)\n",
+                               dir_names[dir], ratio(s->ios * NS_PER_S, runtime),
+                               ratio(s->bytes * NS_PER_S, runtime) / 1048576,
+                               ratio(s->bytes * NS_PER_S, runtime) / 1e6, s->bytes / 1048576.0);
+        g_string_append_printf(o, "    lat (usec): min=%.2f, max=%.2f, avg=%.2f\n",
+                               s->lat_min / 1e3, s->lat_max / 1e3, s->lat_sum / s->ios / 1e3);
+        g_string_append(o, "    lat percentiles (usec):");
+        for (uint32_t i = 0; i < w->job->nr_percentiles; i++) {
+            g_string_append_printf(o, "%s %.2fth=%.1f", i % 6 ? "," : "\n     |",
+                                   w->job->percentiles[i],
+                                   lateness_quantile(&s->hist, w->job->percentiles[i] / 100)
+                                   / 1e3);
+        }
+        g_string_append(o, "\n");
+    }
+}
+
+static void text_stat(void *opaque, const char *name, uint64_t value)
+{
+    g_string_append_printf(opaque, "  %s=%" PRIu64 "\n", name, value);
+}
+
+/* ---- main ---- */
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: femu-sim --dev \"k=v,...\" [--dev-file FILE] [--output-format=normal|json]\n"
+        "                [--output FILE] [--series-stats=a,b] JOBFILE...\n"
+        "  --dev           the drive, with the properties of -device femu (repeatable)\n"
+        "  --dev-file      the same from a file (k=v per line or comma-separated)\n"
+        "  --output-format normal (default) or json (fio-like, with the model's statistics)\n"
+        "  --output        write the results there instead of to standard output\n"
+        "  --series-stats  device statistics to sample into each job's time series\n"
+        "                  (default: waf_milli,nand_pages_written when the model has them)\n"
+        "JOBFILE: a fio job file (supported options: README, Simulator).\n");
+}
+
+int main(int argc, char **argv)
+{
+    g_autofree char *err = NULL;
+    g_autofree char *series = NULL;
+    g_autoptr(GPtrArray) jobfiles = g_ptr_array_new_with_free_func(
+        (GDestroyNotify)sim_jobfile_free);
+    g_autoptr(GPtrArray) workers = g_ptr_array_new();
+    SimParams *p = sim_params_new();
+    SimDevice *d = NULL;
+    GString *o = g_string_new(NULL);
+    uint64_t now = 0;
+    uint32_t group = 0, group_first = 0;
+    int rc = 0;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--dev") && v) {
+            if (!sim_params_parse(p, v, &err)) {
+                goto fail;
+            }
+            i++;
+        } else if (g_str_has_prefix(a, "--dev=")) {
+            if (!sim_params_parse(p, a + 6, &err)) {
+                goto fail;
+            }
+        } else if (!strcmp(a, "--dev-file") && v) {
+            if (!sim_params_load(p, v, &err)) {
+                goto fail;
+            }
+            i++;
+        } else if (g_str_has_prefix(a, "--output-format=")) {
+            opts.format = a + 16;
+        } else if (!strcmp(a, "--output-format") && v) {
+            opts.format = v;
+            i++;
+        } else if (g_str_has_prefix(a, "--output=")) {
+            opts.output = a + 9;
+        } else if (!strcmp(a, "--output") && v) {
+            opts.output = v;
+            i++;
+        } else if (g_str_has_prefix(a, "--series-stats=")) {
+            series = g_strdup(a + 15);
+        } else if (a[0] == '-' && a[1]) {
+            err = g_strdup_printf("unknown option '%s'", a);
+            usage(stderr);
+            goto fail;
+        } else {
+            SimJobFile *jf = sim_jobfile_load(a, &err);
+            if (!jf) {
+                goto fail;
+            }
+            g_ptr_array_add(jobfiles, jf);
+        }
+    }
+    if (strcmp(opts.format, "normal") && strcmp(opts.format, "json")) {
+        err = g_strdup_printf("--output-format=%s: allowed normal, json", opts.format);
+        goto fail;
+    }
+    if (!jobfiles->len) {
+        usage(stderr);
+        err = g_strdup("no job file given");
+        goto fail;
+    }
+    if (!sim_params_finish(p, &err) || !(d = sim_device_new(p, &err))) {
+        goto fail;
+    }
+    opts.series_stats = g_strsplit(series ? series : "waf_milli,nand_pages_written", ",", -1);
+
+    /* every job clone, in file order; a stonewall starts a new group */
+    for (guint f = 0; f < jobfiles->len; f++) {
+        const SimJobFile *jf = g_ptr_array_index(jobfiles, f);
+        for (uint32_t j = 0; j < jf->nr_jobs; j++) {
+            const SimJob *job = &jf->jobs[j];
+            if (job->stonewall && workers->len > group_first) {
+                now = run_group(d, workers, group_first, workers->len, now);
+                group++;
+                group_first = workers->len;
+            }
+            for (uint32_t c = 0; c < job->numjobs; c++) {
+                Worker *w = g_new0(Worker, 1);
+                *w = (Worker){ .job = job, .clone = c, .group = group };
+                g_ptr_array_add(workers, w);
+                if (!start_worker(d, w, now, &err)) {
+                    goto fail;
+                }
+            }
+        }
+    }
+    now = run_group(d, workers, group_first, workers->len, now);
+
+    if (!strcmp(opts.format, "json")) {
+        JsonStats js = { o, true };
+        g_autofree char *desc = sim_params_describe(p);
+        g_auto(GStrv) lines = g_strsplit(desc, "\n", -1);
+
+        g_string_append_printf(o, "{\n  \"femu-sim version\": \"%s\",\n  \"device\": {",
+                               SIM_VERSION);
+        for (guint i = 0; lines[i] && *lines[i]; i++) {
+            char *eq = strchr(lines[i], '=');
+            *eq = 0;
+            g_string_append_printf(o, "%s\"%s\": \"%s\"", i ? ", " : "", lines[i], eq + 1);
+        }
+        g_string_append_printf(o, "},\n  \"end_ns\": %" PRIu64 ",\n  \"jobs\": [\n", now);
+        for (guint i = 0; i < workers->len; i++) {
+            json_job(o, g_ptr_array_index(workers, i), i + 1 == workers->len);
+        }
+        g_string_append(o, "  ],\n  \"stats\": {");
+        sim_device_stats(d, json_stat, &js);
+        g_string_append(o, "}\n}\n");
+    } else {
+        for (guint i = 0; i < workers->len; i++) {
+            text_job(o, g_ptr_array_index(workers, i));
+        }
+        g_string_append_printf(o, "\nDevice statistics at %.3f s of virtual time:\n", now / 1e9);
+        sim_device_stats(d, text_stat, o);
+    }
+    for (guint i = 0; i < workers->len; i++) {
+        rc |= ((Worker *)g_ptr_array_index(workers, i))->error != 0;
+    }
+    if (opts.output) {
+        g_autoptr(GError) gerr = NULL;
+        if (!g_file_set_contents(opts.output, o->str, o->len, &gerr)) {
+            err = g_strdup_printf("--output %s: %s", opts.output, gerr->message);
+            goto fail;
+        }
+    } else {
+        fputs(o->str, stdout);
+    }
+    goto out;
+fail:
+    fprintf(stderr, "femu-sim: %s\n", err);
+    rc = 2;
+out:
+    for (guint i = 0; i < workers->len; i++) {
+        Worker *w = g_ptr_array_index(workers, i);
+        sim_gen_free(w->gen);
+        g_free(w->slots);
+        if (w->series) {
+            g_array_free(w->series, true);
+            g_array_free(w->stat_series, true);
+        }
+        if (w->end_stats) {
+            g_string_free(w->end_stats, true);
+        }
+        g_free(w);
+    }
+    g_strfreev(opts.series_stats);
+    g_string_free(o, true);
+    sim_device_free(d);
+    sim_params_free(p);
+    return rc;
+}

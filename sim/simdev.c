@@ -1,0 +1,603 @@
+/*
+ * femu-sim's device; see simdev.h. The layout and the models follow the QEMU device's
+ * (hw/femu/namespaces.c) step by step, from the same QEMU-free configuration code.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "simdev.h"
+#include "media/frontend.h"
+
+#define MIB (1024ULL * 1024)
+
+struct SimDevice {
+    const SimParams *p;
+    uint32_t nr_ns;
+    SimNs ns[FEMU_MAX_NAMESPACES];
+    uint64_t ns_meta[FEMU_MAX_NAMESPACES];
+    uint64_t data_bytes, meta_bytes;
+    FemuMedia *medias[FEMU_MAX_NAMESPACES];
+    uint32_t nr_medias;
+    NandModel *shared_nand;
+    FemuFrontend *frontend;
+    uint64_t frontend_last_ns;
+    /* background time, as the QEMU device's dataplane gives it */
+    bool wants_idle;
+    uint64_t outstanding;
+    uint64_t quiet_since;
+    uint64_t idle_at;
+    uint64_t completions;
+};
+
+static const SimKind *kind_by_mode(uint32_t mode)
+{
+    for (uint32_t i = 0; sim_kinds[i]; i++) {
+        if (sim_kinds[i]->femu_mode == mode) {
+            return sim_kinds[i];
+        }
+    }
+    return NULL;
+}
+
+static const SimKind *kind_by_name(const char *name)
+{
+    for (uint32_t i = 0; sim_kinds[i]; i++) {
+        if (!strcmp(sim_kinds[i]->name, name)) {
+            return sim_kinds[i];
+        }
+    }
+    return NULL;
+}
+
+static char *kind_list(bool modes)
+{
+    GString *s = g_string_new(NULL);
+
+    for (uint32_t i = 0; sim_kinds[i]; i++) {
+        if (modes) {
+            g_string_append_printf(s, "%s%u (%s)", i ? ", " : "", sim_kinds[i]->femu_mode,
+                                   sim_kinds[i]->name);
+        } else {
+            g_string_append_printf(s, "%s%s", i ? ", " : "", sim_kinds[i]->name);
+        }
+    }
+    return g_string_free(s, false);
+}
+
+static bool parse_ns_types(SimDevice *d, char **err)
+{
+    const SimParams *p = d->p;
+    g_auto(GStrv) parts = NULL;
+    uint32_t count;
+
+    if (p->num_namespaces < 1 || p->num_namespaces > FEMU_MAX_NAMESPACES) {
+        *err = g_strdup_printf("namespaces=%u is out of range: allowed 1..%d",
+                               p->num_namespaces, FEMU_MAX_NAMESPACES);
+        return false;
+    }
+    if (!p->ns_types) {
+        const SimKind *k = kind_by_mode(p->femu_mode);
+        if (!k) {
+            g_autofree char *allowed = kind_list(true);
+            *err = g_strdup_printf("femu_mode=%u is not available in femu-sim: allowed %s",
+                                   p->femu_mode, allowed);
+            return false;
+        }
+        d->nr_ns = p->num_namespaces;
+        for (uint32_t i = 0; i < d->nr_ns; i++) {
+            d->ns[i].kind = k;
+        }
+        return true;
+    }
+    parts = g_strsplit_set(p->ns_types, ",:", -1);
+    count = g_strv_length(parts);
+    if (count < 1 || count > FEMU_MAX_NAMESPACES ||
+        (p->num_namespaces != 1 && p->num_namespaces != count)) {
+        *err = g_strdup_printf("ns_types='%s' must list one mode per namespace "
+                               "(namespaces=%u), at most %d", p->ns_types,
+                               p->num_namespaces, FEMU_MAX_NAMESPACES);
+        return false;
+    }
+    d->nr_ns = count;
+    for (uint32_t i = 0; i < count; i++) {
+        const char *t = g_strstrip(parts[i]);
+        d->ns[i].kind = kind_by_name(t);
+        if (!d->ns[i].kind) {
+            g_autofree char *allowed = kind_list(false);
+            *err = g_strdup_printf("ns_types='%s': '%s' is not a namespace mode: allowed %s",
+                                   p->ns_types, t, allowed);
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool size_namespaces(SimDevice *d, uint64_t total, bool derived, char **err)
+{
+    uint64_t bytes[FEMU_MAX_NAMESPACES];
+
+    if (!femu_layout_ns_sizes(d->p->ns_sizes_mb, d->nr_ns, d->p->devsz_mb, total, bytes,
+                              err)) {
+        return false;
+    }
+    d->data_bytes = d->meta_bytes = 0;
+    for (uint32_t i = 0; i < d->nr_ns; i++) {
+        const SimKind *k = d->ns[i].kind;
+
+        d->ns_meta[i] = 0;
+        if (k->size_ns && !k->size_ns(d->p, i + 1, &bytes[i], derived, &d->ns_meta[i], err)) {
+            return false;
+        }
+        d->ns[i].bytes = bytes[i];
+        d->meta_bytes += d->ns_meta[i];
+        d->data_bytes += bytes[i];
+    }
+    return true;
+}
+
+/* The device's own checks of what the model depends on (ctrl.c femu_check_props). */
+static bool check_params(const SimParams *p, char **err)
+{
+    NandTiming opts = { 0 };
+    FemuFrontendConfig fe = p->frontend_cfg;
+
+    if (p->mdts > 15) {
+        *err = g_strdup_printf("mdts=%u is out of range: allowed 0 (no limit) .. 15", p->mdts);
+        return false;
+    }
+    if (p->lba_index > 1) {
+        *err = g_strdup_printf("lba_index=%u is out of range: allowed 0 (512-byte LBAs) or "
+                               "1 (4096-byte LBAs)", p->lba_index);
+        return false;
+    }
+    if (p->vwc > 1) {
+        *err = g_strdup_printf("vwc=%u is out of range: allowed 0 or 1", p->vwc);
+        return false;
+    }
+    if (p->devsz_mb > FEMU_MAX_DEVSZ_MB) {
+        *err = g_strdup_printf("devsz_mb=%u is out of range: allowed 1..%u (64 TiB)",
+                               p->devsz_mb, FEMU_MAX_DEVSZ_MB);
+        return false;
+    }
+    if (!flash_params_options(&p->flash, &opts, err)) {
+        return false;
+    }
+    fe.time_scale = p->flash.time_scale;
+    return femu_frontend_check(&fe, err);
+}
+
+static bool layout(SimDevice *d, char **err)
+{
+    const SimParams *p = d->p;
+    bool derived = !p->devsz_mb && !p->ns_sizes_mb, sra_kind = false;
+    uint32_t lba_bytes = p->lba_index ? 4096 : 512;
+
+    if (!check_params(p, err) || !parse_ns_types(d, err)) {
+        return false;
+    }
+    for (uint32_t i = 0; i < d->nr_ns; i++) {
+        const SimKind *k = d->ns[i].kind;
+        bool first = true;
+        for (uint32_t j = 0; j < i; j++) {
+            first &= d->ns[j].kind != k;
+        }
+        if (first && k->check && !k->check(p, err)) {
+            return false;
+        }
+        sra_kind |= k->read_ahead;
+    }
+    if (p->sra.on && !sra_kind) {
+        *err = g_strdup("sra=on: no namespace whose kind reads ahead: allowed femu_mode= "
+                        "(or ns_types=) blackbox, zns");
+        return false;
+    }
+    if (!size_namespaces(d, p->devsz_mb ? (uint64_t)p->devsz_mb * MIB : 1024 * MIB, derived,
+                         err)) {
+        return false;
+    }
+    if (d->data_bytes / d->nr_ns < lba_bytes) {
+        *err = g_strdup_printf("devsz_mb=%u is too small for namespaces=%u", p->devsz_mb,
+                               d->nr_ns);
+        return false;
+    }
+    for (uint32_t i = 0, off = 0; i < d->nr_ns; i++) {
+        d->ns[i].nsid = i + 1;
+        d->ns[i].lba_bytes = lba_bytes;
+        d->ns[i].backend_offset = off;
+        off += d->ns[i].bytes;
+    }
+    return true;
+}
+
+static uint32_t first_of_kind(SimDevice *d, uint32_t i)
+{
+    for (uint32_t j = 0; j < i; j++) {
+        if (d->ns[j].kind == d->ns[i].kind) {
+            return j;
+        }
+    }
+    return i;
+}
+
+static bool same_kind_before(SimDevice *d, uint32_t i)
+{
+    return d->ns[i].kind->one_media && first_of_kind(d, i) != i;
+}
+
+static uint64_t kind_bytes(SimDevice *d, uint32_t i)
+{
+    uint64_t sum = 0;
+
+    if (!d->ns[i].kind->one_media) {
+        return d->ns[i].bytes;
+    }
+    for (uint32_t j = 0; j < d->nr_ns; j++) {
+        sum += d->ns[j].kind == d->ns[i].kind ? d->ns[j].bytes : 0;
+    }
+    return sum;
+}
+
+/* One model for a device of one kind, one per namespace on one shared flash when mixed. */
+static bool build_media(SimDevice *d, char **err)
+{
+    const SimParams *p = d->p;
+    FemuFrontendConfig fe = p->frontend_cfg;
+    bool mixed = false, flash = false;
+    uint32_t first = 0, blocks[FEMU_MAX_NAMESPACES] = { 0 };
+
+    fe.time_scale = p->flash.time_scale;
+    *err = NULL;
+    d->frontend = femu_frontend_new(&fe, err);
+    if (*err) {
+        return false;
+    }
+    for (uint32_t i = 0; i < d->nr_ns; i++) {
+        mixed |= d->ns[i].kind != d->ns[0].kind;
+    }
+    if (!mixed) {
+        FemuMedia *m = d->ns[0].kind->media_new(p, d->data_bytes, NULL, 0, err);
+        if (!m) {
+            return false;
+        }
+        d->medias[d->nr_medias++] = m;
+        for (uint32_t i = 0; i < d->nr_ns; i++) {
+            d->ns[i].media = m;
+            d->ns[i].media_base = 0;
+        }
+        return true;
+    }
+    for (uint32_t i = 0; i < d->nr_ns; i++) {
+        const SimKind *k = d->ns[i].kind;
+        if (k->flash_blocks && !same_kind_before(d, i)) {
+            blocks[i] = k->flash_blocks(p, kind_bytes(d, i), err);
+            if (!blocks[i]) {
+                return false;
+            }
+            flash = true;
+        }
+    }
+    if (flash) {
+        NandGeometry g = femu_flash_geometry(&p->flash, 0);
+        NandTiming t;
+
+        for (uint32_t i = 0; i < d->nr_ns; i++) {
+            g.blks_per_pl += blocks[i];
+        }
+        if (!flash_params_timing("", p->flash.flash_type, p->flash.pg_rd_lat,
+                                 p->flash.pg_wr_lat, p->flash.blk_er_lat, &p->flash, &t,
+                                 err) ||
+            !(d->shared_nand = nand_model_new(&g, &t, err))) {
+            return false;
+        }
+    }
+    for (uint32_t i = 0; i < d->nr_ns; i++) {
+        SimNs *ns = &d->ns[i];
+        FemuMedia *m;
+
+        if (same_kind_before(d, i)) {
+            uint64_t before = 0;
+            for (uint32_t j = 0; j < i; j++) {
+                before += d->ns[j].kind == ns->kind ? d->ns[j].bytes : 0;
+            }
+            ns->media = d->ns[first_of_kind(d, i)].media;
+            ns->media_base = ns->backend_offset - before;
+            continue;
+        }
+        m = ns->kind->media_new(p, kind_bytes(d, i), d->shared_nand, first, err);
+        if (!m) {
+            return false;
+        }
+        first += blocks[i];
+        d->medias[d->nr_medias++] = m;
+        ns->media = m;
+        ns->media_base = ns->backend_offset;
+    }
+    return true;
+}
+
+SimDevice *sim_device_new(const SimParams *p, char **err)
+{
+    SimDevice *d = g_new0(SimDevice, 1);
+
+    d->p = p;
+    d->idle_at = UINT64_MAX;
+    if (!layout(d, err) || !build_media(d, err)) {
+        sim_device_free(d);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < d->nr_ns; i++) {
+        if (d->ns[i].kind->ns_init && !d->ns[i].kind->ns_init(d, &d->ns[i], err)) {
+            sim_device_free(d);
+            return NULL;
+        }
+    }
+    for (uint32_t i = 0; i < d->nr_medias; i++) {
+        d->wants_idle |= d->medias[i]->ops->idle != NULL;
+    }
+    return d;
+}
+
+void sim_device_free(SimDevice *d)
+{
+    if (!d) {
+        return;
+    }
+    for (uint32_t i = 0; i < d->nr_ns; i++) {
+        if (d->ns[i].priv && d->ns[i].kind->ns_free) {
+            d->ns[i].kind->ns_free(&d->ns[i]);
+        }
+    }
+    for (uint32_t i = 0; i < d->nr_medias; i++) {
+        femu_media_destroy(d->medias[i]);
+    }
+    if (d->shared_nand) {
+        nand_model_free(d->shared_nand);
+    }
+    femu_frontend_free(d->frontend);
+    g_free(d);
+}
+
+uint32_t sim_device_nr_ns(const SimDevice *d)
+{
+    return d->nr_ns;
+}
+
+SimNs *sim_device_ns(SimDevice *d, uint32_t nsid)
+{
+    return nsid >= 1 && nsid <= d->nr_ns ? &d->ns[nsid - 1] : NULL;
+}
+
+const SimParams *sim_device_params(const SimDevice *d)
+{
+    return d->p;
+}
+
+void sim_device_target(SimDevice *d, SimNs *ns, SimTarget *t)
+{
+    (void)d;
+    *t = (SimTarget){ .ns_bytes = ns->bytes, .lba_bytes = ns->lba_bytes };
+    if (ns->kind->target) {
+        ns->kind->target(ns, t);
+    }
+}
+
+uint64_t sim_ns_media(SimDevice *d, SimNs *ns, FemuMediaOp op, uint64_t offset, uint64_t len,
+                      uint32_t plid, uint64_t now)
+{
+    uint64_t at = ns->backend_offset + offset, t;
+    FemuMediaReq r = {
+        .op = op, .nsid = ns->nsid, .offset = at - MIN(at, ns->media_base), .len = len,
+        .arrival_ns = now,
+        .ns_end = ns->backend_offset + ns->bytes - MIN(ns->backend_offset, ns->media_base),
+    };
+
+    (void)plid;
+    t = femu_frontend_media_submit(d->frontend, ns->media, &r);
+    if (op == FEMU_MEDIA_READ) {
+        ns->io.media_reads++;
+        ns->io.media_read_ns += t - MIN(t, now);
+    }
+    return t;
+}
+
+uint16_t sim_nvm_io(SimDevice *d, SimNs *ns, const SimIo *io, uint64_t now, uint64_t *done)
+{
+    uint64_t mdts_bytes = d->p->mdts ? 4096ULL << d->p->mdts : UINT64_MAX;
+
+    if (io->op == SIM_OP_FLUSH) {
+        *done = sim_ns_media(d, ns, FEMU_MEDIA_FLUSH, 0, 0, SIM_NO_PLID, now);
+        return 0;
+    }
+    if (io->op == SIM_OP_ZONE_RESET || io->op == SIM_OP_ZONE_FINISH) {
+        return SIM_SC_INVALID_OPCODE;
+    }
+    if (!io->len || io->offset % ns->lba_bytes || io->len % ns->lba_bytes ||
+        io->offset + io->len < io->offset || io->offset + io->len > ns->bytes) {
+        return SIM_SC_LBA_RANGE;
+    }
+    switch (io->op) {
+    case SIM_OP_READ:
+    case SIM_OP_WRITE:
+        if (io->len > mdts_bytes || io->len / ns->lba_bytes > 65536) {
+            return SIM_SC_INVALID_FIELD;
+        }
+        *done = sim_ns_media(d, ns, io->op == SIM_OP_READ ? FEMU_MEDIA_READ : FEMU_MEDIA_WRITE,
+                             io->offset, io->len, io->plid, now);
+        if (io->op == SIM_OP_READ) {
+            ns->io.bytes_read += io->len;
+            ns->io.read_cmds++;
+        } else {
+            ns->io.bytes_written += io->len;
+            ns->io.write_cmds++;
+        }
+        return 0;
+    case SIM_OP_TRIM:
+        *done = MAX(now, sim_ns_media(d, ns, FEMU_MEDIA_DEALLOCATE, io->offset, io->len,
+                                      SIM_NO_PLID, now));
+        return 0;
+    default:
+        return SIM_SC_INVALID_OPCODE;
+    }
+}
+
+uint16_t sim_device_submit(SimDevice *d, SimNs *ns, const SimIo *io, uint64_t now,
+                           uint64_t *done)
+{
+    uint16_t status;
+
+    sim_device_advance(d, now);
+    if (d->frontend) {
+        femu_frontend_retire(d->frontend, MIN(d->frontend_last_ns, now));
+        d->frontend_last_ns = now;
+        now = femu_frontend_command(d->frontend, now);
+    }
+    *done = now;
+    status = ns->kind->io ? ns->kind->io(d, ns, io, now, done) : sim_nvm_io(d, ns, io, now, done);
+    *done = MAX(*done, now);
+    d->outstanding++;
+    d->idle_at = UINT64_MAX;
+    return status;
+}
+
+void sim_device_complete(SimDevice *d, uint64_t t)
+{
+    d->completions++;
+    if (d->outstanding && !--d->outstanding) {
+        d->quiet_since = t;
+        d->idle_at = d->wants_idle ? t + FEMU_IDLE_NS : UINT64_MAX;
+    }
+}
+
+void sim_device_advance(SimDevice *d, uint64_t now)
+{
+    while (!d->outstanding && d->idle_at <= now) {
+        for (uint32_t i = 0; i < d->nr_medias; i++) {
+            femu_media_idle(d->medias[i], d->idle_at);
+        }
+        d->idle_at += FEMU_IDLE_REPEAT_NS;
+    }
+}
+
+typedef struct Prefixed {
+    FemuMediaStatFn *emit;
+    void *opaque;
+    const char *prefix;
+} Prefixed;
+
+static void emit_prefixed(void *opaque, const char *name, uint64_t value)
+{
+    Prefixed *p = opaque;
+    g_autofree char *full = g_strconcat(p->prefix, name, NULL);
+    p->emit(p->opaque, full, value);
+}
+
+static void emit_io(const IoCounters *io, FemuMediaStatFn *emit, void *opaque)
+{
+    emit(opaque, "host_read_commands", io->read_cmds);
+    emit(opaque, "host_write_commands", io->write_cmds);
+    emit(opaque, "host_bytes_read", io->bytes_read);
+    emit(opaque, "host_bytes_written", io->bytes_written);
+    emit(opaque, "media_reads", io->media_reads);
+    emit(opaque, "media_read_ns", io->media_read_ns);
+}
+
+void sim_device_stats(SimDevice *d, FemuMediaStatFn *emit, void *opaque)
+{
+    IoCounters io = { 0 };
+
+    for (uint32_t i = 0; i < d->nr_ns; i++) {
+        io_counters_add(&io, &d->ns[i].io);
+    }
+    emit_io(&io, emit, opaque);
+    emit(opaque, "completions", d->completions);
+    if (d->frontend) {
+        const FemuFrontendStats *fs = femu_frontend_stats(d->frontend);
+        emit(opaque, "fw_commands", fs->commands);
+        emit(opaque, "fw_busy_ns", fs->fw_busy_ns);
+        emit(opaque, "pcie_bytes_to_host", fs->bytes_to_host);
+        emit(opaque, "pcie_bytes_to_device", fs->bytes_to_device);
+        emit(opaque, "pcie_to_host_busy_ns", fs->link_busy_ns[1]);
+        emit(opaque, "pcie_to_device_busy_ns", fs->link_busy_ns[0]);
+    }
+    for (uint32_t i = 0; i < d->nr_medias; i++) {
+        g_autofree char *prefix = g_strdup("");
+        for (uint32_t k = 0; d->nr_medias > 1 && k < d->nr_ns; k++) {
+            if (d->ns[k].media == d->medias[i]) {
+                g_free(prefix);
+                prefix = g_strdup_printf("ns%u_", d->ns[k].nsid);
+                break;
+            }
+        }
+        Prefixed pe = { emit, opaque, prefix };
+        femu_media_stats(d->medias[i], emit_prefixed, &pe);
+    }
+    for (uint32_t i = 0; i < d->nr_ns; i++) {
+        SimNs *ns = &d->ns[i];
+        g_autofree char *prefix = d->nr_ns > 1 ? g_strdup_printf("ns%u_", ns->nsid)
+                                               : g_strdup("");
+        Prefixed pe = { emit, opaque, prefix };
+        if (d->nr_ns > 1) {
+            emit_io(&ns->io, emit_prefixed, &pe);
+        }
+        if (ns->kind->stats) {
+            ns->kind->stats(ns, emit_prefixed, &pe);
+        }
+    }
+}
+
+const char *sim_status_name(uint16_t status)
+{
+    switch (status) {
+    case 0: return "success";
+    case SIM_SC_INVALID_OPCODE: return "Invalid Command Opcode";
+    case SIM_SC_INVALID_FIELD: return "Invalid Field in Command";
+    case SIM_SC_LBA_RANGE: return "LBA Out of Range";
+    case SIM_SC_ZONE_BOUNDARY: return "Zone Boundary Error";
+    case SIM_SC_ZONE_FULL: return "Zone Is Full";
+    case SIM_SC_ZONE_READ_ONLY: return "Zone Is Read Only";
+    case SIM_SC_ZONE_OFFLINE: return "Zone Is Offline";
+    case SIM_SC_ZONE_INVALID_WRITE: return "Zone Invalid Write";
+    case SIM_SC_ZONE_TOO_MANY_ACTIVE: return "Too Many Active Zones";
+    case SIM_SC_ZONE_TOO_MANY_OPEN: return "Too Many Open Zones";
+    case SIM_SC_ZONE_INVALID_TRANSITION: return "Invalid Zone State Transition";
+    default: return "error";
+    }
+}
+
+/* nossd: no media model. */
+static FemuMedia *nossd_media_new(const SimParams *p, uint64_t bytes, NandModel *shared,
+                                  uint32_t first_block, char **err)
+{
+    (void)p, (void)bytes, (void)shared, (void)first_block, (void)err;
+    return femu_media_nossd_new();
+}
+
+static const SimKind sim_nossd = {
+    .name = "nossd", .femu_mode = 2, .media_new = nossd_media_new,
+};
+
+/* blackbox: the FTL of bbssd/. */
+static uint32_t bbssd_flash_blocks(const SimParams *p, uint64_t bytes, char **err)
+{
+    FtlConfig c;
+    return bbssd_params_ftl_config(&p->flash, &p->bbssd, bytes, &c, 0, err) ?
+           c.geo.blks_per_pl : 0;
+}
+
+static FemuMedia *bbssd_media_new(const SimParams *p, uint64_t bytes, NandModel *shared,
+                                  uint32_t first_block, char **err)
+{
+    return bbssd_params_media_new(&p->flash, &p->bbssd, &p->sra, bytes, shared, first_block,
+                                  err);
+}
+
+static const SimKind sim_blackbox = {
+    .name = "blackbox", .femu_mode = 1, .read_ahead = true,
+    .flash_blocks = bbssd_flash_blocks, .media_new = bbssd_media_new,
+};
+
+const SimKind *const sim_kinds[] = { &sim_blackbox, &sim_nossd, NULL };
