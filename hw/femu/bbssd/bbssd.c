@@ -19,22 +19,21 @@ static BbssdParams *bbssd_params(FemuCtrl *n)
     return femu_ns_kind_params(n, &bbssd_kind);
 }
 
-bool femu_blackbox_ftl_config(FemuCtrl *n, uint64_t bytes, FtlConfig *c, uint32_t min_spare,
-                              Error **errp)
+BbssdParams *femu_blackbox_params(FemuCtrl *n)
 {
-    g_autofree char *err = NULL;
-
-    if (!bbssd_params_ftl_config(&n->flash, bbssd_params(n), bytes, c, min_spare, &err)) {
-        error_setg(errp, "%s", err);
-        return false;
-    }
-    return true;
+    return bbssd_params(n);
 }
 
 static uint32_t bbssd_flash_blocks(FemuCtrl *n, uint64_t bytes, Error **errp)
 {
+    g_autofree char *err = NULL;
     FtlConfig c;
-    return femu_blackbox_ftl_config(n, bytes, &c, 0, errp) ? c.geo.blks_per_pl : 0;
+
+    if (!bbssd_params_ftl_config(&n->flash, bbssd_params(n), bytes, &c, 0, &err)) {
+        error_setg(errp, "%s", err);
+        return 0;
+    }
+    return c.geo.blks_per_pl;
 }
 
 static FemuMedia *bbssd_media_new(FemuCtrl *n, uint64_t bytes, NandModel *shared,

@@ -25,7 +25,7 @@
 #include "qapi/error.h"
 #include "../femu.h"
 #include "../bbssd/bbssd.h"
-#include "fdp-ftl.h"
+#include "fdp-params.h"
 
 #define FDP_ENDGID 1
 #define FDP_MAX_EVENTS 63
@@ -51,14 +51,6 @@ static const uint8_t fdp_event_types[] = {
     FDP_EV_REALLOCATED, FDP_EV_IMPLICIT,
 };
 #define FDP_NR_EVENT_TYPES ARRAY_SIZE(fdp_event_types)
-
-typedef struct FdpParams {
-    bool on;
-    char *ruh_types;
-    uint32_t nrg;
-    char *ns_ruhs;
-    uint32_t erutl_s;
-} FdpParams;
 
 /* One list of events, oldest first; the oldest is dropped when a 64th comes. */
 typedef struct FdpEventLog {
@@ -146,72 +138,13 @@ static uint64_t fdp_total_bytes(FemuCtrl *n)
 
 /* ---- configuration ---- */
 
-static bool parse_ruh_types(const char *s, FdpFtlConfig *c, Error **errp)
-{
-    g_auto(GStrv) parts = g_strsplit(s, ":", -1);
-    uint32_t count = g_strv_length(parts);
-
-    if (count < 1 || count > FDP_MAX_RUH) {
-        error_setg(errp, "fdp_ruh_types='%s' must list 1..%d reclaim unit handles ('ii' or "
-                   "'pi', separated by ':')", s, FDP_MAX_RUH);
-        return false;
-    }
-    for (uint32_t i = 0; i < count; i++) {
-        const char *t = g_strstrip(parts[i]);
-        if (!g_ascii_strcasecmp(t, "ii")) {
-            c->ruh_type[i] = FDP_RUH_INITIALLY_ISOLATED;
-        } else if (!g_ascii_strcasecmp(t, "pi")) {
-            c->ruh_type[i] = FDP_RUH_PERSISTENTLY_ISOLATED;
-        } else {
-            error_setg(errp, "fdp_ruh_types='%s': '%s' is not a handle type: allowed 'ii' "
-                       "(Initially Isolated) or 'pi' (Persistently Isolated)", s, t);
-            return false;
-        }
-    }
-    c->nruh = count;
-    return true;
-}
-
 /* The FTL of `bytes` of fdp namespaces, from the blackbox properties and the fdp ones. */
 static bool fdp_config(FemuCtrl *n, uint64_t bytes, FdpFtlConfig *c, Error **errp)
 {
-    FdpParams *p = fdp_params(n);
     g_autofree char *err = NULL;
-    FtlConfig bc;
-    uint32_t chips, npi = 0;
 
-    *c = (FdpFtlConfig){ .nrg = p->nrg };
-    if (!parse_ruh_types(p->ruh_types ? p->ruh_types : "ii:ii:ii:ii", c, errp)) {
-        return false;
-    }
-    if (!femu_blackbox_ftl_config(n, bytes, &bc, 1, errp)) {
-        return false;
-    }
-    chips = bc.geo.nchs * bc.geo.luns_per_ch;
-    if (p->nrg < 1 || p->nrg > FDP_MAX_RG || chips % p->nrg) {
-        error_setg(errp, "fdp_nrg=%u: reclaim groups must divide the %u chips (nchs x "
-                   "luns_per_ch), 1..%d", p->nrg, chips, FDP_MAX_RG);
-        return false;
-    }
-    if (p->erutl_s > 86400 * 365) {
-        error_setg(errp, "fdp_erutl_s=%u is out of range: allowed 0 (no limit)..%u",
-                   p->erutl_s, 86400 * 365);
-        return false;
-    }
-    for (uint32_t i = 0; i < c->nruh; i++) {
-        npi += c->ruh_type[i] == FDP_RUH_PERSISTENTLY_ISOLATED;
-    }
-    c->geo = bc.geo;
-    c->tm = bc.tm;
-    c->exposed_pages = bc.exposed_pages;
-    c->gc_thres_pcent = bc.gc_thres_pcent;
-    c->gc_thres_pcent_high = bc.gc_thres_pcent_high;
-    c->ru_time_limit_ns = (uint64_t)p->erutl_s * NANOSECONDS_PER_SECOND;
-    if (!n->flash.blks_per_pl) {
-        /* op_pcent is spare beyond the units the handles and GC keep open */
-        c->geo.blks_per_pl += c->nruh + 1 + npi + FTL_MIN_SPARE_LINES;
-    }
-    if (!fdp_ftl_config_check(c, &err)) {
+    if (!fdp_params_ftl_config(fdp_params(n), &n->flash, femu_blackbox_params(n), bytes, c,
+                               &err)) {
         error_setg(errp, "%s", err);
         return false;
     }
@@ -219,73 +152,27 @@ static bool fdp_config(FemuCtrl *n, uint64_t bytes, FdpFtlConfig *c, Error **err
 }
 
 /* Each fdp namespace's placement handle list (fdp_ns_ruhs), into lists[count]. */
-static bool parse_ns_ruhs(FemuCtrl *n, const FdpFtlConfig *c, FdpNs *lists, uint32_t count,
-                          Error **errp)
+static bool parse_ns_ruhs(FemuCtrl *n, const FdpFtlConfig *c, FdpHandles *lists,
+                          uint32_t count, Error **errp)
 {
-    const char *s = fdp_params(n)->ns_ruhs;
-    g_auto(GStrv) nss = NULL;
+    g_autofree char *err = NULL;
 
-    if (!s) {
-        for (uint32_t i = 0; i < count; i++) {
-            lists[i].nph = c->nruh;
-            for (uint32_t h = 0; h < c->nruh; h++) {
-                lists[i].ph[h] = h;
-            }
-        }
-        return true;
-    }
-    nss = g_strsplit(s, "/", -1);
-    if (g_strv_length(nss) != count) {
-        error_setg(errp, "fdp_ns_ruhs='%s' must give one handle list per fdp namespace (%u), "
-                   "separated by '/'", s, count);
+    if (!fdp_params_ns_ruhs(fdp_params(n), c, lists, count, &err)) {
+        error_setg(errp, "%s", err);
         return false;
-    }
-    for (uint32_t i = 0; i < count; i++) {
-        g_auto(GStrv) ids = g_strsplit(nss[i], ".", -1);
-        uint32_t k = g_strv_length(ids);
-
-        if (k < 1 || k > c->nruh) {
-            error_setg(errp, "fdp_ns_ruhs='%s': namespace list %u must name 1..%u handles "
-                       "(separated by '.')", s, i + 1, c->nruh);
-            return false;
-        }
-        for (uint32_t j = 0; j < k; j++) {
-            guint64 id;
-            if (!g_ascii_string_to_unsigned(g_strstrip(ids[j]), 10, 0, c->nruh - 1, &id,
-                                            NULL)) {
-                error_setg(errp, "fdp_ns_ruhs='%s': '%s' is not a handle: allowed 0..%u "
-                           "(fdp_ruh_types lists %u)", s, ids[j], c->nruh - 1, c->nruh);
-                return false;
-            }
-            for (uint32_t x = 0; x < j; x++) {
-                if (lists[i].ph[x] == id) {
-                    error_setg(errp, "fdp_ns_ruhs='%s': handle %" PRIu64 " twice in "
-                               "namespace list %u", s, (uint64_t)id, i + 1);
-                    return false;
-                }
-            }
-            lists[i].ph[j] = id;
-        }
-        lists[i].nph = k;
     }
     return true;
 }
 
 static bool fdp_check_props(FemuCtrl *n, Error **errp)
 {
-    FdpFtlConfig c;
-    g_autofree FdpNs *lists = NULL;
-    uint32_t count = 0;
+    g_autofree char *err = NULL;
 
-    for (uint32_t i = 0; i < n->num_namespaces; i++) {
-        count += n->ns_kind[i] == &fdp_kind;
+    if (!fdp_params_check(fdp_params(n), fdp_ns_count(n), &err)) {
+        error_setg(errp, "%s", err);
+        return false;
     }
-    lists = g_new0(FdpNs, MAX(count, 1));
-    /* the sizes are not known yet: the types and lists are checked here, the rest later */
-    c = (FdpFtlConfig){ 0 };
-    return parse_ruh_types(fdp_params(n)->ruh_types ? fdp_params(n)->ruh_types
-                                                    : "ii:ii:ii:ii", &c, errp) &&
-           parse_ns_ruhs(n, &c, lists, count, errp);
+    return true;
 }
 
 /* The FTL's state follows the data, in the first fdp namespace's metadata. */
@@ -300,7 +187,7 @@ static bool fdp_size_ns(FemuCtrl *n, uint32_t nsid, uint64_t *bytes, bool derive
     if (!fdp_config(n, fdp_total_bytes(n), &c, errp)) {
         return false;
     }
-    *meta_bytes = ROUND_UP(fdp_ftl_store_bytes(&c), 4096);
+    *meta_bytes = fdp_params_meta_bytes(&c);
     return true;
 }
 
@@ -422,7 +309,7 @@ static bool fdp_ns_init(FemuCtrl *n, FemuNamespace *ns, uint8_t *meta, Error **e
     FdpEndgrp *eg = fdp_eg(n);
     FdpNs *fns;
     uint32_t idx = 0, count = fdp_ns_count(n);
-    g_autofree FdpNs *lists = g_new0(FdpNs, count);
+    g_autofree FdpHandles *lists = g_new0(FdpHandles, count);
 
     for (uint32_t i = 0; i + 1 < ns->nsid; i++) {
         idx += n->ns[i].kind == &fdp_kind;
@@ -435,7 +322,7 @@ static bool fdp_ns_init(FemuCtrl *n, FemuNamespace *ns, uint8_t *meta, Error **e
             return false;
         }
         eg->enabled = fdp_params(n)->on;
-        eg->rgif = eg->cfg.nrg > 1 ? 32 - __builtin_clz(eg->cfg.nrg - 1) : 0;
+        eg->rgif = fdp_rgif(eg->cfg.nrg);
         eg->page_bytes = nand_page_bytes(&eg->cfg.geo);
         eg->runs = (uint64_t)eg->cfg.geo.pgs_per_blk * eg->cfg.geo.pls_per_lun *
                    (eg->cfg.geo.nchs * eg->cfg.geo.luns_per_ch / eg->cfg.nrg) *
@@ -450,7 +337,8 @@ static bool fdp_ns_init(FemuCtrl *n, FemuNamespace *ns, uint8_t *meta, Error **e
         return false;
     }
     fns = g_new0(FdpNs, 1);
-    *fns = lists[idx];
+    fns->nph = lists[idx].nph;
+    memcpy(fns->ph, lists[idx].ph, sizeof(fns->ph));
     fns->eg = eg;
     for (uint32_t i = 0; i < fns->nph; i++) {
         eg->ruh_used[fns->ph[i]] = true;
@@ -541,15 +429,13 @@ static void fdp_shutdown(FemuCtrl *n, FemuNamespace *ns)
 
 static uint16_t pid_of(const FdpEndgrp *eg, uint32_t rg, uint32_t ph)
 {
-    return eg->rgif ? (rg << (16 - eg->rgif)) | ph : ph;
+    return fdp_pid_of(eg->rgif, rg, ph);
 }
 
 static bool parse_pid(const FdpEndgrp *eg, const FdpNs *fns, uint16_t pid, uint32_t *rg,
                       uint32_t *ph)
 {
-    *rg = eg->rgif ? pid >> (16 - eg->rgif) : 0;
-    *ph = eg->rgif ? pid & ((1u << (16 - eg->rgif)) - 1) : pid;
-    return *rg < eg->cfg.nrg && *ph < fns->nph;
+    return fdp_parse_pid(eg->rgif, eg->cfg.nrg, fns->nph, pid, rg, ph);
 }
 
 /* ---- I/O commands ---- */
@@ -647,7 +533,7 @@ static uint16_t fdp_write(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns,
 {
     FdpNs *fns = ns->priv;
     FdpEndgrp *eg = fns->eg;
-    uint32_t dtype = (le32_to_cpu(cmd->cdw12) >> 20) & 0xf, rg = 0, ph = 0;
+    uint32_t dtype = (le32_to_cpu(cmd->cdw12) >> 20) & 0xf, rg, ph;
     uint16_t pid = le32_to_cpu(cmd->cdw13) >> 16, status;
 
     if (!eg->enabled) {
@@ -655,7 +541,8 @@ static uint16_t fdp_write(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns,
     } else if (dtype && dtype != FDP_DTYPE_PLACEMENT) {
         return NVME_INVALID_FIELD;
     }
-    if (dtype && !parse_pid(eg, fns, pid, &rg, &ph)) {
+    if (!fdp_place_write(eg->rgif, eg->cfg.nrg, fns->nph, dtype != 0, pid, &eg->next_rg,
+                         &rg, &ph)) {
         status = femu_nvm_rw_check(n, ns, cmd);
         if (status) {
             return status;
@@ -663,11 +550,6 @@ static uint16_t fdp_write(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns,
         /* the location is where the controller put the data instead */
         ev_post(eg, FDP_EV_INVALID_PID, FDP_EVF_PIV | FDP_EVF_NSIDV | FDP_EVF_LV, pid,
                 ns->nsid, 0, fns->ph[0], NULL);
-        rg = ph = 0;
-    }
-    if (!dtype) {
-        /* the controller chooses the group; in turn, so that no group fills first */
-        rg = eg->next_rg++ % eg->cfg.nrg;
     }
     ns->place_rg = rg;
     ns->place_ruh = fns->ph[ph];
@@ -937,13 +819,7 @@ static uint16_t fdp_ctrl_feature(FemuCtrl *n, FemuRequest *req, const NvmeCmd *c
     return NVME_SUCCESS;
 }
 
-static const Property fdp_props[] = {
-    DEFINE_PROP_BOOL("fdp", FdpParams, on, true),
-    DEFINE_PROP_STRING("fdp_ruh_types", FdpParams, ruh_types),
-    DEFINE_PROP_UINT32("fdp_nrg", FdpParams, nrg, 1),
-    DEFINE_PROP_STRING("fdp_ns_ruhs", FdpParams, ns_ruhs),
-    DEFINE_PROP_UINT32("fdp_erutl_s", FdpParams, erutl_s, 0),
-};
+static const Property fdp_props[] = { FDP_PROPS(FEMU_QDEV_ITEM, FdpParams) };
 
 static const char *const fdp_prop_help[][2] = {
     { "fdp", "fdp: Flexible Data Placement enabled in endurance group 1 at power-up" },
