@@ -17,8 +17,8 @@
 #include "qemu/error-report.h"
 #include "qapi/error.h"
 #include "../femu.h"
-#include "chunk.h"
-#include "ocssd-flash.h"
+#include "ocssd-params.h"
+#include "ocssd-io.h"
 #include "../trace.h"
 
 #define OC_ADM_GEOMETRY 0xe2
@@ -29,7 +29,6 @@
 #define OC_CMD_VECTOR_READ 0x92
 #define OC_CMD_VECTOR_COPY 0x93
 #define OC_GEOMETRY_BYTES 4096
-#define OC_META_ALIGN MiB
 #define OC_LOG_PIECE (64 * KiB)     /* the chunk log is built and copied this much at a time */
 #define OC_MAX_INJECT 16
 #define OC_PCI_VENDOR 0x1d1d        /* the IDs LightNVM-era drivers knew FEMU's drive by */
@@ -42,22 +41,6 @@ enum {
     OC_INJECT_RESET_OFFLINE = 3,    /* the next reset of the chunk fails, it goes offline */
     OC_INJECT_OFFLINE_NOW = 4,      /* the chunk goes offline at once */
 };
-
-/* FEMU's names (l*) where they exist */
-typedef struct OcParams {
-    uint32_t lver;
-    uint32_t lsec_size;         /* 0: the LBA size */
-    uint32_t lsecs_per_pg;
-    uint32_t lpgs_per_blk;
-    uint32_t lmax_sec_per_rq;
-    uint32_t lnum_ch;
-    uint32_t lnum_lun;
-    uint32_t lnum_pln;
-    uint32_t lmetasize;
-    uint32_t maxoc;
-    uint32_t maxocpu;
-    uint32_t mccap;
-} OcParams;
 
 typedef struct OcInject {
     uint64_t chunk;
@@ -97,130 +80,42 @@ static bool oc_alone(FemuCtrl *n)
 
 /* ---- geometry ---- */
 
+static uint32_t lba_bytes_of(FemuCtrl *n)
+{
+    return n->lba_index ? 4096 : 512;
+}
+
 /* The flash the namespace sits on: the l* properties alone, the shared flash when mixed. */
 static NandGeometry oc_nand_geometry(FemuCtrl *n, uint32_t lba_bytes)
 {
-    OcParams *p = oc_params(n);
-
-    if (!oc_alone(n)) {
-        return femu_flash_geometry(&n->flash, 0);
-    }
-    return (NandGeometry){ .nchs = p->lnum_ch, .luns_per_ch = p->lnum_lun,
-                           .pls_per_lun = p->lnum_pln, .pgs_per_blk = p->lpgs_per_blk,
-                           .secs_per_pg = p->lsecs_per_pg, .secsz = lba_bytes };
+    return ocssd_params_nand_geometry(oc_params(n), &n->flash, oc_alone(n), lba_bytes);
 }
 
 /* The chunk geometry of `bytes` (chunks per PU rounded down to a power of two). */
 static bool oc_geometry(FemuCtrl *n, uint64_t bytes, uint32_t lba_bytes, OcGeometry *g,
                         Error **errp)
 {
-    OcParams *p = oc_params(n);
-    NandGeometry ng = oc_nand_geometry(n, lba_bytes);
-    uint32_t cell_bits = n->flash.flash_type >= 1 && n->flash.flash_type <= 4 ?
-                         n->flash.flash_type : 1;
-    uint64_t page = nand_page_bytes(&ng), unit, chunk_bytes, per_pu;
     g_autofree char *err = NULL;
 
-    if (!ng.nchs || !ng.luns_per_ch || !ng.pls_per_lun || !ng.pgs_per_blk || !page ||
-        page % lba_bytes) {
-        error_setg(errp, "whitebox: a flash page (%s) of %" PRIu64 " bytes must hold whole "
-                   "%u-byte sectors, and lnum_ch, lnum_lun, lnum_pln, lpgs_per_blk, "
-                   "lsecs_per_pg must be at least 1", oc_alone(n) ? "lsecs_per_pg * lsec_size"
-                   : "secs_per_pg * secsz", page, lba_bytes);
-        return false;
-    }
-    unit = oc_flash_unit_sectors(&ng, lba_bytes);
-    chunk_bytes = unit * ng.pgs_per_blk * lba_bytes;
-    per_pu = bytes / ((uint64_t)ng.nchs * ng.luns_per_ch * chunk_bytes);
-    if (!per_pu) {
-        error_setg(errp, "whitebox: %" PRIu64 " MiB cannot give every PU (%u groups x %u) a "
-                   "chunk of %" PRIu64 " KiB: make the namespace larger (devsz_mb, "
-                   "ns_sizes_mb) or the chunks smaller (lpgs_per_blk)", bytes / MiB, ng.nchs,
-                   ng.luns_per_ch, chunk_bytes / KiB);
-        return false;
-    }
-    *g = (OcGeometry){
-        .num_grp = ng.nchs, .num_pu = ng.luns_per_ch,
-        .num_chk = (uint32_t)MIN(pow2floor(per_pu), 1u << 31),
-        .clba = (uint32_t)MIN(unit * ng.pgs_per_blk, UINT32_MAX),
-        .ws_min = (uint32_t)unit,
-        /* a word line: one unit per bit of a cell, when blocks hold whole word lines */
-        .ws_opt = (uint32_t)unit * (ng.pgs_per_blk % cell_bits ? 1 : cell_bits),
-        .maxoc = p->maxoc, .maxocpu = p->maxocpu, .mccap = p->mccap,
-        .sector_bytes = lba_bytes,
-    };
-    g->mw_cunits = g->ws_opt;
-    if (!oc_geometry_check(g, &err)) {
-        error_setg(errp, "whitebox: %s", err);
+    if (!ocssd_params_geometry(oc_params(n), &n->flash, oc_alone(n), bytes, lba_bytes, g,
+                               &err)) {
+        error_setg(errp, "%s", err);
         return false;
     }
     return true;
-}
-
-static uint32_t lba_bytes_of(FemuCtrl *n)
-{
-    return n->lba_index ? 4096 : 512;
-}
-
-/* The sector size is the LBA size: lsec_size sets it when lba_index was not given. */
-static bool oc_check_lsec_size(FemuCtrl *n, uint32_t lsec_size, Error **errp)
-{
-    if (!lsec_size) {
-        return true;
-    }
-    if (lsec_size != 512 && lsec_size != 4096) {
-        error_setg(errp, "lsec_size=%u is invalid: allowed 512 or 4096 (bytes: the LBA "
-                   "size), or leave it out", lsec_size);
-        return false;
-    }
-    if (!n->lba_index_given) {
-        n->lba_index = lsec_size == 4096;
-        return true;
-    }
-    if (lsec_size != lba_bytes_of(n)) {
-        error_setg(errp, "lsec_size=%u and lba_index=%u disagree: lba_index=%u means %u-byte "
-                   "sectors. Allowed: lsec_size=512 with lba_index=0, lsec_size=4096 with "
-                   "lba_index=1, or only one of the two", lsec_size, n->lba_index,
-                   n->lba_index, lba_bytes_of(n));
-        return false;
-    }
-    return true;
-}
-
-static uint64_t oc_meta_bytes(const OcGeometry *g, uint32_t metasize)
-{
-    return ROUND_UP(oc_store_size(g) + g->nr_sectors * metasize, OC_META_ALIGN);
 }
 
 static bool oc_check_props(FemuCtrl *n, Error **errp)
 {
-    OcParams *p = oc_params(n);
+    g_autofree char *err = NULL;
     uint32_t count = 0;
 
-    if (p->lver != 2) {
-        error_setg(errp, "lver=%u is not supported: allowed 2 (OCSSD 2.0; 1.2 is not in this "
-                   "build)", p->lver);
-        return false;
-    }
-    if (!oc_check_lsec_size(n, p->lsec_size, errp)) {
-        return false;
-    }
-    if (p->lmax_sec_per_rq < 1 || p->lmax_sec_per_rq > OC_MAX_VECTOR) {
-        error_setg(errp, "lmax_sec_per_rq=%u is out of range: allowed 1..%d",
-                   p->lmax_sec_per_rq, OC_MAX_VECTOR);
-        return false;
-    }
-    if (p->lmetasize > 256 || p->lmetasize % 8) {
-        error_setg(errp, "lmetasize=%u is invalid: allowed a multiple of 8 up to 256 bytes "
-                   "of OOB metadata per sector", p->lmetasize);
-        return false;
-    }
     for (uint32_t i = 0; i < n->num_namespaces; i++) {
         count += n->ns_kind[i] == &ocssd_kind;
     }
-    if (count > 1) {
-        error_setg(errp, "ns_types='%s': one whitebox (ocssd) namespace per device at most "
-                   "(it owns every PU of the flash)", n->ns_types ? n->ns_types : "");
+    if (!ocssd_params_check(oc_params(n), count, n->ns_types, n->lba_index_given,
+                            &n->lba_index, &err)) {
+        error_setg(errp, "%s", err);
         return false;
     }
     return true;
@@ -230,74 +125,37 @@ static bool oc_check_props(FemuCtrl *n, Error **errp)
 static bool oc_size_ns(FemuCtrl *n, uint32_t nsid, uint64_t *bytes, bool derived,
                        uint64_t *meta_bytes, Error **errp)
 {
-    OcGeometry g;
+    g_autofree char *err = NULL;
 
-    if (!oc_geometry(n, *bytes, lba_bytes_of(n), &g, errp)) {
+    if (!ocssd_params_size_ns(oc_params(n), &n->flash, oc_alone(n), lba_bytes_of(n), nsid,
+                              bytes, derived, meta_bytes, &err)) {
+        error_setg(errp, "%s", err);
         return false;
     }
-    if (g.nr_sectors * lba_bytes_of(n) != *bytes) {
-        uint64_t fit = g.nr_sectors * lba_bytes_of(n);
-        if (!derived) {
-            error_setg(errp, "whitebox namespace %u of %" PRIu64 " MiB is not %u groups x %u "
-                       "PUs x a power-of-two number of chunks of %" PRIu64 " KiB: use %" PRIu64
-                       " MiB (devsz_mb / ns_sizes_mb)", nsid, *bytes / MiB, g.num_grp,
-                       g.num_pu, (uint64_t)g.clba * lba_bytes_of(n) / KiB, fit / MiB);
-            return false;
-        }
-        *bytes = fit;
-    }
-    *meta_bytes = oc_meta_bytes(&g, oc_params(n)->lmetasize);
     return true;
-}
-
-static bool oc_flash_config(FemuCtrl *n, uint64_t bytes, NandModel *shared,
-                            uint32_t first_block, OcFlashConfig *c, Error **errp)
-{
-    OcGeometry g;
-
-    if (!oc_geometry(n, bytes, lba_bytes_of(n), &g, errp)) {
-        return false;
-    }
-    *c = (OcFlashConfig){
-        .geo = oc_nand_geometry(n, lba_bytes_of(n)),
-        .sector_bytes = lba_bytes_of(n),
-        .chunks_per_pu = g.num_chk,
-        .cache_units = g.mw_cunits / g.ws_min,
-        .shared_nand = shared,
-        .first_block = first_block,
-    };
-    c->geo.blks_per_pl = g.num_chk;
-    if (shared) {
-        c->geo = shared->geo;
-        c->tm = shared->tm;
-        return true;
-    }
-    return femu_fill_timing("", n->flash.flash_type, n->flash.pg_rd_lat, n->flash.pg_wr_lat,
-                            n->flash.blk_er_lat, &n->flash, &c->tm, errp);
 }
 
 static uint32_t oc_flash_blocks(FemuCtrl *n, uint64_t bytes, Error **errp)
 {
-    OcGeometry g;
+    g_autofree char *err = NULL;
+    uint32_t blocks = ocssd_params_flash_blocks(oc_params(n), &n->flash, oc_alone(n), bytes,
+                                                lba_bytes_of(n), &err);
 
-    return oc_geometry(n, bytes, lba_bytes_of(n), &g, errp) ? g.num_chk : 0;
+    if (!blocks) {
+        error_setg(errp, "%s", err);
+    }
+    return blocks;
 }
 
 static FemuMedia *oc_media_new(FemuCtrl *n, uint64_t bytes, NandModel *shared,
                                uint32_t first_block, Error **errp)
 {
     g_autofree char *err = NULL;
-    OcFlashConfig c;
-    FemuMedia *m;
-    OcGeometry g;
+    FemuMedia *m = ocssd_params_media_new(oc_params(n), &n->flash, oc_alone(n), bytes,
+                                          lba_bytes_of(n), shared, first_block, &err);
 
-    if (!oc_geometry(n, bytes, lba_bytes_of(n), &g, errp) ||
-        !oc_flash_config(n, bytes, shared, first_block, &c, errp)) {
-        return NULL;
-    }
-    m = femu_media_ocssd_new(&c, g.clba, &err);
     if (!m) {
-        error_setg(errp, "whitebox: %s", err);
+        error_setg(errp, "%s", err);
     }
     return m;
 }
@@ -582,7 +440,8 @@ static uint16_t reset_chunk(OcIo *io, uint64_t lba)
     FemuNamespace *ns = io->ns;
     OcNs *o = oc_ns(ns);
     const OcGeometry *g = &o->cs->geo;
-    uint64_t chunk = oc_chunk_of(g, lba), first = chunk << g->sec_bits;
+    uint64_t chunk = oc_chunk_of(g, lba), first = chunk << g->sec_bits, t;
+    FemuMediaReq r;
     uint16_t status;
 
     if (lba < g->nr_sectors && o->cs->chunks[chunk].state != OC_CHUNK_OFFLINE &&
@@ -603,45 +462,13 @@ static uint16_t reset_chunk(OcIo *io, uint64_t lba)
     if (o->oob) {
         memset(o->oob + first * o->metasize, 0, (uint64_t)g->clba * o->metasize);
     }
-    media(io, FEMU_MEDIA_ZONE_RESET, first, g->clba);
+    r = oc_io_reset_req(o->cs, ns->nsid, ns->backend_offset, ns->lba_shift, chunk, io->now);
+    t = femu_ns_media_submit(ns, &r);
+    io->deadline = MAX(io->deadline, t);
     return NVME_SUCCESS;
 }
 
 /* ---- standard Read/Write ---- */
-
-/* Calls check on each chunk part of [slba, slba + nlb); the first failure. */
-static uint16_t each_part(OcNs *o, uint64_t slba, uint64_t nlb,
-                          uint16_t (*check)(OcNs *o, uint64_t lba, uint64_t nlb, bool dulbe),
-                          bool dulbe)
-{
-    const OcGeometry *g = &o->cs->geo;
-
-    if (slba >= g->nr_sectors || nlb > g->nr_sectors - slba) {
-        return NVME_LBA_RANGE;
-    }
-    while (nlb) {
-        uint64_t n = MIN(nlb, g->clba - (slba & (g->clba - 1)));
-        uint16_t status = check(o, slba, n, dulbe);
-        if (status) {
-            return status;
-        }
-        slba += n;
-        nlb -= n;
-    }
-    return NVME_SUCCESS;
-}
-
-static uint16_t read_part_check(OcNs *o, uint64_t lba, uint64_t nlb, bool dulbe)
-{
-    uint64_t readable;
-    return oc_read_check(o->cs, lba, nlb, dulbe, &readable);
-}
-
-static uint16_t write_part_commit(OcNs *o, uint64_t lba, uint64_t nlb, bool dulbe)
-{
-    oc_write_commit(o->cs, lba, nlb);
-    return NVME_SUCCESS;
-}
 
 /*
  * Sectors of [slba, slba + nlb) before the first chunk that has a write failure armed
@@ -684,7 +511,8 @@ static uint16_t std_write_parts(OcIo *io, FemuRequest *req, const NvmeCmd *cmd,
     if (o->oob) {
         memset(o->oob + slba * o->metasize, 0, nlb * o->metasize);
     }
-    return each_part(o, slba, nlb, write_part_commit, false);
+    oc_io_write_commit(o->cs, slba, nlb);
+    return NVME_SUCCESS;
 }
 
 /*
@@ -729,10 +557,8 @@ static uint16_t oc_dsm(OcIo *io, const NvmeCmd *cmd)
                                      nr * sizeof(*ranges), false, false);
 
     for (uint32_t i = 0; !status && i < nr; i++) {
-        uint64_t slba = le64_to_cpu(ranges[i].slba), nlb = le32_to_cpu(ranges[i].nlb);
-        if (nlb && (slba >= io->ns->nlbas || nlb > io->ns->nlbas - slba)) {
-            return NVME_LBA_RANGE;
-        }
+        status = oc_io_dsm_check(oc_ns(io->ns)->cs, le64_to_cpu(ranges[i].slba),
+                                 le32_to_cpu(ranges[i].nlb));
     }
     return status;
 }
@@ -994,7 +820,7 @@ static uint16_t oc_io(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const Nv
         const NvmeRwCmd *rw = (const NvmeRwCmd *)cmd;
         uint64_t slba = le64_to_cpu(rw->slba), nlb = (uint64_t)le16_to_cpu(rw->nlb) + 1;
         req->slba = slba;
-        status = each_part(o, slba, nlb, read_part_check, ns->dulbe);
+        status = oc_io_read_check(o->cs, slba, nlb, ns->dulbe);
         if (!status) {
             status = femu_nvm_rw(n, req, ns, cmd, now, &io.deadline);
         }
@@ -1140,38 +966,11 @@ static void oc_effects(FemuCtrl *n, NvmeEffectsLog *log)
 static void oc_stats(FemuNamespace *ns, FemuMediaStatFn *emit, void *opaque)
 {
     OcNs *o = oc_ns(ns);
-    OcChunkSet *cs = o->cs;
-    uint64_t by_state[16] = { 0 }, erases = 0, erases_max = 0;
 
-    for (uint64_t i = 0; i < cs->geo.nr_chunks; i++) {
-        by_state[cs->chunks[i].state & 0xf]++;
-        erases += cs->chunks[i].erases;
-        erases_max = MAX(erases_max, cs->chunks[i].erases);
-    }
-    emit(opaque, "chunks_free", by_state[OC_CHUNK_FREE]);
-    emit(opaque, "chunks_open", by_state[OC_CHUNK_OPEN]);
-    emit(opaque, "chunks_closed", by_state[OC_CHUNK_CLOSED]);
-    emit(opaque, "chunks_offline", by_state[OC_CHUNK_OFFLINE]);
-    emit(opaque, "chunk_erases", erases);
-    emit(opaque, "chunk_erases_max", erases_max);
-    emit(opaque, "vector_cmds", o->vector_cmds);
-    emit(opaque, "vector_failed_lbas", o->failed_lbas);
+    oc_io_stats(o->cs, o->vector_cmds, o->failed_lbas, emit, opaque);
 }
 
-static const Property oc_props[] = {
-    DEFINE_PROP_UINT32("lver", OcParams, lver, 2),
-    DEFINE_PROP_UINT32("lsec_size", OcParams, lsec_size, 0),
-    DEFINE_PROP_UINT32("lsecs_per_pg", OcParams, lsecs_per_pg, 4),
-    DEFINE_PROP_UINT32("lpgs_per_blk", OcParams, lpgs_per_blk, 512),
-    DEFINE_PROP_UINT32("lmax_sec_per_rq", OcParams, lmax_sec_per_rq, 64),
-    DEFINE_PROP_UINT32("lnum_ch", OcParams, lnum_ch, 2),
-    DEFINE_PROP_UINT32("lnum_lun", OcParams, lnum_lun, 8),
-    DEFINE_PROP_UINT32("lnum_pln", OcParams, lnum_pln, 2),
-    DEFINE_PROP_UINT32("lmetasize", OcParams, lmetasize, 16),
-    DEFINE_PROP_UINT32("oc_maxoc", OcParams, maxoc, 0),
-    DEFINE_PROP_UINT32("oc_maxocpu", OcParams, maxocpu, 0),
-    DEFINE_PROP_UINT32("oc_mccap", OcParams, mccap, OC_MCCAP_COPY | OC_MCCAP_MULTI_RESET),
-};
+static const Property oc_props[] = { OCSSD_PROPS(FEMU_QDEV_ITEM, OcParams) };
 
 static const char *const oc_prop_help[][2] = {
     { "lsec_size", "whitebox sector size = the LBA size: 512 or 4096 bytes; without "
