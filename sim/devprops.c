@@ -37,6 +37,9 @@ typedef struct PropDesc {
 #define P_SRA(S, T, name, field, def) ITEM(T, name, sra.field, def)
 #define P_FRONTEND(S, T, name, field, def) ITEM(T, name, frontend_cfg.field, def)
 #define P_BBSSD(S, T, name, field, def) ITEM(T, name, bbssd.field, def)
+#define P_ZNS(S, T, name, field, def) ITEM(T, name, zns.field, def)
+#define P_FDP(S, T, name, field, def) ITEM(T, name, fdp.field, def)
+#define P_OC(S, T, name, field, def) ITEM(T, name, oc.field, def)
 
 static const PropDesc props[] = {
     FEMU_LAYOUT_PROPS(P_TOP, SimParams)
@@ -44,6 +47,9 @@ static const PropDesc props[] = {
     FEMU_FLASH_PROPS(P_FLASH, FemuFlashParams)
     FEMU_SRA_PROPS(P_SRA, FemuSraParams)
     BBSSD_PROPS(P_BBSSD, BbssdParams)
+    ZNS_PROPS(P_ZNS, ZnsParams)
+    FDP_PROPS(P_FDP, FdpParams)
+    OCSSD_PROPS(P_OC, OcParams)
     ITEM(U8, "lba_index", lba_index, 0)
 };
 

@@ -16,6 +16,9 @@
 #include "nand/flash-params.h"
 #include "sra/sra-params.h"
 #include "bbssd/bbssd-params.h"
+#include "fdp/fdp-params.h"
+#include "ocssd/ocssd-params.h"
+#include "zns/zns-params.h"
 
 typedef struct SimParams {
     /* the layout's (FEMU_LAYOUT_PROPS) */
@@ -32,6 +35,9 @@ typedef struct SimParams {
     FemuFlashParams flash;
     FemuSraParams sra;
     BbssdParams bbssd;          /* blackbox (and fdp's FTL) */
+    ZnsParams zns;
+    FdpParams fdp;
+    OcParams oc;                /* whitebox */
 } SimParams;
 
 /* Every property at its default. */
