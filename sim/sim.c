@@ -550,7 +550,7 @@ int main(int argc, char **argv)
 
     if (!strcmp(opts.format, "json")) {
         JsonStats js = { o, true };
-        g_autofree char *desc = sim_params_describe(p);
+        g_autofree char *desc = sim_params_describe(sim_device_params(d));
         g_auto(GStrv) lines = g_strsplit(desc, "\n", -1);
 
         g_string_append_printf(o, "{\n  \"femu-sim version\": \"%s\",\n  \"device\": {",

@@ -10,12 +10,13 @@
 #include <glib.h>
 
 #include "simdev.h"
+#include "simkinds.h"
 #include "media/frontend.h"
 
 #define MIB (1024ULL * 1024)
 
 struct SimDevice {
-    const SimParams *p;
+    SimParams p;                /* a copy (strings borrowed): kinds settle defaults in it */
     uint32_t nr_ns;
     SimNs ns[FEMU_MAX_NAMESPACES];
     uint64_t ns_meta[FEMU_MAX_NAMESPACES];
@@ -31,6 +32,9 @@ struct SimDevice {
     uint64_t quiet_since;
     uint64_t idle_at;
     uint64_t completions;
+    GPtrArray *owned;           /* freed with the device (sim_device_own) */
+    uint8_t *read_buf;          /* a buffered read's copy (media_buffers), never looked at */
+    uint64_t read_buf_len;
 };
 
 static const SimKind *kind_by_mode(uint32_t mode)
@@ -70,7 +74,7 @@ static char *kind_list(bool modes)
 
 static bool parse_ns_types(SimDevice *d, char **err)
 {
-    const SimParams *p = d->p;
+    const SimParams *p = &d->p;
     g_auto(GStrv) parts = NULL;
     uint32_t count;
 
@@ -116,25 +120,29 @@ static bool parse_ns_types(SimDevice *d, char **err)
     return true;
 }
 
+/* Every namespace's size is set before any kind sizes its own, as the QEMU device does. */
 static bool size_namespaces(SimDevice *d, uint64_t total, bool derived, char **err)
 {
     uint64_t bytes[FEMU_MAX_NAMESPACES];
 
-    if (!femu_layout_ns_sizes(d->p->ns_sizes_mb, d->nr_ns, d->p->devsz_mb, total, bytes,
+    if (!femu_layout_ns_sizes(d->p.ns_sizes_mb, d->nr_ns, d->p.devsz_mb, total, bytes,
                               err)) {
         return false;
+    }
+    for (uint32_t i = 0; i < d->nr_ns; i++) {
+        d->ns[i].bytes = bytes[i];
     }
     d->data_bytes = d->meta_bytes = 0;
     for (uint32_t i = 0; i < d->nr_ns; i++) {
         const SimKind *k = d->ns[i].kind;
 
         d->ns_meta[i] = 0;
-        if (k->size_ns && !k->size_ns(d->p, i + 1, &bytes[i], derived, &d->ns_meta[i], err)) {
+        if (k->size_ns && !k->size_ns(d, i + 1, &d->ns[i].bytes, derived, &d->ns_meta[i],
+                                      err)) {
             return false;
         }
-        d->ns[i].bytes = bytes[i];
         d->meta_bytes += d->ns_meta[i];
-        d->data_bytes += bytes[i];
+        d->data_bytes += d->ns[i].bytes;
     }
     return true;
 }
@@ -172,9 +180,9 @@ static bool check_params(const SimParams *p, char **err)
 
 static bool layout(SimDevice *d, char **err)
 {
-    const SimParams *p = d->p;
+    const SimParams *p = &d->p;
     bool derived = !p->devsz_mb && !p->ns_sizes_mb, sra_kind = false;
-    uint32_t lba_bytes = p->lba_index ? 4096 : 512;
+    uint32_t lba_bytes;
 
     if (!check_params(p, err) || !parse_ns_types(d, err)) {
         return false;
@@ -185,11 +193,12 @@ static bool layout(SimDevice *d, char **err)
         for (uint32_t j = 0; j < i; j++) {
             first &= d->ns[j].kind != k;
         }
-        if (first && k->check && !k->check(p, err)) {
+        if (first && k->check && !k->check(d, &d->p, err)) {
             return false;
         }
         sra_kind |= k->read_ahead;
     }
+    lba_bytes = p->lba_index ? 4096 : 512;
     if (p->sra.on && !sra_kind) {
         *err = g_strdup("sra=on: no namespace whose kind reads ahead: allowed femu_mode= "
                         "(or ns_types=) blackbox, zns");
@@ -244,7 +253,7 @@ static uint64_t kind_bytes(SimDevice *d, uint32_t i)
 /* One model for a device of one kind, one per namespace on one shared flash when mixed. */
 static bool build_media(SimDevice *d, char **err)
 {
-    const SimParams *p = d->p;
+    const SimParams *p = &d->p;
     FemuFrontendConfig fe = p->frontend_cfg;
     bool mixed = false, flash = false;
     uint32_t first = 0, blocks[FEMU_MAX_NAMESPACES] = { 0 };
@@ -259,7 +268,7 @@ static bool build_media(SimDevice *d, char **err)
         mixed |= d->ns[i].kind != d->ns[0].kind;
     }
     if (!mixed) {
-        FemuMedia *m = d->ns[0].kind->media_new(p, d->data_bytes, NULL, 0, err);
+        FemuMedia *m = d->ns[0].kind->media_new(d, d->data_bytes, NULL, 0, err);
         if (!m) {
             return false;
         }
@@ -273,7 +282,7 @@ static bool build_media(SimDevice *d, char **err)
     for (uint32_t i = 0; i < d->nr_ns; i++) {
         const SimKind *k = d->ns[i].kind;
         if (k->flash_blocks && !same_kind_before(d, i)) {
-            blocks[i] = k->flash_blocks(p, kind_bytes(d, i), err);
+            blocks[i] = k->flash_blocks(d, kind_bytes(d, i), err);
             if (!blocks[i]) {
                 return false;
             }
@@ -307,7 +316,7 @@ static bool build_media(SimDevice *d, char **err)
             ns->media_base = ns->backend_offset - before;
             continue;
         }
-        m = ns->kind->media_new(p, kind_bytes(d, i), d->shared_nand, first, err);
+        m = ns->kind->media_new(d, kind_bytes(d, i), d->shared_nand, first, err);
         if (!m) {
             return false;
         }
@@ -323,17 +332,23 @@ SimDevice *sim_device_new(const SimParams *p, char **err)
 {
     SimDevice *d = g_new0(SimDevice, 1);
 
-    d->p = p;
+    d->p = *p;
+    d->owned = g_ptr_array_new_with_free_func(g_free);
     d->idle_at = UINT64_MAX;
-    if (!layout(d, err) || !build_media(d, err)) {
+    if (!layout(d, err)) {
         sim_device_free(d);
         return NULL;
     }
+    /* the namespaces' state, then the models, as the QEMU device makes them */
     for (uint32_t i = 0; i < d->nr_ns; i++) {
         if (d->ns[i].kind->ns_init && !d->ns[i].kind->ns_init(d, &d->ns[i], err)) {
             sim_device_free(d);
             return NULL;
         }
+    }
+    if (!build_media(d, err)) {
+        sim_device_free(d);
+        return NULL;
     }
     for (uint32_t i = 0; i < d->nr_medias; i++) {
         d->wants_idle |= d->medias[i]->ops->idle != NULL;
@@ -358,6 +373,8 @@ void sim_device_free(SimDevice *d)
         nand_model_free(d->shared_nand);
     }
     femu_frontend_free(d->frontend);
+    g_ptr_array_free(d->owned, true);
+    g_free(d->read_buf);
     g_free(d);
 }
 
@@ -373,7 +390,22 @@ SimNs *sim_device_ns(SimDevice *d, uint32_t nsid)
 
 const SimParams *sim_device_params(const SimDevice *d)
 {
-    return d->p;
+    return &d->p;
+}
+
+bool sim_device_all_of_kind(const SimDevice *d, const SimKind *k)
+{
+    for (uint32_t i = 0; i < d->nr_ns; i++) {
+        if (d->ns[i].kind != k) {
+            return false;
+        }
+    }
+    return true;
+}
+
+void sim_device_own(SimDevice *d, void *mem)
+{
+    g_ptr_array_add(d->owned, mem);
 }
 
 void sim_device_target(SimDevice *d, SimNs *ns, SimTarget *t)
@@ -385,48 +417,75 @@ void sim_device_target(SimDevice *d, SimNs *ns, SimTarget *t)
     }
 }
 
-uint64_t sim_ns_media(SimDevice *d, SimNs *ns, FemuMediaOp op, uint64_t offset, uint64_t len,
-                      uint32_t plid, uint64_t now)
+uint64_t sim_ns_submit(SimDevice *d, SimNs *ns, FemuMediaReq *r)
 {
-    uint64_t at = ns->backend_offset + offset, t;
-    FemuMediaReq r = {
-        .op = op, .nsid = ns->nsid, .offset = at - MIN(at, ns->media_base), .len = len,
-        .arrival_ns = now,
-        .ns_end = ns->backend_offset + ns->bytes - MIN(ns->backend_offset, ns->media_base),
-    };
+    uint64_t t;
 
-    (void)plid;
-    t = femu_frontend_media_submit(d->frontend, ns->media, &r);
-    if (op == FEMU_MEDIA_READ) {
+    r->nsid = ns->nsid;
+    r->offset -= MIN(r->offset, ns->media_base);
+    r->ns_end = ns->backend_offset + ns->bytes - MIN(ns->backend_offset, ns->media_base);
+    r->rg = ns->place_rg;
+    r->ruh = ns->place_ruh;
+    t = femu_frontend_media_submit(d->frontend, ns->media, r);
+    if (r->op == FEMU_MEDIA_READ) {
         ns->io.media_reads++;
-        ns->io.media_read_ns += t - MIN(t, now);
+        ns->io.media_read_ns += t - MIN(t, r->arrival_ns);
     }
     return t;
 }
 
+uint64_t sim_ns_media(SimDevice *d, SimNs *ns, FemuMediaOp op, uint64_t offset, uint64_t len,
+                      uint64_t now)
+{
+    FemuMediaReq r = {
+        .op = op, .offset = ns->backend_offset + offset, .len = len, .arrival_ns = now,
+    };
+
+    /* a model that buffers data completes reads over a copy of the backend's bytes */
+    if (op == FEMU_MEDIA_READ && ns->media_buffers) {
+        if (d->read_buf_len < len) {
+            g_free(d->read_buf);
+            d->read_buf = g_malloc(len);
+            d->read_buf_len = len;
+        }
+        r.read_buf = d->read_buf;
+    }
+    return sim_ns_submit(d, ns, &r);
+}
+
+bool sim_io_lbas(const SimNs *ns, const SimIo *io, uint64_t *slba, uint64_t *nlb)
+{
+    if (!io->len || io->offset % ns->lba_bytes || io->len % ns->lba_bytes) {
+        return false;
+    }
+    *slba = io->offset / ns->lba_bytes;
+    *nlb = io->len / ns->lba_bytes;
+    return true;
+}
+
 uint16_t sim_nvm_io(SimDevice *d, SimNs *ns, const SimIo *io, uint64_t now, uint64_t *done)
 {
-    uint64_t mdts_bytes = d->p->mdts ? 4096ULL << d->p->mdts : UINT64_MAX;
+    uint64_t mdts_bytes = d->p.mdts ? 4096ULL << d->p.mdts : UINT64_MAX, slba, nlb;
 
     if (io->op == SIM_OP_FLUSH) {
-        *done = sim_ns_media(d, ns, FEMU_MEDIA_FLUSH, 0, 0, SIM_NO_PLID, now);
+        *done = sim_ns_media(d, ns, FEMU_MEDIA_FLUSH, 0, 0, now);
         return 0;
     }
     if (io->op == SIM_OP_ZONE_RESET || io->op == SIM_OP_ZONE_FINISH) {
         return SIM_SC_INVALID_OPCODE;
     }
-    if (!io->len || io->offset % ns->lba_bytes || io->len % ns->lba_bytes ||
-        io->offset + io->len < io->offset || io->offset + io->len > ns->bytes) {
+    if (!sim_io_lbas(ns, io, &slba, &nlb) || io->offset + io->len < io->offset ||
+        io->offset + io->len > ns->bytes) {
         return SIM_SC_LBA_RANGE;
     }
     switch (io->op) {
     case SIM_OP_READ:
     case SIM_OP_WRITE:
-        if (io->len > mdts_bytes || io->len / ns->lba_bytes > 65536) {
+        if (io->len > mdts_bytes || nlb > SIM_MAX_NLB) {
             return SIM_SC_INVALID_FIELD;
         }
         *done = sim_ns_media(d, ns, io->op == SIM_OP_READ ? FEMU_MEDIA_READ : FEMU_MEDIA_WRITE,
-                             io->offset, io->len, io->plid, now);
+                             io->offset, io->len, now);
         if (io->op == SIM_OP_READ) {
             ns->io.bytes_read += io->len;
             ns->io.read_cmds++;
@@ -435,10 +494,12 @@ uint16_t sim_nvm_io(SimDevice *d, SimNs *ns, const SimIo *io, uint64_t now, uint
             ns->io.write_cmds++;
         }
         return 0;
-    case SIM_OP_TRIM:
-        *done = MAX(now, sim_ns_media(d, ns, FEMU_MEDIA_DEALLOCATE, io->offset, io->len,
-                                      SIM_NO_PLID, now));
+    case SIM_OP_TRIM: {
+        /* once: glib's MAX evaluates its arguments twice */
+        uint64_t t = sim_ns_media(d, ns, FEMU_MEDIA_DEALLOCATE, io->offset, io->len, now);
+        *done = MAX(now, t);
         return 0;
+    }
     default:
         return SIM_SC_INVALID_OPCODE;
     }
@@ -555,7 +616,9 @@ const char *sim_status_name(uint16_t status)
     case 0: return "success";
     case SIM_SC_INVALID_OPCODE: return "Invalid Command Opcode";
     case SIM_SC_INVALID_FIELD: return "Invalid Field in Command";
+    case SIM_SC_CMD_SEQ_ERROR: return "Command Sequence Error";
     case SIM_SC_LBA_RANGE: return "LBA Out of Range";
+    case SIM_SC_UNWRITTEN: return "Deallocated or Unwritten Logical Block";
     case SIM_SC_ZONE_BOUNDARY: return "Zone Boundary Error";
     case SIM_SC_ZONE_FULL: return "Zone Is Full";
     case SIM_SC_ZONE_READ_ONLY: return "Zone Is Read Only";
@@ -564,15 +627,20 @@ const char *sim_status_name(uint16_t status)
     case SIM_SC_ZONE_TOO_MANY_ACTIVE: return "Too Many Active Zones";
     case SIM_SC_ZONE_TOO_MANY_OPEN: return "Too Many Open Zones";
     case SIM_SC_ZONE_INVALID_TRANSITION: return "Invalid Zone State Transition";
+    case SIM_SC_OC_OFFLINE_CHUNK: return "Offline Chunk";
+    case SIM_SC_OC_INVALID_RESET: return "Invalid Reset";
+    case SIM_SC_OC_WRITE_NEXT_UNIT: return "Write Fail - Write Next Unit";
+    case SIM_SC_OC_CHUNK_EARLY_CLOSE: return "Write Fail - Chunk Early Close";
+    case SIM_SC_OC_OUT_OF_ORDER_WRITE: return "Out of Order Write";
     default: return "error";
     }
 }
 
 /* nossd: no media model. */
-static FemuMedia *nossd_media_new(const SimParams *p, uint64_t bytes, NandModel *shared,
+static FemuMedia *nossd_media_new(SimDevice *d, uint64_t bytes, NandModel *shared,
                                   uint32_t first_block, char **err)
 {
-    (void)p, (void)bytes, (void)shared, (void)first_block, (void)err;
+    (void)d, (void)bytes, (void)shared, (void)first_block, (void)err;
     return femu_media_nossd_new();
 }
 
@@ -581,18 +649,18 @@ static const SimKind sim_nossd = {
 };
 
 /* blackbox: the FTL of bbssd/. */
-static uint32_t bbssd_flash_blocks(const SimParams *p, uint64_t bytes, char **err)
+static uint32_t bbssd_flash_blocks(SimDevice *d, uint64_t bytes, char **err)
 {
     FtlConfig c;
-    return bbssd_params_ftl_config(&p->flash, &p->bbssd, bytes, &c, 0, err) ?
+    return bbssd_params_ftl_config(&d->p.flash, &d->p.bbssd, bytes, &c, 0, err) ?
            c.geo.blks_per_pl : 0;
 }
 
-static FemuMedia *bbssd_media_new(const SimParams *p, uint64_t bytes, NandModel *shared,
+static FemuMedia *bbssd_media_new(SimDevice *d, uint64_t bytes, NandModel *shared,
                                   uint32_t first_block, char **err)
 {
-    return bbssd_params_media_new(&p->flash, &p->bbssd, &p->sra, bytes, shared, first_block,
-                                  err);
+    return bbssd_params_media_new(&d->p.flash, &d->p.bbssd, &d->p.sra, bytes, shared,
+                                  first_block, err);
 }
 
 static const SimKind sim_blackbox = {
@@ -600,4 +668,7 @@ static const SimKind sim_blackbox = {
     .flash_blocks = bbssd_flash_blocks, .media_new = bbssd_media_new,
 };
 
-const SimKind *const sim_kinds[] = { &sim_blackbox, &sim_nossd, NULL };
+/* In femu_mode order, as the QEMU device lists them in messages. */
+const SimKind *const sim_kinds[] = {
+    &sim_ocssd, &sim_blackbox, &sim_nossd, &sim_zns, &sim_fdp, NULL,
+};

@@ -21,22 +21,29 @@
 typedef struct SimDevice SimDevice;
 typedef struct SimNs SimNs;
 
-/* What a namespace kind does in femu-sim; the QEMU device's FemuNsKind's counterpart. */
+/*
+ * What a namespace kind does in femu-sim; the QEMU device's FemuNsKind's counterpart, its
+ * hooks called at the same steps. Hooks reach the device's parameters and other namespaces
+ * through d (sim_device_params, sim_device_ns).
+ */
 typedef struct SimKind {
     const char *name;           /* as in ns_types= */
     uint32_t femu_mode;
     bool read_ahead;            /* takes sra=on */
     bool one_media;             /* its namespaces share one model, in NSID order */
-    /* Optional: checks its properties (once, when a namespace of this kind exists). */
-    bool (*check)(const SimParams *p, char **err);
-    /* Optional: as FemuNsKind.size_ns. */
-    bool (*size_ns)(const SimParams *p, uint32_t nsid, uint64_t *bytes, bool derived,
+    /*
+     * Optional: checks its properties (once, when a namespace of this kind exists). p is
+     * the device's copy: a default that depends on the kind is settled there (lba_index).
+     */
+    bool (*check)(SimDevice *d, SimParams *p, char **err);
+    /* Optional: as FemuNsKind.size_ns (every namespace's bytes are set, none rounded yet). */
+    bool (*size_ns)(SimDevice *d, uint32_t nsid, uint64_t *bytes, bool derived,
                     uint64_t *meta_bytes, char **err);
     /* Optional: blocks per plane of shared flash (0 and *err: cannot share). */
-    uint32_t (*flash_blocks)(const SimParams *p, uint64_t bytes, char **err);
-    FemuMedia *(*media_new)(const SimParams *p, uint64_t bytes, NandModel *shared,
+    uint32_t (*flash_blocks)(SimDevice *d, uint64_t bytes, char **err);
+    FemuMedia *(*media_new)(SimDevice *d, uint64_t bytes, NandModel *shared,
                             uint32_t first_block, char **err);
-    /* Optional: per-namespace state (ns->priv), after every model exists. */
+    /* Optional: per-namespace state (ns->priv), before the models (ns->media is NULL). */
     bool (*ns_init)(SimDevice *d, SimNs *ns, char **err);
     void (*ns_free)(SimNs *ns);
     /* Optional (NULL: the NVM command set): one I/O; 0 or an NVMe status. */
@@ -56,6 +63,8 @@ struct SimNs {
     uint64_t media_base;        /* what its model's offsets are relative to */
     FemuMedia *media;
     IoCounters io;
+    bool media_buffers;         /* its model holds written data (plp): reads carry a buffer */
+    uint32_t place_rg, place_ruh;   /* where the model puts its writes (fdp); the kind's */
     void *priv;
 };
 
@@ -68,7 +77,12 @@ void sim_device_free(SimDevice *d);
 uint32_t sim_device_nr_ns(const SimDevice *d);
 /* Namespace nsid (1-based) or NULL. */
 SimNs *sim_device_ns(SimDevice *d, uint32_t nsid);
+/* The parameters the device runs with: a copy of sim_device_new's, kind defaults settled. */
 const SimParams *sim_device_params(const SimDevice *d);
+/* Whether every namespace is of kind k (the QEMU device's femu_ctrl_kind(n) == k). */
+bool sim_device_all_of_kind(const SimDevice *d, const SimKind *k);
+/* Memory the device frees with itself (g_free), e.g. a kind's model areas. */
+void sim_device_own(SimDevice *d, void *mem);
 /* The SimTarget of a namespace, for a workload. */
 void sim_device_target(SimDevice *d, SimNs *ns, SimTarget *t);
 
@@ -86,17 +100,32 @@ void sim_device_advance(SimDevice *d, uint64_t now);
 /* The statistics under the names of the QEMU device's `stats` property. */
 void sim_device_stats(SimDevice *d, FemuMediaStatFn *emit, void *opaque);
 
+/*
+ * The LBAs of an I/O: false when it has none or is not whole LBAs (no NVMe command says
+ * that; femu-sim answers LBA Out of Range, as sim_nvm_io does).
+ */
+bool sim_io_lbas(const SimNs *ns, const SimIo *io, uint64_t *slba, uint64_t *nlb);
+/* No NVMe read or write carries more LBAs (NLB is 16 bits, 0-based). */
+#define SIM_MAX_NLB 65536
 /* The NVM command set's handling of an I/O, for kinds that build on it. */
 uint16_t sim_nvm_io(SimDevice *d, SimNs *ns, const SimIo *io, uint64_t now, uint64_t *done);
-/* A media request for ns (offset: bytes in the namespace), with the link and counters. */
+/*
+ * A media request of ns, as the QEMU device's femu_ns_media_submit: r->offset in the
+ * device's storage (backend offsets); model offset, namespace end and placement (ns's
+ * place_rg, place_ruh) filled in, the link crossed, the counters counted.
+ */
+uint64_t sim_ns_submit(SimDevice *d, SimNs *ns, FemuMediaReq *r);
+/* The same for op on [offset, offset + len) of the namespace (bytes from its start). */
 uint64_t sim_ns_media(SimDevice *d, SimNs *ns, FemuMediaOp op, uint64_t offset, uint64_t len,
-                      uint32_t plid, uint64_t now);
+                      uint64_t now);
 const char *sim_status_name(uint16_t status);
 
 /* NVMe status codes femu-sim answers with (Status Code Type in bits 8..10). */
 #define SIM_SC_INVALID_OPCODE 0x01
 #define SIM_SC_INVALID_FIELD 0x02
+#define SIM_SC_CMD_SEQ_ERROR 0x0c
 #define SIM_SC_LBA_RANGE 0x80
+#define SIM_SC_UNWRITTEN 0x287
 #define SIM_SC_ZONE_BOUNDARY 0x1b8
 #define SIM_SC_ZONE_FULL 0x1b9
 #define SIM_SC_ZONE_READ_ONLY 0x1ba
@@ -105,5 +134,11 @@ const char *sim_status_name(uint16_t status);
 #define SIM_SC_ZONE_TOO_MANY_ACTIVE 0x1bd
 #define SIM_SC_ZONE_TOO_MANY_OPEN 0x1be
 #define SIM_SC_ZONE_INVALID_TRANSITION 0x1bf
+/* Open-Channel 2.0 (whitebox), media errors */
+#define SIM_SC_OC_OFFLINE_CHUNK 0x2c0
+#define SIM_SC_OC_INVALID_RESET 0x2c1
+#define SIM_SC_OC_WRITE_NEXT_UNIT 0x2f0
+#define SIM_SC_OC_CHUNK_EARLY_CLOSE 0x2f1
+#define SIM_SC_OC_OUT_OF_ORDER_WRITE 0x2f2
 
 #endif
