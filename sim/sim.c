@@ -301,6 +301,23 @@ static uint64_t run_group(SimDevice *d, GPtrArray *ws, uint32_t first, uint32_t 
 
 /* ---- output ---- */
 
+/* text as a JSON string's contents (names and property values: ASCII in practice) */
+static char *json_escape(const char *text)
+{
+    GString *s = g_string_new(NULL);
+
+    for (const char *c = text; *c; c++) {
+        if (*c == '"' || *c == '\\') {
+            g_string_append_printf(s, "\\%c", *c);
+        } else if ((unsigned char)*c < 0x20) {
+            g_string_append_printf(s, "\\u%04x", (unsigned char)*c);
+        } else {
+            g_string_append_c(s, *c);
+        }
+    }
+    return g_string_free(s, false);
+}
+
 static double ratio(uint64_t a, uint64_t b)
 {
     return b ? (double)a / (double)b : 0;
@@ -377,13 +394,14 @@ static uint64_t worker_runtime(const Worker *w)
 static void json_job(GString *o, const Worker *w, bool last)
 {
     uint64_t runtime = worker_runtime(w);
+    g_autofree char *name = json_escape(w->job->name);
 
     g_string_append_printf(o,
         "    {\n      \"jobname\": \"%s\", \"groupid\": %u, \"job_index\": %u, "
         "\"nsid\": %u, \"error\": %u, \"error_text\": \"%s\",\n"
         "      \"job_start_ns\": %" PRIu64 ", \"job_runtime\": %" PRIu64 ", "
         "\"elapsed_ns\": %" PRIu64 ",\n",
-        w->job->name, w->group, w->clone, w->job->nsid, w->error,
+        name, w->group, w->clone, w->job->nsid, w->error,
         w->error ? sim_status_name(w->error) : "", w->start_ns, runtime / 1000000, runtime);
     for (int dir = 0; dir < NR_DIRS; dir++) {
         json_dir(o, w, dir, runtime);
@@ -450,6 +468,7 @@ static void usage(FILE *f)
         "  --output        write the results there instead of to standard output\n"
         "  --series-stats  device statistics to sample into each job's time series\n"
         "                  (default: waf_milli,nand_pages_written when the model has them)\n"
+        "  --help-dev      the properties and their defaults\n"
         "JOBFILE: a fio job file (supported options: README, Simulator).\n");
 }
 
@@ -473,6 +492,11 @@ int main(int argc, char **argv)
 
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--help-dev")) {
+            g_autofree char *all = sim_params_describe(p);
+            fputs(all, stdout);
+            sim_params_free(p);
             return 0;
         } else if (!strcmp(a, "--dev") && v) {
             if (!sim_params_parse(p, v, &err)) {
@@ -558,7 +582,8 @@ int main(int argc, char **argv)
         for (guint i = 0; lines[i] && *lines[i]; i++) {
             char *eq = strchr(lines[i], '=');
             *eq = 0;
-            g_string_append_printf(o, "%s\"%s\": \"%s\"", i ? ", " : "", lines[i], eq + 1);
+            g_autofree char *value = json_escape(eq + 1);
+            g_string_append_printf(o, "%s\"%s\": \"%s\"", i ? ", " : "", lines[i], value);
         }
         g_string_append_printf(o, "},\n  \"end_ns\": %" PRIu64 ",\n  \"jobs\": [\n", now);
         for (guint i = 0; i < workers->len; i++) {
