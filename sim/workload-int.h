@@ -61,4 +61,22 @@ typedef struct SimJobOpts {
     uint32_t kb_base;
 } SimJobOpts;
 
+/* trace.c: a trace file, checked once, then streamed record by record. */
+typedef struct SimTrace SimTrace;
+
+typedef struct SimTraceRec {
+    SimOp op;
+    bool preflush;              /* blkparse RWBS 'F' before a data op: flush, then the op */
+    uint64_t offset, len;       /* fitted to the namespace: LBA-aligned, zone ops' zone */
+    uint64_t t_ns;              /* the trace's own time */
+} SimTraceRec;
+
+SimTrace *sim_trace_open(const char *path, const SimTarget *t, char **err);
+/* The next record; false at the end of the trace. */
+bool sim_trace_next(SimTrace *tr, SimTraceRec *rec);
+void sim_trace_rewind(SimTrace *tr);
+/* The time of the trace's first I/O (of the events replayed). */
+uint64_t sim_trace_first_ns(const SimTrace *tr);
+void sim_trace_free(SimTrace *tr);
+
 #endif
