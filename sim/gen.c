@@ -659,6 +659,9 @@ SimGen *sim_gen_new(const SimJob *job, uint32_t clone, const SimTarget *t, char 
     SimGen *g;
     uint64_t seed, off, inc, size;
 
+    if (err) {
+        *err = NULL;
+    }
     if (!o || !t || !t->lba_bytes || !t->ns_bytes || t->ns_bytes % t->lba_bytes) {
         fail(err, "job '%s': no options or no usable namespace", job ? job->name : "?");
         return NULL;

@@ -1037,6 +1037,9 @@ SimJobFile *sim_jobfile_parse(const char *text, const char *file_name, char **er
     char **lines;
     SimJobFile *f = NULL;
 
+    if (err) {
+        *err = NULL;
+    }
     p.jobs = g_array_new(FALSE, FALSE, sizeof(SimJob));
     defaults(&p.global, &p.gopts);
     lines = g_strsplit(text ? text : "", "\n", -1);

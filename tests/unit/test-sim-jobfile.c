@@ -61,7 +61,7 @@ static SimTarget plain_target(uint64_t ns_bytes)
 
 static SimGen *gen_ok(const SimJobFile *f, uint32_t job, uint32_t clone, const SimTarget *t)
 {
-    char *err = NULL;
+    char *err = (char *)"not reset";     /* sim_gen_new sets it, whatever it held */
     SimGen *g = sim_gen_new(&f->jobs[job], clone, t, &err);
 
     if (!g) {
@@ -739,6 +739,51 @@ static void test_random_map(void)
     }
 }
 
+/* randrw: one map when reads and writes share a block size, as fio's one map per file */
+static void test_random_map_shared(void)
+{
+    SimJobFile *f = parse_ok("[same]\nrw=randrw\nbs=8k\nsize=8000k\n"
+                             "[diff]\nrw=randrw\nbs=4k,16k\nsize=1600k\ntime_based\n");
+    SimTarget t = plain_target(16 * MiB);
+    SimGen *g = gen_ok(f, 0, 0, &t);
+    uint8_t seen[1000] = { 0 };
+    uint32_t reads = 0, n = 0;
+    SimIo io;
+
+    while (sim_gen_next(g, 0, &io)) {
+        g_assert_cmpuint(io.offset % (8 * KiB), ==, 0);
+        g_assert_cmpuint(seen[io.offset / (8 * KiB)]++, ==, 0);
+        reads += io.op == SIM_OP_READ;
+        n++;
+    }
+    g_assert_cmpuint(n, ==, 1000);
+    g_assert_cmpuint(reads, >, 400);
+    g_assert_cmpuint(reads, <, 600);
+    sim_gen_free(g);
+
+    /* each direction on its own block size: writes 16k-aligned, 100 per pass */
+    g = gen_ok(f, 1, 0, &t);
+    {
+        uint8_t wseen[100] = { 0 };
+        uint32_t writes = 0;
+
+        while (writes < 100) {
+            g_assert_true(sim_gen_next(g, 0, &io));
+            if (io.op == SIM_OP_WRITE) {
+                g_assert_cmpuint(io.offset % (16 * KiB), ==, 0);
+                g_assert_cmpuint(io.len, ==, 16 * KiB);
+                g_assert_cmpuint(wseen[io.offset / (16 * KiB)]++, ==, 0);
+                writes++;
+            } else {
+                g_assert_cmpuint(io.offset % (4 * KiB), ==, 0);
+                g_assert_cmpuint(io.len, ==, 4 * KiB);
+            }
+        }
+    }
+    sim_gen_free(g);
+    sim_jobfile_free(f);
+}
+
 static void test_norandommap(void)
 {
     SimJobFile *f = parse_ok("[j]\nrw=randwrite\nnorandommap\nsize=4000k\n");
@@ -1127,14 +1172,19 @@ static void zm_apply(ZModel *m, const SimIo *io)
     }
 }
 
-static uint32_t zm_open(const ZModel *m)
+static uint32_t zm_open_in(const ZModel *m, uint32_t from, uint32_t to)
 {
     uint32_t n = 0;
 
-    for (uint32_t z = 0; z < m->nr; z++) {
+    for (uint32_t z = from; z < to; z++) {
         n += m->wp[z] > 0 && m->wp[z] < m->cap;
     }
     return n;
+}
+
+static uint32_t zm_open(const ZModel *m)
+{
+    return zm_open_in(m, 0, m->nr);
 }
 
 static void test_zbd_seq_write(void)
@@ -1335,6 +1385,40 @@ static void test_zbd_reads(void)
     g = gen_ok(f, 3, 0, &t);
     g_assert_false(sim_gen_next(g, 0, &io));
     sim_gen_free(g);
+    sim_jobfile_free(f);
+}
+
+static void test_zbd_numjobs(void)
+{
+    ZModel m = { 0 };
+    SimTarget t = zoned_target(&m, 32, 256 * KiB, 256 * KiB, 6);
+    SimJobFile *f = parse_ok("[j]\nrw=randwrite\nzonemode=zbd\nnumjobs=2\nsize=4m\n"
+                             "offset_increment=4m\nio_size=8m\nthinktime=5\n");
+
+    for (uint32_t c = 0; c < 2; c++) {
+        SimGen *g = gen_ok(f, 0, c, &t);
+        SimIo io;
+        int resets = 0;
+
+        while (sim_gen_next(g, 1000, &io)) {
+            zm_apply(&m, &io);
+            /* each clone in its own 16 zones, with half the namespace's open zones */
+            g_assert_cmpuint(io.offset / t.zone_bytes, >=, c * 16);
+            g_assert_cmpuint(io.offset / t.zone_bytes, <, c * 16 + 16);
+            g_assert_cmpuint(zm_open_in(&m, c * 16, c * 16 + 16), <=, 3);
+            if (io.op == SIM_OP_ZONE_RESET) {
+                resets++;
+                /* the reset comes first in its turn: it carries the thinktime wait */
+                g_assert_cmpuint(io.not_before_ns, ==, 1000 + 5000);
+                g_assert_true(sim_gen_next(g, 1000, &io));
+                g_assert_cmpint(io.op, ==, SIM_OP_WRITE);
+                g_assert_cmpuint(io.not_before_ns, ==, 0);
+                zm_apply(&m, &io);
+            }
+        }
+        g_assert_cmpint(resets, >, 0);
+        sim_gen_free(g);
+    }
     sim_jobfile_free(f);
 }
 
@@ -1706,6 +1790,7 @@ int main(int argc, char **argv)
     g_test_add_func("/sim/gen/numjobs", test_numjobs_offset_increment);
     g_test_add_func("/sim/gen/refusals", test_gen_refusals);
     g_test_add_func("/sim/gen/random-map", test_random_map);
+    g_test_add_func("/sim/gen/random-map-shared", test_random_map_shared);
     g_test_add_func("/sim/gen/norandommap", test_norandommap);
     g_test_add_func("/sim/gen/rwmix", test_rwmix);
     g_test_add_func("/sim/gen/bssplit", test_bssplit_gen);
@@ -1719,6 +1804,7 @@ int main(int argc, char **argv)
     g_test_add_func("/sim/zbd/remainder", test_zbd_remainder);
     g_test_add_func("/sim/zbd/random-write", test_zbd_random_write);
     g_test_add_func("/sim/zbd/reads", test_zbd_reads);
+    g_test_add_func("/sim/zbd/numjobs", test_zbd_numjobs);
     g_test_add_func("/sim/fdp/plids", test_fdp);
     g_test_add_func("/sim/trace/blkparse", test_trace_blkparse);
     g_test_add_func("/sim/trace/csv", test_trace_csv);
