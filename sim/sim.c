@@ -191,11 +191,17 @@ static void issue(SimDevice *d, DeadlineHeap *h, Worker *w, uint64_t now)
             }
             w->has_pending = true;
         }
-        if (w->pending.not_before_ns > now) {
+        if (MAX(w->pending.not_before_ns, w->start_ns) > now) {
             if (!w->wake_queued) {
                 w->wake_queued = true;
-                deadline_heap_push(h, w->pending.not_before_ns, &w->wake, NULL);
+                deadline_heap_push(h, MAX(w->pending.not_before_ns, w->start_ns), &w->wake,
+                                   NULL);
             }
+            break;
+        }
+        /* as fio: a zone is reset or finished once the job's I/O before it is done */
+        if ((w->pending.op == SIM_OP_ZONE_RESET || w->pending.op == SIM_OP_ZONE_FINISH) &&
+            w->inflight) {
             break;
         }
         s = free_slot(w);
@@ -237,10 +243,10 @@ static bool start_worker(SimDevice *d, Worker *w, uint64_t now, char **err)
         w->slots[i].free = true;
     }
     w->wake = (Slot){ .w = w, .op = -1 };
-    w->start_ns = now;
-    w->counted_from_ns = now + j->ramp_ns;
+    w->start_ns = now + j->startdelay_ns;
+    w->counted_from_ns = w->start_ns + j->ramp_ns;
     w->end_ns = j->runtime_ns ? w->counted_from_ns + j->runtime_ns : 0;
-    w->last_done_ns = now;
+    w->last_done_ns = w->start_ns;
     w->interval_ns = j->log_avg_ns ? j->log_avg_ns : NS_PER_S;
     w->series = g_array_new(false, true, sizeof(SeriesPoint));
     w->stat_series = g_array_new(false, true, sizeof(uint64_t));
