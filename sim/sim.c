@@ -24,6 +24,7 @@
 
 #define SIM_VERSION "femu-sim-0.1"
 #define NS_PER_S 1000000000ULL
+#define DEFAULT_SERIES_STATS "waf_milli,host_pages_written,nand_pages_written,gc_pages_moved"
 #define NR_DIRS 3               /* read, write, trim: fio's three */
 
 static const char *const dir_names[NR_DIRS] = { "read", "write", "trim" };
@@ -473,7 +474,8 @@ static void usage(FILE *f)
         "  --output-format normal (default) or json (fio-like, with the model's statistics)\n"
         "  --output        write the results there instead of to standard output\n"
         "  --series-stats  device statistics to sample into each job's time series\n"
-        "                  (default: waf_milli,nand_pages_written when the model has them)\n"
+        "                  (default: waf_milli,host_pages_written,nand_pages_written,\n"
+        "                  gc_pages_moved, where the model has them)\n"
         "  --help-dev      the properties and their defaults\n"
         "JOBFILE: a fio job file (supported options: README, Simulator).\n");
 }
@@ -554,7 +556,7 @@ int main(int argc, char **argv)
     if (!sim_params_finish(p, &err) || !(d = sim_device_new(p, &err))) {
         goto fail;
     }
-    opts.series_stats = g_strsplit(series ? series : "waf_milli,nand_pages_written", ",", -1);
+    opts.series_stats = g_strsplit(series ? series : DEFAULT_SERIES_STATS, ",", -1);
 
     /* every job clone, in file order; a stonewall starts a new group */
     for (guint f = 0; f < jobfiles->len; f++) {
