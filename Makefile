@@ -27,9 +27,9 @@ endif
 # directory so that the normal build is not disturbed.
 SAN_BUILD := $(if $(filter yes,$(FEMU_SANITIZERS)),$(BUILD),$(BUILD)/sanitizers)
 
-.PHONY: all qemu image demo demo-plp unit unit-build qtest guest check check-sanitizers bench venv clean help
+.PHONY: all qemu image sim demo demo-plp unit unit-build qtest guest check check-sanitizers bench venv clean help
 
-all: qemu image
+all: qemu image sim
 
 help:
 	@echo "./configure   choose the build directory, QEMU source, debug/sanitizer/fuzzing builds (--help)"
@@ -38,6 +38,7 @@ help:
 	@echo "make          build QEMU with FEMU ($(BUILD)/qemu-system-x86_64) and the guest image"
 	@echo "make qemu     build only QEMU (incremental after edits to hw/femu)"
 	@echo "make image    build only the guest image ($(BUILD)/image)"
+	@echo "make sim      build only femu-sim ($(BUILD)/femu-sim): the models in virtual time"
 	@echo "make unit     unit tests of the QEMU-free model code (no QEMU needed)"
 	@echo "make qtest    device tests through QEMU's qtest accelerator"
 	@echo "make guest    tests in a booted Linux guest with real tools"
@@ -50,6 +51,10 @@ qemu:
 
 image:
 	@bash images/build-image.sh "$(BUILD)/image"
+
+# femu-sim is built with the unit tests' meson project (the same QEMU-free model code).
+sim: unit-build
+	@bash sim/build-sim.sh "$(BUILD)"
 
 # Boots a zoned drive (1 GiB, 256 zones of 4 MiB), shows it, and writes and verifies data.
 demo: qemu image
@@ -69,13 +74,13 @@ unit-build: venv
 unit: unit-build
 	@bash tests/unit/run.sh "$(BUILD)"
 
-qtest: qemu venv
+qtest: qemu venv sim
 	@$(PYTHON) -m pytest tests/qtest
 
 guest: qemu image venv
 	@$(PYTHON) -m pytest tests/guest
 
-check: qemu image unit-build
+check: qemu image unit-build sim
 	@bash tests/run-all.sh "$(BUILD)"
 
 check-sanitizers: venv

@@ -24,6 +24,7 @@
 
 #define SIM_VERSION "femu-sim-0.1"
 #define NS_PER_S 1000000000ULL
+#define DEFAULT_SERIES_STATS "waf_milli,host_pages_written,nand_pages_written,gc_pages_moved"
 #define NR_DIRS 3               /* read, write, trim: fio's three */
 
 static const char *const dir_names[NR_DIRS] = { "read", "write", "trim" };
@@ -191,11 +192,17 @@ static void issue(SimDevice *d, DeadlineHeap *h, Worker *w, uint64_t now)
             }
             w->has_pending = true;
         }
-        if (w->pending.not_before_ns > now) {
+        if (MAX(w->pending.not_before_ns, w->start_ns) > now) {
             if (!w->wake_queued) {
                 w->wake_queued = true;
-                deadline_heap_push(h, w->pending.not_before_ns, &w->wake, NULL);
+                deadline_heap_push(h, MAX(w->pending.not_before_ns, w->start_ns), &w->wake,
+                                   NULL);
             }
+            break;
+        }
+        /* as fio: a zone is reset or finished once the job's I/O before it is done */
+        if ((w->pending.op == SIM_OP_ZONE_RESET || w->pending.op == SIM_OP_ZONE_FINISH) &&
+            w->inflight) {
             break;
         }
         s = free_slot(w);
@@ -237,10 +244,10 @@ static bool start_worker(SimDevice *d, Worker *w, uint64_t now, char **err)
         w->slots[i].free = true;
     }
     w->wake = (Slot){ .w = w, .op = -1 };
-    w->start_ns = now;
-    w->counted_from_ns = now + j->ramp_ns;
+    w->start_ns = now + j->startdelay_ns;
+    w->counted_from_ns = w->start_ns + j->ramp_ns;
     w->end_ns = j->runtime_ns ? w->counted_from_ns + j->runtime_ns : 0;
-    w->last_done_ns = now;
+    w->last_done_ns = w->start_ns;
     w->interval_ns = j->log_avg_ns ? j->log_avg_ns : NS_PER_S;
     w->series = g_array_new(false, true, sizeof(SeriesPoint));
     w->stat_series = g_array_new(false, true, sizeof(uint64_t));
@@ -300,6 +307,23 @@ static uint64_t run_group(SimDevice *d, GPtrArray *ws, uint32_t first, uint32_t 
 }
 
 /* ---- output ---- */
+
+/* text as a JSON string's contents (names and property values: ASCII in practice) */
+static char *json_escape(const char *text)
+{
+    GString *s = g_string_new(NULL);
+
+    for (const char *c = text; *c; c++) {
+        if (*c == '"' || *c == '\\') {
+            g_string_append_printf(s, "\\%c", *c);
+        } else if ((unsigned char)*c < 0x20) {
+            g_string_append_printf(s, "\\u%04x", (unsigned char)*c);
+        } else {
+            g_string_append_c(s, *c);
+        }
+    }
+    return g_string_free(s, false);
+}
 
 static double ratio(uint64_t a, uint64_t b)
 {
@@ -377,13 +401,14 @@ static uint64_t worker_runtime(const Worker *w)
 static void json_job(GString *o, const Worker *w, bool last)
 {
     uint64_t runtime = worker_runtime(w);
+    g_autofree char *name = json_escape(w->job->name);
 
     g_string_append_printf(o,
         "    {\n      \"jobname\": \"%s\", \"groupid\": %u, \"job_index\": %u, "
         "\"nsid\": %u, \"error\": %u, \"error_text\": \"%s\",\n"
         "      \"job_start_ns\": %" PRIu64 ", \"job_runtime\": %" PRIu64 ", "
         "\"elapsed_ns\": %" PRIu64 ",\n",
-        w->job->name, w->group, w->clone, w->job->nsid, w->error,
+        name, w->group, w->clone, w->job->nsid, w->error,
         w->error ? sim_status_name(w->error) : "", w->start_ns, runtime / 1000000, runtime);
     for (int dir = 0; dir < NR_DIRS; dir++) {
         json_dir(o, w, dir, runtime);
@@ -449,7 +474,9 @@ static void usage(FILE *f)
         "  --output-format normal (default) or json (fio-like, with the model's statistics)\n"
         "  --output        write the results there instead of to standard output\n"
         "  --series-stats  device statistics to sample into each job's time series\n"
-        "                  (default: waf_milli,nand_pages_written when the model has them)\n"
+        "                  (default: waf_milli,host_pages_written,nand_pages_written,\n"
+        "                  gc_pages_moved, where the model has them)\n"
+        "  --help-dev      the properties and their defaults\n"
         "JOBFILE: a fio job file (supported options: README, Simulator).\n");
 }
 
@@ -473,6 +500,11 @@ int main(int argc, char **argv)
 
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--help-dev")) {
+            g_autofree char *all = sim_params_describe(p);
+            fputs(all, stdout);
+            sim_params_free(p);
             return 0;
         } else if (!strcmp(a, "--dev") && v) {
             if (!sim_params_parse(p, v, &err)) {
@@ -524,7 +556,7 @@ int main(int argc, char **argv)
     if (!sim_params_finish(p, &err) || !(d = sim_device_new(p, &err))) {
         goto fail;
     }
-    opts.series_stats = g_strsplit(series ? series : "waf_milli,nand_pages_written", ",", -1);
+    opts.series_stats = g_strsplit(series ? series : DEFAULT_SERIES_STATS, ",", -1);
 
     /* every job clone, in file order; a stonewall starts a new group */
     for (guint f = 0; f < jobfiles->len; f++) {
@@ -558,7 +590,8 @@ int main(int argc, char **argv)
         for (guint i = 0; lines[i] && *lines[i]; i++) {
             char *eq = strchr(lines[i], '=');
             *eq = 0;
-            g_string_append_printf(o, "%s\"%s\": \"%s\"", i ? ", " : "", lines[i], eq + 1);
+            g_autofree char *value = json_escape(eq + 1);
+            g_string_append_printf(o, "%s\"%s\": \"%s\"", i ? ", " : "", lines[i], value);
         }
         g_string_append_printf(o, "},\n  \"end_ns\": %" PRIu64 ",\n  \"jobs\": [\n", now);
         for (guint i = 0; i < workers->len; i++) {

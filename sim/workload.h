@@ -54,6 +54,7 @@ typedef struct SimJob {
     uint64_t runtime_ns;        /* 0: none; with time_based the job runs this long */
     bool time_based;
     uint64_t ramp_ns;           /* ramp_time: not counted in the results */
+    uint64_t startdelay_ns;     /* startdelay: the engine starts the job's clones this late */
     uint64_t log_avg_ns;        /* time-series interval (log_avg_msec; 0: engine's default) */
     uint32_t nr_percentiles;
     double percentiles[SIM_MAX_PERCENTILES];    /* percentile_list, or fio's default list */

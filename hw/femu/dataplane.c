@@ -447,7 +447,8 @@ static void femu_dataplane_bh(void *opaque)
         qemu_bh_schedule(n->bh);
         return;
     }
-    wake = MIN(next, n->idle_at);
+    /* idle time is only given with nothing due: a past idle_at must not re-arm the timer */
+    wake = next != UINT64_MAX ? next : n->idle_at;
     if (wake == UINT64_MAX) {
         timer_del(n->timer);
     } else {

@@ -92,6 +92,21 @@ def next_deadline(qt):
         return None
 
 
+def test_no_wakeups_while_a_read_waits(machine, idle_flash, ctrl, ioq):
+    """With a command due, the device's timer is the command's: the background-time tick
+    (1 ms after the last work), once past, must not re-arm the timer in the past over and
+    over (a main loop spinning until the deadline; here, steps of no time). Other devices'
+    timers of the machine may come in between."""
+    qt = machine.qt
+    due = pending_read(machine, ctrl, ioq)
+    t = due - READ_NS       # the read's arrival
+    while not cq_entries(ctrl, ioq.cq, 0.01):
+        last, t = t, next_deadline(qt)
+        assert t is not None and t > last, "the clock stepped by nothing at %d" % last
+        assert t <= due
+    assert t == due
+
+
 def after_reset_nothing_posts(machine, ioq):
     """The reset read's deadline passes: its CQ slot stays empty, and the controller
     works again with its timing intact."""

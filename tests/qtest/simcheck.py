@@ -1,0 +1,159 @@
+"""The same I/O through the emulator and through femu-sim, for the cross-check.
+
+A workload is a list of phases, each a queue depth and a list of commands (op, byte
+offset, bytes). femu-sim replays each phase as a trace (read_iolog, replay_no_stall) at its
+depth, phases one after another (stonewall). The emulator runs under qtest with
+dataplane=main-loop, so its clock is the virtual clock and moves only when this driver
+steps it: commands are submitted at the current time, the clock steps to the device's next
+deadline, the completions found there free their slots, and the next commands go in at
+that time - the closed loop femu-sim runs, in the same virtual time."""
+
+import json
+import os
+import struct
+import subprocess
+
+import nvme
+from qtest import QTestError
+from qtest_machine import DevConfig, start_machine
+
+FEMU_BUILD = os.environ.get("FEMU_BUILD",
+                            os.path.join(os.path.dirname(__file__), "..", "..", "build"))
+FEMU_SIM = os.environ.get("FEMU_SIM", os.path.join(FEMU_BUILD, "femu-sim"))
+PAGE = 4096
+OPCODES = {"read": nvme.IO_READ, "write": nvme.IO_WRITE}
+
+
+def write_trace(path, cmds):
+    with open(path, "w") as f:
+        f.write("time,op,offset,length\n")
+        for op, off, length in cmds:
+            f.write("0,%s,%d,%d\n" % (op, off, length))
+
+
+def run_sim(props, phases, workdir):
+    """femu-sim's JSON result for the phases on the drive `props` ("k=v,...")."""
+    jobs = []
+    for i, (qd, cmds) in enumerate(phases):
+        trace = os.path.join(workdir, "phase%d.csv" % i)
+        write_trace(trace, cmds)
+        jobs.append("[phase%d]\nread_iolog=%s\nreplay_no_stall=1\niodepth=%d\nstonewall\n"
+                    % (i, trace, qd))
+    jobfile = os.path.join(workdir, "check.fio")
+    with open(jobfile, "w") as f:
+        f.write("".join(jobs))
+    out = subprocess.run([FEMU_SIM, "--dev", props, "--output-format=json", jobfile],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, "femu-sim failed: %s" % out.stderr
+    return json.loads(out.stdout)
+
+
+class ClosedLoop:
+    """Keeps up to qd commands in flight on the emulator, in virtual time."""
+
+    def __init__(self, machine, ctrl, sq, max_len):
+        self.m, self.qt, self.ctrl, self.sq = machine, machine.qt, ctrl, sq
+        self.bs = ctrl.block_size(1)
+        # one data buffer per SQ slot (reused), its PRPs per length
+        self.bufs = [ctrl.alloc.alloc(max_len + PAGE) // PAGE * PAGE + PAGE
+                     for _ in range(sq.size)]
+        self.prp_cache = {}
+
+    def _prps(self, slot, length):
+        key = (slot, length)
+        if key not in self.prp_cache:
+            self.prp_cache[key] = self.ctrl.prps(self.bufs[slot], length)
+        return self.prp_cache[key]
+
+    def _wait_fetched(self, upto):
+        """The device has fetched every command rung so far (at the current time): its I/O
+        counters, which count a command when it is fetched, say so. Stepping the clock
+        before would make them arrive later than femu-sim's."""
+        want = self.base + upto
+        for _ in range(1000):
+            st = self.m.qmp("qom-get", path="/machine/peripheral/femu0",
+                            property="stats")["return"]
+            if st["host-read-commands"] + st["host-write-commands"] >= want:
+                return
+        raise AssertionError("the device did not fetch the commands")
+
+    def _step(self):
+        """To the device's next deadline. Its bottom half arms the timer after the pass that
+        fetched the commands: until then there may be none."""
+        for _ in range(100):
+            try:
+                return self.qt.clock_step()
+            except QTestError as e:
+                if "could not advance" not in str(e):
+                    raise
+                self.m.qmp("query-status")
+        raise AssertionError("the device never armed its timer")
+
+    def run(self, qd, cmds):
+        st = self.m.qmp("qom-get", path="/machine/peripheral/femu0", property="stats")["return"]
+        self.base = st["host-read-commands"] + st["host-write-commands"]
+        ctrl, sq, cq = self.ctrl, self.sq, self.sq.cq
+        pending, free, i = {}, list(range(qd)), 0
+        while i < len(cmds) or pending:
+            while i < len(cmds) and free:
+                op, off, length = cmds[i]
+                slot = free.pop()
+                p1, p2 = self._prps(slot, length)
+                cid = ctrl.queue_cmd(sq, ctrl.rw_cmd(OPCODES[op], 1, off // self.bs,
+                                                     length // self.bs, prp1=p1, prp2=p2))
+                pending[cid] = slot
+                i += 1
+            ctrl.ring_sq(sq)
+            self._wait_fetched(i)
+            # what completed at this time was posted when it was fetched
+            if not ctrl.reap(cq):
+                self._step()
+                for _ in range(50):
+                    if ctrl.reap(cq):
+                        break
+            for key in [k for k in cq.done if k[0] == sq.qid and k[1] in pending]:
+                c = cq.done.pop(key)
+                assert c.ok, "command %d: %s" % (key[1], c)
+                free.append(pending.pop(key[1]))
+
+
+def run_emulator(props, phases, workdir, size_mb):
+    """The emulator's stats property after the phases."""
+    cfg = DevConfig(mode=int(dict(kv.split("=") for kv in props.split(","))["femu_mode"]),
+                    size_mb=size_mb, lba_index=1, queues=1, entries=256,
+                    extra=",".join(kv for kv in props.split(",")
+                                   if not kv.startswith(("femu_mode=", "devsz_mb=",
+                                                         "lba_index="))) +
+                    ",dataplane=main-loop")
+    m = start_machine(cfg, workdir)
+    try:
+        ctrl = m.ctrl
+        ctrl.enable()
+        sq = ctrl.create_io_queues(1, entries=256)
+        loop = ClosedLoop(m, ctrl, sq, max(length for _, cmds in phases for _, _, length in cmds))
+        for qd, cmds in phases:
+            loop.run(qd, cmds)
+        st = m.qmp("qom-get", path="/machine/peripheral/femu0", property="stats")["return"]
+        assert m.qt.alive()
+        return st
+    finally:
+        m.close()
+
+
+# statistics of the host side or of real time, which femu-sim does not have
+NOT_COMPARED = ("lateness_", "power_cuts", "completions")
+
+
+def compare(emu, sim, tolerance=float(os.environ.get("SIMCHECK_TOLERANCE", "0.02"))):
+    """Every statistic both report, within tolerance (relative); the differences."""
+    bad = []
+    # QMP spells the names with '-', the vendor log and femu-sim with '_'
+    emu = {k.replace("-", "_"): v for k, v in emu.items()}
+    for name, want in sorted(emu.items()):
+        if name.startswith(NOT_COMPARED):
+            continue
+        assert name in sim, "femu-sim does not report %s" % name
+        got = sim[name]
+        if abs(got - want) > max(tolerance * abs(want), 1):
+            bad.append("%s: emulator %d, femu-sim %d" % (name, want, got))
+    return bad
