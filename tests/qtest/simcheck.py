@@ -128,7 +128,8 @@ def run_emulator(props, phases, workdir, size_mb):
     m = start_machine(cfg, workdir)
     try:
         ctrl = m.ctrl
-        ctrl.enable()
+        # zoned namespaces are active only when the host selects every command set
+        ctrl.enable(css=nvme.CC_CSS_ALL if cfg.mode == 3 else nvme.CC_CSS_NVM)
         sq = ctrl.create_io_queues(1, entries=256)
         loop = ClosedLoop(m, ctrl, sq, max(length for _, cmds in phases for _, _, length in cmds))
         for qd, cmds in phases:
