@@ -79,6 +79,8 @@ struct Worker {
 typedef struct Options {
     const char *format;
     const char *output;
+    const char *backing;        /* the drive's state, for the emulator to boot from */
+    GString *dev_text;          /* every property given, for the boot line */
     char **series_stats;        /* device statistics sampled into the series */
 } Options;
 
@@ -476,6 +478,9 @@ static void usage(FILE *f)
         "  --series-stats  device statistics to sample into each job's time series\n"
         "                  (default: waf_milli,host_pages_written,nand_pages_written,\n"
         "                  gc_pages_moved, where the model has them)\n"
+        "  --backing FILE  keep the drive's state (FTL, zones, chunks, FDP) in FILE, a\n"
+        "                  backing file the emulator boots from (memory-backend-file);\n"
+        "                  a FILE with state is loaded and goes on aging\n"
         "  --help-dev      the properties and their defaults\n"
         "JOBFILE: a fio job file (supported options: README, Simulator).\n");
 }
@@ -492,8 +497,10 @@ int main(int argc, char **argv)
     GString *o = g_string_new(NULL);
     uint64_t now = 0;
     uint32_t group = 0, group_first = 0;
+    uint64_t backing_bytes = 0;
     int rc = 0;
 
+    opts.dev_text = g_string_new(NULL);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -506,19 +513,25 @@ int main(int argc, char **argv)
             fputs(all, stdout);
             sim_params_free(p);
             return 0;
-        } else if (!strcmp(a, "--dev") && v) {
-            if (!sim_params_parse(p, v, &err)) {
+        } else if ((!strcmp(a, "--dev") && v) || g_str_has_prefix(a, "--dev=")) {
+            const char *text = a[5] == '=' ? a + 6 : v;
+            if (!sim_params_parse(p, text, &err)) {
                 goto fail;
             }
-            i++;
-        } else if (g_str_has_prefix(a, "--dev=")) {
-            if (!sim_params_parse(p, a + 6, &err)) {
-                goto fail;
-            }
+            g_string_append_printf(opts.dev_text, "%s%s", opts.dev_text->len ? "," : "",
+                                   text);
+            i += text == v;
         } else if (!strcmp(a, "--dev-file") && v) {
             if (!sim_params_load(p, v, &err)) {
                 goto fail;
             }
+            g_string_append_printf(opts.dev_text, "%s<the properties of %s>",
+                                   opts.dev_text->len ? "," : "", v);
+            i++;
+        } else if (g_str_has_prefix(a, "--backing=")) {
+            opts.backing = a + 10;
+        } else if (!strcmp(a, "--backing") && v) {
+            opts.backing = v;
             i++;
         } else if (g_str_has_prefix(a, "--output-format=")) {
             opts.format = a + 16;
@@ -553,7 +566,8 @@ int main(int argc, char **argv)
         err = g_strdup("no job file given");
         goto fail;
     }
-    if (!sim_params_finish(p, &err) || !(d = sim_device_new(p, &err))) {
+    if (!sim_params_finish(p, &err) || !(d = sim_device_new(p, &err)) ||
+        (opts.backing && !sim_device_attach_backing(d, opts.backing, &backing_bytes, &err))) {
         goto fail;
     }
     opts.series_stats = g_strsplit(series ? series : DEFAULT_SERIES_STATS, ",", -1);
@@ -619,6 +633,12 @@ int main(int argc, char **argv)
     } else {
         fputs(o->str, stdout);
     }
+    if (opts.backing) {
+        fprintf(stderr, "femu-sim: the drive's state is in %s; boot it with\n"
+                "  -object memory-backend-file,id=femu-mem,mem-path=%s,size=%" PRIu64 "M,"
+                "share=on -device femu,%s,memdev=femu-mem\n", opts.backing, opts.backing,
+                backing_bytes >> 20, opts.dev_text->str);
+    }
     goto out;
 fail:
     fprintf(stderr, "femu-sim: %s\n", err);
@@ -638,6 +658,7 @@ out:
         g_free(w);
     }
     g_strfreev(opts.series_stats);
+    g_string_free(opts.dev_text, true);
     g_string_free(o, true);
     sim_device_free(d);
     sim_params_free(p);

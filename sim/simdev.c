@@ -4,7 +4,13 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
+#define _GNU_SOURCE         /* SEEK_DATA */
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <string.h>
 
 #include <glib.h>
@@ -33,6 +39,8 @@ struct SimDevice {
     uint64_t idle_at;
     uint64_t completions;
     GPtrArray *owned;           /* freed with the device (sim_device_own) */
+    uint8_t *backing_meta;      /* the backing file's metadata, mapped (attach_backing) */
+    size_t backing_len;
     uint8_t *read_buf;          /* a buffered read's copy (media_buffers), never looked at */
     uint64_t read_buf_len;
 };
@@ -213,7 +221,8 @@ static bool layout(SimDevice *d, char **err)
                                d->nr_ns);
         return false;
     }
-    for (uint32_t i = 0, off = 0; i < d->nr_ns; i++) {
+    uint64_t off = 0;           /* 64 bits: a device passes 4 GiB */
+    for (uint32_t i = 0; i < d->nr_ns; i++) {
         d->ns[i].nsid = i + 1;
         d->ns[i].lba_bytes = lba_bytes;
         d->ns[i].backend_offset = off;
@@ -373,9 +382,70 @@ void sim_device_free(SimDevice *d)
         nand_model_free(d->shared_nand);
     }
     femu_frontend_free(d->frontend);
+    if (d->backing_meta) {
+        msync(d->backing_meta, d->backing_len, MS_SYNC);
+        munmap(d->backing_meta, d->backing_len);
+    }
     g_ptr_array_free(d->owned, true);
     g_free(d->read_buf);
     g_free(d);
+}
+
+/* Whether the file holds data (not a hole) in [off, off + len). */
+static bool file_has_data(int fd, uint64_t off, uint64_t len)
+{
+    off_t at = lseek(fd, off, SEEK_DATA);
+
+    return at >= 0 && (uint64_t)at < off + len;
+}
+
+bool sim_device_attach_backing(SimDevice *d, const char *path, uint64_t *bytes, char **err)
+{
+    uint64_t need = d->data_bytes + d->meta_bytes + FEMU_WRITE_JOURNAL_BYTES;
+    uint64_t meta_at = d->data_bytes;
+    struct stat st;
+    int fd = open(path, O_RDWR | O_CREAT, 0644);
+    bool ok = true;
+
+    if (fd < 0) {
+        *err = g_strdup_printf("--backing %s: %s", path, g_strerror(errno));
+        return false;
+    }
+    /* whole MiB, as a memory backend's size is given */
+    need = (need + MIB - 1) / MIB * MIB;
+    if (fstat(fd, &st) || ((uint64_t)st.st_size < need && ftruncate(fd, need))) {
+        *err = g_strdup_printf("--backing %s: %s", path, g_strerror(errno));
+        close(fd);
+        return false;
+    }
+    *bytes = MAX((uint64_t)st.st_size, need);
+    d->backing_len = d->meta_bytes + FEMU_WRITE_JOURNAL_BYTES;
+    d->backing_meta = mmap(NULL, d->backing_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+                           meta_at);
+    if (d->backing_meta == MAP_FAILED) {
+        d->backing_meta = NULL;
+        *err = g_strdup_printf("--backing %s: %s", path, g_strerror(errno));
+        close(fd);
+        return false;
+    }
+    uint64_t off = 0;
+    for (uint32_t i = 0; ok && i < d->nr_ns; off += d->ns_meta[i], i++) {
+        SimNs *ns = &d->ns[i];
+        bool data = false;
+
+        if (!d->ns_meta[i] || !ns->kind->attach_state) {
+            continue;
+        }
+        /* a kind whose namespaces share one model keeps one state for all of them */
+        for (uint32_t j = 0; j < d->nr_ns; j++) {
+            if (j == i || (ns->kind->one_media && d->ns[j].kind == ns->kind)) {
+                data |= file_has_data(fd, d->ns[j].backend_offset, d->ns[j].bytes);
+            }
+        }
+        ok = ns->kind->attach_state(d, ns, d->backing_meta + off, data, err);
+    }
+    close(fd);
+    return ok;
 }
 
 uint32_t sim_device_nr_ns(const SimDevice *d)

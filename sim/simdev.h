@@ -50,6 +50,13 @@ typedef struct SimKind {
     uint16_t (*io)(SimDevice *d, SimNs *ns, const SimIo *io, uint64_t now, uint64_t *done);
     /* Optional: what a workload needs to know beyond size and LBA size (zones, handles). */
     void (*target)(SimNs *ns, SimTarget *t);
+    /*
+     * Optional: the kind's saved state at meta (its ns_meta bytes, where the QEMU device
+     * keeps them in its backend): a blank one formatted, a saved one loaded, another
+     * drive's refused (*err naming the property). data: the namespace's data area in the
+     * file holds data (a blank state beside data is another drive's, as the device says).
+     */
+    bool (*attach_state)(SimDevice *d, SimNs *ns, uint8_t *meta, bool data, char **err);
     /* Optional: per-namespace statistics, beside the model's. */
     void (*stats)(SimNs *ns, FemuMediaStatFn *emit, void *opaque);
 } SimKind;
@@ -96,6 +103,15 @@ uint16_t sim_device_submit(SimDevice *d, SimNs *ns, const SimIo *io, uint64_t no
 void sim_device_complete(SimDevice *d, uint64_t t);
 /* Time moves on to now: the models get the background time the QEMU device gives them. */
 void sim_device_advance(SimDevice *d, uint64_t now);
+
+/*
+ * Keeps the drive's state in a backing file the QEMU device can boot from
+ * (memory-backend-file): the data area first (left sparse: femu-sim keeps no data), then
+ * each namespace's metadata in the device's layout, then room for its write journal. A
+ * file with state is loaded (an aged drive goes on aging); a new or short file is
+ * extended. Call before any command. *bytes: the file's length (the memdev's size).
+ */
+bool sim_device_attach_backing(SimDevice *d, const char *path, uint64_t *bytes, char **err);
 
 /* The statistics under the names of the QEMU device's `stats` property. */
 void sim_device_stats(SimDevice *d, FemuMediaStatFn *emit, void *opaque);

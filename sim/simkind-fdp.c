@@ -188,9 +188,30 @@ static void fdp_target(SimNs *ns, SimTarget *t)
     t->nr_plids = f->eg->enabled ? f->eg->cfg.nrg * f->h.nph : 0;
 }
 
+/* The FTL's state in the first fdp namespace's metadata (fdp.c fdp_media_new's rules). */
+static bool fdp_attach_state(SimDevice *d, SimNs *ns, uint8_t *meta, bool data, char **err)
+{
+    FdpFtl *ftl = femu_media_fdp_ftl(ns->media);
+    g_autofree char *why = NULL;
+    static const uint8_t blank[64];
+
+    (void)d;
+    if (data && !memcmp(meta, blank, sizeof(blank))) {
+        *err = g_strdup_printf("fdp namespace %u: the backing file's data area holds data "
+                               "but there is no FDP state after it (a drive of another "
+                               "femu_mode or size?)", ns->nsid);
+        return false;
+    }
+    if (!fdp_ftl_attach_store(ftl, meta, &why)) {
+        *err = g_strdup_printf("fdp: the placement state in the backing file: %s", why);
+        return false;
+    }
+    return true;
+}
+
 const SimKind sim_fdp = {
     .name = "fdp", .femu_mode = 4, .one_media = true,
     .check = fdp_check, .size_ns = fdp_size_ns, .flash_blocks = fdp_flash_blocks,
     .media_new = fdp_media_new, .ns_init = fdp_ns_init, .ns_free = fdp_ns_free,
-    .io = fdp_io, .target = fdp_target,
+    .io = fdp_io, .target = fdp_target, .attach_state = fdp_attach_state,
 };

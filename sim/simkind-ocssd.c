@@ -187,9 +187,36 @@ static void oc_stats(SimNs *ns, FemuMediaStatFn *emit, void *opaque)
     oc_io_stats(ns->priv, 0, 0, emit, opaque);
 }
 
+/* The chunk state where the device keeps it (ocssd.c oc_state_open's rules). */
+static bool oc_attach_state(SimDevice *d, SimNs *ns, uint8_t *meta, bool data, char **err)
+{
+    OcChunkSet *cs = ns->priv;
+    g_autofree char *why = NULL;
+
+    (void)d;
+    switch (oc_store_open(cs, meta, &why)) {
+    case OC_STORE_ERROR:
+        *err = g_strdup_printf("whitebox namespace %u in the backing file: %s", ns->nsid, why);
+        return false;
+    case OC_STORE_FRESH:
+        if (data) {
+            *err = g_strdup_printf("whitebox namespace %u: the backing file's data area "
+                                   "holds data but there is no chunk state after it (a "
+                                   "drive of another femu_mode or size?)", ns->nsid);
+            return false;
+        }
+        oc_store_format(cs);
+        return true;
+    case OC_STORE_LOADED:
+        return true;
+    }
+    return false;
+}
+
 const SimKind sim_ocssd = {
     .name = "ocssd", .femu_mode = 0,
     .check = oc_check, .size_ns = oc_size_ns, .flash_blocks = oc_flash_blocks,
     .media_new = oc_media_new, .ns_init = oc_ns_init, .ns_free = oc_ns_free,
     .io = oc_io, .target = oc_target, .stats = oc_stats,
+    .attach_state = oc_attach_state,
 };

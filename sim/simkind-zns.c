@@ -240,9 +240,36 @@ static void zns_stats(SimNs *ns, FemuMediaStatFn *emit, void *opaque)
     zns_io_stats(&((SimZns *)ns->priv)->io, emit, opaque);
 }
 
+/* The zone state where the device keeps it (zns.c zns_state_open's rules). */
+static bool zns_attach_state(SimDevice *d, SimNs *ns, uint8_t *meta, bool data, char **err)
+{
+    ZoneSet *zs = ((SimZns *)ns->priv)->io.zones;
+    g_autofree char *why = NULL;
+
+    (void)d;
+    switch (zone_store_open(zs, meta, &why)) {
+    case ZONE_STORE_ERROR:
+        *err = g_strdup_printf("zoned namespace %u in the backing file: %s", ns->nsid, why);
+        return false;
+    case ZONE_STORE_FRESH:
+        if (data) {
+            *err = g_strdup_printf("zoned namespace %u: the backing file's data area holds "
+                                   "data but there is no zone state after it (a drive of "
+                                   "another femu_mode or size?)", ns->nsid);
+            return false;
+        }
+        zone_store_format(zs);
+        return true;
+    case ZONE_STORE_LOADED:
+        return true;
+    }
+    return false;
+}
+
 const SimKind sim_zns = {
     .name = "zns", .femu_mode = 3, .read_ahead = true,
     .check = zns_check, .size_ns = zns_size_ns, .flash_blocks = zns_flash_blocks,
     .media_new = zns_media_new, .ns_init = zns_ns_init, .ns_free = zns_ns_free,
     .io = zns_io, .target = zns_target, .stats = zns_stats,
+    .attach_state = zns_attach_state,
 };

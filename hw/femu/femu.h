@@ -331,8 +331,6 @@ uint16_t femu_copy_dptr(FemuCtrl *n, const NvmeCmd *cmd, uint64_t buf_len, void 
 bool femu_backend_init(FemuCtrl *n, uint64_t extra, Error **errp);
 void femu_backend_release(FemuCtrl *n);
 void femu_backend_zero(FemuCtrl *n, uint64_t offset, uint64_t len);
-/* Bytes of metadata the write journal takes, after every kind's. */
-#define FEMU_WRITE_JOURNAL_BYTES (64 + 4096)
 /*
  * A write's data from the guest into the backend at offset, one LBA (unit bytes) at a time
  * through the journal when the backend persists, so that a QEMU killed mid-copy leaves no

@@ -12,6 +12,11 @@
 
 #define FEMU_MAX_NAMESPACES 64
 #define FEMU_MAX_DEVSZ_MB (64u * 1024 * 1024)   /* 64 TiB */
+/*
+ * The backend holds the namespaces' data, then each namespace's metadata (its kind's
+ * saved state) in NSID order, then, when the backend has room, the write journal.
+ */
+#define FEMU_WRITE_JOURNAL_BYTES (64 + 4096)
 
 /*
  * P(struct, type, name, field, default), as FEMU_FLASH_PROPS. lba_index is the device's
