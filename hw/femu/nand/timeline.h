@@ -6,11 +6,13 @@
  * Bookings never move once made, so completion times already returned stay true.
  * Intervals are half-open [s, e); touching bookings merge into one interval.
  *
- * Storage: a treap keyed by start, its nodes in one growing array (no allocation per
- * booking once it has grown). Each node keeps the idle gap before it and the largest such
- * gap in its subtree, so a fit, a booking and a check are O(log n) in the live intervals.
- * tl_retire() drops the intervals that end at or before a time no later arrival precedes,
- * which bounds the memory by what is in flight.
+ * Storage: the intervals in one sorted array with room at both ends (no allocation per
+ * booking once it has grown). A search is a binary search from the latest end (bookings
+ * go mostly near it); an insert moves the shorter side of the array by one. The idle gap
+ * before an interval is its start minus the end before it; each block of TL_BLOCK slots
+ * keeps an upper bound of its gaps, so that the search of a gap that fits skips the blocks
+ * that cannot hold one. tl_retire() drops the intervals that end at or before a time no
+ * later arrival precedes, which bounds the memory and the array by what is in flight.
  *
  * A FIFO timeline keeps only busy_until: every fit starts at or after the end of the last
  * booking. It is the model's old rule (nand_sched=fifo), kept for A/B runs and old results.
@@ -24,19 +26,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct TlNode TlNode;
+typedef struct TlIv TlIv;
 
 typedef struct Timeline {
     bool fifo;              /* no back-filling: keep busy_until only */
     uint64_t busy_until;    /* end of the latest booking */
     uint64_t retired_end;   /* the latest end of a retired interval */
-    uint64_t first_end;     /* at most the end of the first kept interval */
     uint64_t early;         /* fits and checks before retired_end (contract broken) */
-    TlNode *pool;           /* nodes; index 0 is the null node */
-    uint32_t cap, used;     /* pool size, nodes ever taken from it */
-    uint32_t root, free_list, live;
-    uint32_t last;          /* the latest interval's node */
-    uint32_t seed;          /* treap priorities: deterministic */
+    TlIv *iv;               /* the kept intervals, sorted: iv[head .. tail - 1] */
+    uint64_t *bmax;         /* per block of slots: at least the largest gap in it */
+    uint32_t cap, head, tail;
 } Timeline;
 
 void tl_init(Timeline *tl, bool fifo);
@@ -70,7 +69,7 @@ void tl_retire(Timeline *tl, uint64_t h);
 /* Intervals kept (FIFO: 0). */
 static inline uint32_t tl_intervals(const Timeline *tl)
 {
-    return tl->live;
+    return tl->tail - tl->head;
 }
 
 /*
