@@ -78,32 +78,26 @@ static void relayout(Timeline *tl)
 }
 
 /*
- * The first slot whose interval starts after key (tail if none). Galloping back from the
- * latest interval: bookings go mostly near the end, and a search from there is short.
+ * The first slot whose interval starts after key (tail if none). A booking mostly follows a
+ * fit in the same gap: its slot is tried first. Then a binary search without branches (the
+ * comparisons do not predict).
  */
 static uint32_t after(const Timeline *tl, uint64_t key)
 {
-    const TlIv *iv = tl->iv;
-    uint32_t lo = tl->head, hi = tl->tail, step = 1;
+    const TlIv *base = tl->iv + tl->head;
+    uint32_t h = tl->hint, len = tl->tail - tl->head;
 
-    while (hi > lo) {
-        uint32_t i = hi - MIN(step, hi - lo);
-        if (iv[i].s <= key) {
-            lo = i + 1;
-            break;
-        }
-        hi = i;
-        step *= 2;
+    if (h >= tl->head && h <= tl->tail && (h == tl->head || tl->iv[h - 1].s <= key) &&
+        (h == tl->tail || tl->iv[h].s > key)) {
+        return h;
     }
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (iv[mid].s <= key) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
+    /* the answer is in [base, base + len]; everything before base starts by key */
+    while (len > 1) {
+        uint32_t half = len / 2;
+        base = base[half].s <= key ? base + half : base;
+        len -= half;
     }
-    return lo;
+    return base - tl->iv + (len && base->s <= key);
 }
 
 /* The first slot from `from` on whose gap is at least d, or tail. */
@@ -193,6 +187,7 @@ uint64_t tl_fit_gap(const Timeline *tl, uint64_t t, uint64_t d, uint64_t *gap_en
         c = tl->iv[i - 1].e;            /* t falls in a booking: from its end */
     }
     if (tl->iv[i].s - c >= d) {
+        ((Timeline *)tl)->hint = i;     /* where its booking will go */
         *gap_end = tl->iv[i].s;
         return c;
     }
@@ -200,6 +195,7 @@ uint64_t tl_fit_gap(const Timeline *tl, uint64_t t, uint64_t d, uint64_t *gap_en
     if (n == tl->tail) {
         return tl->busy_until;
     }
+    ((Timeline *)tl)->hint = n;
     *gap_end = tl->iv[n].s;
     return tl->iv[n - 1].e;
 }

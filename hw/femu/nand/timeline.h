@@ -36,6 +36,7 @@ typedef struct Timeline {
     TlIv *iv;               /* the kept intervals, sorted: iv[head .. tail - 1] */
     uint64_t *bmax;         /* per block of slots: at least the largest gap in it */
     uint32_t cap, head, tail;
+    uint32_t hint;          /* the slot of the last fit's gap end: the next search tries it */
 } Timeline;
 
 void tl_init(Timeline *tl, bool fifo);
