@@ -77,27 +77,40 @@ static void relayout(Timeline *tl)
     }
 }
 
+/* Searches of the last TL_NEAR slots count them, without a branch per slot. */
+#define TL_NEAR 16
+
 /*
  * The first slot whose interval starts after key (tail if none). A booking mostly follows a
- * fit in the same gap: its slot is tried first. Then a binary search without branches (the
- * comparisons do not predict).
+ * fit in the same gap: its slot is tried first. Most other keys fall among the latest
+ * intervals: those are counted. Else a binary search without branches (its comparisons do
+ * not predict).
  */
 static uint32_t after(const Timeline *tl, uint64_t key)
 {
-    const TlIv *base = tl->iv + tl->head;
-    uint32_t h = tl->hint, len = tl->tail - tl->head;
+    const TlIv *iv = tl->iv, *base;
+    uint32_t h = tl->hint, lo = tl->head, len = tl->tail - lo, n = 0;
 
-    if (h >= tl->head && h <= tl->tail && (h == tl->head || tl->iv[h - 1].s <= key) &&
-        (h == tl->tail || tl->iv[h].s > key)) {
+    if (h >= lo && h <= tl->tail && (h == lo || iv[h - 1].s <= key) &&
+        (h == tl->tail || iv[h].s > key)) {
         return h;
     }
+    if (len <= TL_NEAR || iv[tl->tail - TL_NEAR].s <= key) {
+        lo = tl->tail - MIN(len, TL_NEAR);
+        for (uint32_t i = lo; i < tl->tail; i++) {
+            n += iv[i].s <= key;
+        }
+        return lo + n;
+    }
     /* the answer is in [base, base + len]; everything before base starts by key */
+    base = iv + lo;
+    len -= TL_NEAR;
     while (len > 1) {
         uint32_t half = len / 2;
         base = base[half].s <= key ? base + half : base;
         len -= half;
     }
-    return base - tl->iv + (len && base->s <= key);
+    return base - iv + (len && base->s <= key);
 }
 
 /* The first slot from `from` on whose gap is at least d, or tail. */
@@ -141,6 +154,7 @@ void tl_clear(Timeline *tl)
         memset(tl->bmax, 0, (tl->cap / TL_BLOCK + 1) * sizeof(uint64_t));
     }
     tl->busy_until = tl->retired_end = tl->early = 0;
+    tl->first_end = UINT64_MAX;
 }
 
 void tl_destroy(Timeline *tl)
@@ -307,6 +321,7 @@ void tl_book(Timeline *tl, uint64_t s, uint64_t e)
             bound(tl, tl->tail - 1);
         }
         tl->busy_until = e;
+        tl->first_end = MIN(tl->first_end, e);
         return;
     }
     /* p = i - 1 (if i > head), q = i (if i < tail) */
@@ -314,6 +329,7 @@ void tl_book(Timeline *tl, uint64_t s, uint64_t e)
     /* a booking over another would corrupt the gaps: the callers fit first */
     g_assert((i == tl->head || tl->iv[i - 1].e <= s) && (i == tl->tail || tl->iv[i].s >= e));
     tl->busy_until = MAX(tl->busy_until, e);
+    tl->first_end = MIN(tl->first_end, e);
     touch_p = i > tl->head && tl->iv[i - 1].e == s;
     touch_q = i < tl->tail && tl->iv[i].s == e;
     if (touch_p && touch_q) {
@@ -330,12 +346,13 @@ void tl_book(Timeline *tl, uint64_t s, uint64_t e)
     }
 }
 
-void tl_retire(Timeline *tl, uint64_t h)
+void tl_retire_ended(Timeline *tl, uint64_t h)
 {
     while (tl->head < tl->tail && tl->iv[tl->head].e <= h) {
         tl->retired_end = MAX(tl->retired_end, tl->iv[tl->head].e);
         tl->head++;
     }
+    tl->first_end = tl->head < tl->tail ? tl->iv[tl->head].e : UINT64_MAX;
 }
 
 void tl_foreach(const Timeline *tl, bool (*fn)(uint64_t s, uint64_t e, void *opaque),

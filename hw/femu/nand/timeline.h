@@ -37,6 +37,7 @@ typedef struct Timeline {
     uint64_t *bmax;         /* per block of slots: at least the largest gap in it */
     uint32_t cap, head, tail;
     uint32_t hint;          /* the slot of the last fit's gap end: the next search tries it */
+    uint64_t first_end;     /* at most the end of the first kept interval */
 } Timeline;
 
 void tl_init(Timeline *tl, bool fifo);
@@ -65,7 +66,13 @@ void tl_book(Timeline *tl, uint64_t s, uint64_t e);
  * Drops the intervals that end at or before h. The caller promises that no later fit or
  * check starts before h; then every answer is the same as without retiring.
  */
-void tl_retire(Timeline *tl, uint64_t h);
+void tl_retire_ended(Timeline *tl, uint64_t h);
+static inline void tl_retire(Timeline *tl, uint64_t h)
+{
+    if (h >= tl->first_end) {
+        tl_retire_ended(tl, h);     /* mostly nothing has ended: no call */
+    }
+}
 
 /* Intervals kept (FIFO: 0). */
 static inline uint32_t tl_intervals(const Timeline *tl)
