@@ -171,7 +171,9 @@ void tl_copy(Timeline *dst, const Timeline *src)
     tl_destroy(dst);
     *dst = *src;
     if (src->cap) {
-        dst->iv = g_memdup2(src->iv, src->cap * sizeof(TlIv));
+        dst->iv = g_new(TlIv, src->cap);
+        memcpy(dst->iv + src->head, src->iv + src->head,
+               (src->tail - src->head) * sizeof(TlIv));
         dst->bmax = g_memdup2(src->bmax, (src->cap / TL_BLOCK + 1) * sizeof(uint64_t));
     }
 }
