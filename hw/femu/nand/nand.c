@@ -241,8 +241,9 @@ void nand_model_free(NandModel *m)
 /*
  * A read needs a chip gap and, tR into it, a channel gap; a program needs the same gap on
  * both. Looking for them alternates between the two timelines: after this many tries the
- * operation goes after every booking of its resources, so that a booking costs O(log n)
- * even when long runs of small gaps do not fit it (a GC burst booked at one instant).
+ * operation goes after every booking of its resources, so that a booking costs a few
+ * searches even when long runs of small gaps do not fit it (a GC burst booked at one
+ * instant).
  */
 #define NAND_MAX_TRIES 8
 

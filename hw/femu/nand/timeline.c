@@ -8,152 +8,137 @@
 #include <glib.h>
 #include <string.h>
 
-struct TlNode {
+struct TlIv {
     uint64_t s, e;
-    uint64_t gap;       /* s minus the end of the interval before; 0 for the first */
-    uint64_t maxgap;    /* the largest gap in this subtree */
-    uint32_t l, r;      /* children; l also links the free list */
-    uint32_t prio;
 };
 
-#define NIL 0
+/* Slots per block of bmax: a gap search reads at most this many gaps in a block it skips
+ * to, and the bounds cost 1/TL_BLOCK of the array. */
+#define TL_BLOCK 32
 
-static inline TlNode *N(const Timeline *tl, uint32_t i)
+/*
+ * gap(i) = iv[i].s - iv[i - 1].e for head < i < tail (the first kept interval's gap is not
+ * used). The invariant: bmax[i / TL_BLOCK] >= gap(i). A gap travels with its interval when
+ * the array moves, so a move only has to bound the slots at block edges again.
+ */
+static inline uint64_t gap(const Timeline *tl, uint32_t i)
 {
-    return &tl->pool[i];
+    return tl->iv[i].s - tl->iv[i - 1].e;
 }
 
-static void pull(Timeline *tl, uint32_t i)
+static inline void bound(Timeline *tl, uint32_t i)
 {
-    TlNode *n = N(tl, i);
-    n->maxgap = MAX(n->gap, MAX(N(tl, n->l)->maxgap, N(tl, n->r)->maxgap));
+    if (i > tl->head && i < tl->tail) {
+        uint64_t *b = &tl->bmax[i / TL_BLOCK];
+        *b = MAX(*b, gap(tl, i));
+    }
 }
 
-/* a: the nodes starting before key; b: the rest. */
-static void split(Timeline *tl, uint32_t t, uint64_t key, uint32_t *a, uint32_t *b)
+/* After the slots lo..hi (inclusive) took intervals from their neighbours. */
+static void bound_moved(Timeline *tl, uint32_t lo, uint32_t hi)
 {
-    if (t == NIL) {
-        *a = *b = NIL;
-    } else if (N(tl, t)->s < key) {
-        split(tl, N(tl, t)->r, key, &N(tl, t)->r, b);
-        *a = t;
-        pull(tl, t);
+    for (uint32_t m = (lo / TL_BLOCK + 1) * TL_BLOCK; m <= hi; m += TL_BLOCK) {
+        bound(tl, m - 1);
+        bound(tl, m);
+    }
+}
+
+/*
+ * Moves the kept intervals to a quarter of the free room from the left of an array of at
+ * least four times their number (growing it if need be), so that the next n inserts and
+ * appends find room: O(1) per booking over time.
+ */
+static void relayout(Timeline *tl)
+{
+    uint32_t n = tl->tail - tl->head, cap = MAX(tl->cap, 64), head;
+    TlIv *iv = tl->iv;
+
+    while (cap < 4 * n + 2 * TL_BLOCK) {
+        cap *= 2;
+    }
+    head = (cap - n) / 4;
+    if (cap != tl->cap) {
+        iv = g_new(TlIv, cap);
+        if (n) {
+            memcpy(iv + head, tl->iv + tl->head, n * sizeof(TlIv));
+        }
+        g_free(tl->iv);
+        tl->bmax = g_renew(uint64_t, tl->bmax, cap / TL_BLOCK + 1);
     } else {
-        split(tl, N(tl, t)->l, key, a, &N(tl, t)->l);
-        *b = t;
-        pull(tl, t);
+        memmove(iv + head, iv + tl->head, n * sizeof(TlIv));
+    }
+    tl->iv = iv;
+    tl->cap = cap;
+    tl->head = head;
+    tl->tail = head + n;
+    memset(tl->bmax, 0, (cap / TL_BLOCK + 1) * sizeof(uint64_t));
+    for (uint32_t i = head + 1; i < tl->tail; i++) {
+        bound(tl, i);
     }
 }
 
-/* Every node of a starts before every node of b. */
-static uint32_t merge(Timeline *tl, uint32_t a, uint32_t b)
+/* Searches of the last TL_NEAR slots count them, without a branch per slot. */
+#define TL_NEAR 16
+
+/*
+ * The first slot whose interval starts after key (tail if none). A booking mostly follows a
+ * fit in the same gap: its slot is tried first. Most other keys fall among the latest
+ * intervals: those are counted. Else a binary search without branches (its comparisons do
+ * not predict).
+ */
+static uint32_t after(const Timeline *tl, uint64_t key)
 {
-    if (a == NIL || b == NIL) {
-        return a ? a : b;
+    const TlIv *iv = tl->iv, *base;
+    uint32_t h = tl->hint, lo = tl->head, len = tl->tail - lo, n = 0;
+
+    if (h >= lo && h <= tl->tail && (h == lo || iv[h - 1].s <= key) &&
+        (h == tl->tail || iv[h].s > key)) {
+        return h;
     }
-    if (N(tl, a)->prio > N(tl, b)->prio) {
-        N(tl, a)->r = merge(tl, N(tl, a)->r, b);
-        pull(tl, a);
-        return a;
+    if (len <= TL_NEAR || iv[tl->tail - TL_NEAR].s <= key) {
+        lo = tl->tail - MIN(len, TL_NEAR);
+        for (uint32_t i = lo; i < tl->tail; i++) {
+            n += iv[i].s <= key;
+        }
+        return lo + n;
     }
-    N(tl, b)->l = merge(tl, a, N(tl, b)->l);
-    pull(tl, b);
-    return b;
+    /* the answer is in [base, base + len]; everything before base starts by key */
+    base = iv + lo;
+    len -= TL_NEAR;
+    while (len > 1) {
+        uint32_t half = len / 2;
+        base = base[half].s <= key ? base + half : base;
+        len -= half;
+    }
+    return base - iv + (len && base->s <= key);
 }
 
-/* Inserts node x (its key not in t); every node on the way is pulled again. */
-static uint32_t insert(Timeline *tl, uint32_t t, uint32_t x)
+/* The first slot from `from` on whose gap is at least d, or tail. */
+static uint32_t first_gap(const Timeline *tl, uint32_t from, uint64_t d)
 {
-    if (t == NIL) {
-        return x;
-    }
-    if (N(tl, x)->prio > N(tl, t)->prio) {
-        split(tl, t, N(tl, x)->s, &N(tl, x)->l, &N(tl, x)->r);
-        pull(tl, x);
-        return x;
-    }
-    if (N(tl, x)->s < N(tl, t)->s) {
-        N(tl, t)->l = insert(tl, N(tl, t)->l, x);
-    } else {
-        N(tl, t)->r = insert(tl, N(tl, t)->r, x);
-    }
-    pull(tl, t);
-    return t;
-}
+    uint32_t i = from, end = MIN(tl->tail, (from / TL_BLOCK + 1) * TL_BLOCK);
 
-/* Recomputes maxgap on the path to the node starting at key, after its gap changed. */
-static void refresh(Timeline *tl, uint32_t t, uint64_t key)
-{
-    if (t == NIL) {
-        return;
-    }
-    if (key < N(tl, t)->s) {
-        refresh(tl, N(tl, t)->l, key);
-    } else if (key > N(tl, t)->s) {
-        refresh(tl, N(tl, t)->r, key);
-    }
-    pull(tl, t);
-}
-
-/* In one descent: *p, the node with the largest start <= key; *q, the smallest > key. */
-static void neighbours(const Timeline *tl, uint64_t key, uint32_t *p, uint32_t *q)
-{
-    uint32_t t = tl->root;
-
-    *p = *q = NIL;
-    while (t != NIL) {
-        if (N(tl, t)->s <= key) {
-            *p = t;
-            t = N(tl, t)->r;
-        } else {
-            *q = t;
-            t = N(tl, t)->l;
+    for (; i < end; i++) {
+        if (gap(tl, i) >= d) {
+            return i;
         }
     }
-}
-
-/* The first node starting after key whose gap is at least d, or NIL. */
-static uint32_t first_gap(const Timeline *tl, uint32_t t, uint64_t key, uint64_t d)
-{
-    while (t != NIL && N(tl, t)->maxgap >= d) {
-        const TlNode *n = N(tl, t);
-        if (n->s <= key) {
-            t = n->r;
+    for (; i < tl->tail; i = end) {
+        uint64_t *b = &tl->bmax[i / TL_BLOCK], most = 0;
+        end = MIN(tl->tail, i + TL_BLOCK);
+        if (*b < d) {
             continue;
         }
-        uint32_t left = first_gap(tl, n->l, key, d);
-        if (left != NIL) {
-            return left;
+        for (; i < end; i++) {
+            uint64_t g = gap(tl, i);
+            if (g >= d) {
+                return i;
+            }
+            most = MAX(most, g);
         }
-        if (n->gap >= d) {
-            return t;
-        }
-        t = n->r;
+        *b = most;      /* the whole block read: its bound made exact */
     }
-    return NIL;
-}
-
-static uint32_t node_new(Timeline *tl, uint64_t s, uint64_t e, uint64_t gap)
-{
-    uint32_t i;
-
-    if (tl->free_list != NIL) {
-        i = tl->free_list;
-        tl->free_list = N(tl, i)->l;
-    } else {
-        if (tl->used == tl->cap) {
-            tl->cap = tl->cap ? tl->cap * 2 : 64;
-            tl->pool = g_renew(TlNode, tl->pool, tl->cap);
-        }
-        i = tl->used++;
-    }
-    /* xorshift32: the same priorities, so the same shapes, in every run */
-    tl->seed ^= tl->seed << 13;
-    tl->seed ^= tl->seed >> 17;
-    tl->seed ^= tl->seed << 5;
-    *N(tl, i) = (TlNode){ .s = s, .e = e, .gap = gap, .maxgap = gap, .prio = tl->seed };
-    tl->live++;
-    return i;
+    return tl->tail;
 }
 
 void tl_init(Timeline *tl, bool fifo)
@@ -164,38 +149,39 @@ void tl_init(Timeline *tl, bool fifo)
 
 void tl_clear(Timeline *tl)
 {
-    if (!tl->pool) {
-        tl->cap = 1;
-        tl->pool = g_new0(TlNode, 1);
+    tl->head = tl->tail = tl->cap / 4;
+    if (tl->bmax) {
+        memset(tl->bmax, 0, (tl->cap / TL_BLOCK + 1) * sizeof(uint64_t));
     }
-    tl->pool[NIL] = (TlNode){ 0 };
-    tl->used = 1;
-    tl->root = tl->free_list = tl->last = NIL;
-    tl->live = 0;
     tl->busy_until = tl->retired_end = tl->early = 0;
     tl->first_end = UINT64_MAX;
-    tl->seed = 2463534242u;
 }
 
 void tl_destroy(Timeline *tl)
 {
-    g_free(tl->pool);
-    tl->pool = NULL;
+    g_free(tl->iv);
+    g_free(tl->bmax);
+    tl->iv = NULL;
+    tl->bmax = NULL;
+    tl->cap = tl->head = tl->tail = 0;
 }
 
 void tl_copy(Timeline *dst, const Timeline *src)
 {
-    TlNode *pool = dst->pool;
-
+    tl_destroy(dst);
     *dst = *src;
-    dst->pool = g_renew(TlNode, pool, src->cap);
-    memcpy(dst->pool, src->pool, src->cap * sizeof(TlNode));
+    if (src->cap) {
+        dst->iv = g_new(TlIv, src->cap);
+        memcpy(dst->iv + src->head, src->iv + src->head,
+               (src->tail - src->head) * sizeof(TlIv));
+        dst->bmax = g_memdup2(src->bmax, (src->cap / TL_BLOCK + 1) * sizeof(uint64_t));
+    }
 }
 
 uint64_t tl_fit_gap(const Timeline *tl, uint64_t t, uint64_t d, uint64_t *gap_end)
 {
-    uint32_t p, q, n;
-    uint64_t c = t;
+    uint32_t i, n;
+    uint64_t c;
 
     *gap_end = UINT64_MAX;
     if (tl->fifo) {
@@ -203,29 +189,31 @@ uint64_t tl_fit_gap(const Timeline *tl, uint64_t t, uint64_t d, uint64_t *gap_en
     }
     if (t < tl->retired_end) {
         ((Timeline *)tl)->early++;
-        c = t = tl->retired_end;
+        t = tl->retired_end;
     }
     if (d == 0 || t >= tl->busy_until) {
         return t;
     }
-    if (t >= N(tl, tl->last)->s) {
+    if (tl->head == tl->tail || t >= tl->iv[tl->tail - 1].s) {
         return tl->busy_until;          /* within the latest interval */
     }
-    /* no booking starts in (t, p's end]: q follows c as it follows t */
-    neighbours(tl, c, &p, &q);
-    if (p != NIL && N(tl, p)->e > c) {
-        c = N(tl, p)->e;                /* t falls in a booking: from its end */
+    i = after(tl, t);
+    c = t;
+    if (i > tl->head && tl->iv[i - 1].e > c) {
+        c = tl->iv[i - 1].e;            /* t falls in a booking: from its end */
     }
-    if (q == NIL || N(tl, q)->s - c >= d) {
-        *gap_end = q == NIL ? UINT64_MAX : N(tl, q)->s;
+    if (tl->iv[i].s - c >= d) {
+        ((Timeline *)tl)->hint = i;     /* where its booking will go */
+        *gap_end = tl->iv[i].s;
         return c;
     }
-    n = first_gap(tl, tl->root, N(tl, q)->s, d);
-    if (n == NIL) {
+    n = first_gap(tl, i + 1, d);
+    if (n == tl->tail) {
         return tl->busy_until;
     }
-    *gap_end = N(tl, n)->s;
-    return N(tl, n)->s - N(tl, n)->gap;
+    ((Timeline *)tl)->hint = n;
+    *gap_end = tl->iv[n].s;
+    return tl->iv[n - 1].e;
 }
 
 uint64_t tl_fit(const Timeline *tl, uint64_t t, uint64_t d)
@@ -236,7 +224,7 @@ uint64_t tl_fit(const Timeline *tl, uint64_t t, uint64_t d)
 
 bool tl_is_free(const Timeline *tl, uint64_t s, uint64_t e, uint64_t *busy_end)
 {
-    uint32_t p, q;
+    uint32_t i;
     uint64_t end = 0;
 
     if (e <= s && !tl->fifo) {
@@ -253,11 +241,11 @@ bool tl_is_free(const Timeline *tl, uint64_t s, uint64_t e, uint64_t *busy_end)
     } else if (s >= tl->busy_until) {
         return true;
     } else {
-        neighbours(tl, s, &p, &q);
-        if (p != NIL && N(tl, p)->e > s) {
-            end = N(tl, p)->e;
-        } else if (q != NIL && N(tl, q)->s < e) {
-            end = N(tl, q)->e;
+        i = after(tl, s);
+        if (i > tl->head && tl->iv[i - 1].e > s) {
+            end = tl->iv[i - 1].e;
+        } else if (i < tl->tail && tl->iv[i].s < e) {
+            end = tl->iv[i].e;
         } else {
             return true;
         }
@@ -268,9 +256,49 @@ bool tl_is_free(const Timeline *tl, uint64_t s, uint64_t e, uint64_t *busy_end)
     return false;
 }
 
+/* Puts x before slot i, moving the shorter side of the array by one slot. */
+static void insert_at(Timeline *tl, uint32_t i, TlIv x)
+{
+    bool left = i - tl->head < tl->tail - i;
+
+    if (left ? tl->head == 0 : tl->tail == tl->cap) {
+        uint32_t k = i - tl->head;
+        relayout(tl);
+        i = tl->head + k;
+    }
+    if (left) {
+        memmove(&tl->iv[tl->head - 1], &tl->iv[tl->head], (i - tl->head) * sizeof(TlIv));
+        tl->iv[--i] = x;
+        tl->head--;
+        bound_moved(tl, tl->head, i);
+    } else {
+        memmove(&tl->iv[i + 1], &tl->iv[i], (tl->tail - i) * sizeof(TlIv));
+        tl->iv[i] = x;
+        tl->tail++;
+        bound_moved(tl, i, tl->tail - 1);
+    }
+    /* x's gap and the next one's are new */
+    bound(tl, i);
+    bound(tl, i + 1);
+}
+
+/* Takes slot i out, moving the shorter side of the array by one slot. */
+static void remove_at(Timeline *tl, uint32_t i)
+{
+    if (i - tl->head < tl->tail - 1 - i) {
+        memmove(&tl->iv[tl->head + 1], &tl->iv[tl->head], (i - tl->head) * sizeof(TlIv));
+        tl->head++;
+        bound_moved(tl, tl->head, i);
+    } else {
+        memmove(&tl->iv[i], &tl->iv[i + 1], (tl->tail - 1 - i) * sizeof(TlIv));
+        tl->tail--;
+        bound_moved(tl, i, tl->tail);
+    }
+}
+
 void tl_book(Timeline *tl, uint64_t s, uint64_t e)
 {
-    uint32_t p, q, a, b;
+    uint32_t i;
     bool touch_p, touch_q;
 
     if (tl->fifo) {
@@ -285,112 +313,53 @@ void tl_book(Timeline *tl, uint64_t s, uint64_t e)
     g_assert(s >= tl->retired_end);
     if (s >= tl->busy_until) {
         /* after every booking: the common case, without a search */
-        if (tl->last != NIL && s == tl->busy_until) {
-            N(tl, tl->last)->e = e;
+        if (tl->head < tl->tail && s == tl->busy_until) {
+            tl->iv[tl->tail - 1].e = e;
         } else {
-            uint64_t gap = tl->last != NIL ? s - N(tl, tl->last)->e : 0;
-            uint32_t x = node_new(tl, s, e, gap);
-            tl->root = merge(tl, tl->root, x);
-            tl->last = x;
+            if (tl->tail == tl->cap) {
+                relayout(tl);
+            }
+            tl->iv[tl->tail++] = (TlIv){ s, e };
+            bound(tl, tl->tail - 1);
         }
         tl->busy_until = e;
         tl->first_end = MIN(tl->first_end, e);
         return;
     }
-    neighbours(tl, s, &p, &q);
+    /* p = i - 1 (if i > head), q = i (if i < tail) */
+    i = after(tl, s);
     /* a booking over another would corrupt the gaps: the callers fit first */
-    g_assert((p == NIL || N(tl, p)->e <= s) && (q == NIL || N(tl, q)->s >= e));
+    g_assert((i == tl->head || tl->iv[i - 1].e <= s) && (i == tl->tail || tl->iv[i].s >= e));
     tl->busy_until = MAX(tl->busy_until, e);
     tl->first_end = MIN(tl->first_end, e);
-    touch_p = p != NIL && N(tl, p)->e == s;
-    touch_q = q != NIL && N(tl, q)->s == e;
+    touch_p = i > tl->head && tl->iv[i - 1].e == s;
+    touch_q = i < tl->tail && tl->iv[i].s == e;
     if (touch_p && touch_q) {
-        /* fills the gap between two bookings: they become one */
-        uint32_t mid, rest;
-        N(tl, p)->e = N(tl, q)->e;
-        split(tl, tl->root, N(tl, q)->s, &a, &b);
-        split(tl, b, N(tl, q)->s + 1, &mid, &rest);
-        N(tl, mid)->l = tl->free_list;
-        tl->free_list = mid;
-        tl->live--;
-        tl->root = merge(tl, a, rest);
-        if (tl->last == q) {
-            tl->last = p;
-        }
+        /* fills the gap between two bookings: they become one (the gap after keeps its
+           value, its bound stays true) */
+        tl->iv[i - 1].e = tl->iv[i].e;
+        remove_at(tl, i);
     } else if (touch_p) {
-        N(tl, p)->e = e;
-        if (q != NIL) {
-            N(tl, q)->gap = N(tl, q)->s - e;
-            refresh(tl, tl->root, N(tl, q)->s);
-        }
+        tl->iv[i - 1].e = e;            /* q's gap shrinks: its bound stays true */
     } else if (touch_q) {
-        /* the start moves back, before its old value but after p: the order holds */
-        N(tl, q)->s = s;
-        N(tl, q)->gap = p != NIL ? s - N(tl, p)->e : 0;
-        refresh(tl, tl->root, s);
+        tl->iv[i].s = s;                /* the same */
     } else {
-        uint32_t x = node_new(tl, s, e, p != NIL ? s - N(tl, p)->e : 0);
-        if (q == NIL) {
-            tl->last = x;
-        } else {
-            /* q is on x's search path (as a successor is): the insert pulls it again */
-            N(tl, q)->gap = N(tl, q)->s - e;
-        }
-        tl->root = insert(tl, tl->root, x);
+        insert_at(tl, i, (TlIv){ s, e });
     }
 }
 
-/*
- * Retiring takes the first intervals out one by one from the left spine. The maxgap of the
- * nodes above them is not lowered: it stays an upper bound, which is all first_gap needs
- * (it checks the gaps themselves), and the next pull through them makes it exact again.
- */
-void tl_retire(Timeline *tl, uint64_t h)
+void tl_retire_ended(Timeline *tl, uint64_t h)
 {
-    uint32_t parent, t;
-
-    if (tl->fifo || h < tl->first_end) {
-        return;                         /* nothing ends at or before h */
+    while (tl->head < tl->tail && tl->iv[tl->head].e <= h) {
+        tl->retired_end = MAX(tl->retired_end, tl->iv[tl->head].e);
+        tl->head++;
     }
-    for (;;) {
-        parent = NIL;
-        t = tl->root;
-        if (t == NIL) {
-            break;
-        }
-        while (N(tl, t)->l != NIL) {
-            parent = t;
-            t = N(tl, t)->l;
-        }
-        if (N(tl, t)->e > h) {
-            break;
-        }
-        tl->retired_end = MAX(tl->retired_end, N(tl, t)->e);
-        if (parent == NIL) {
-            tl->root = N(tl, t)->r;
-        } else {
-            N(tl, parent)->l = N(tl, t)->r;
-        }
-        N(tl, t)->l = tl->free_list;
-        tl->free_list = t;
-        tl->live--;
-    }
-    tl->first_end = t == NIL ? UINT64_MAX : N(tl, t)->e;
-    if (tl->root == NIL) {
-        tl->last = NIL;
-    }
-}
-
-static bool walk(const Timeline *tl, uint32_t t,
-                 bool (*fn)(uint64_t s, uint64_t e, void *opaque), void *opaque)
-{
-    return t == NIL || (walk(tl, N(tl, t)->l, fn, opaque) &&
-                        fn(N(tl, t)->s, N(tl, t)->e, opaque) &&
-                        walk(tl, N(tl, t)->r, fn, opaque));
+    tl->first_end = tl->head < tl->tail ? tl->iv[tl->head].e : UINT64_MAX;
 }
 
 void tl_foreach(const Timeline *tl, bool (*fn)(uint64_t s, uint64_t e, void *opaque),
                 void *opaque)
 {
-    walk(tl, tl->root, fn, opaque);
+    for (uint32_t i = tl->head; i < tl->tail && fn(tl->iv[i].s, tl->iv[i].e, opaque); i++) {
+    }
 }
