@@ -19,15 +19,17 @@
  * So a page written or moved costs two 8-byte stores (wp word, entry), a trim one; a line
  * changing state one record. Valid counts and the reverse map are not stored.
  *
- * Crash ordering (each 8-byte store is one instruction: a kill never tears it; the release
- * stores keep the order): the wp word goes before the entry that points below it; a line's
- * record says OPEN only after its wp word is reset; a victim's erase marks are cleared
- * before its record says VICTIM, and a chip's mark is set after its pages moved out and
- * its blocks were erased; the record says FREE after all of it. A load keeps open and
- * victim lines as they were (the victim's unerased chips resume as background GC), drops
- * entries failing their check (and, of two naming one page, the later lpn's), raises an
- * open line's write position over entries past it, and repairs a line whose record fails
- * its CRC or that entries point into while free: full if it holds valid pages, else free.
+ * Crash ordering (each 8-byte store is one instruction: a kill never tears it; the
+ * compiler keeps the stores in program order, stored()): the wp word goes before the entry
+ * that points below it; a line's record says OPEN only after its wp word is reset; a
+ * victim's erase marks are cleared before its record says VICTIM, and a chip's mark is set
+ * after its pages moved out and its blocks were erased; the record says FREE after all of
+ * it. A load keeps open and victim lines as they were (the victim's unerased chips resume
+ * as background GC), drops entries failing their check (and, of two naming one page, the
+ * later lpn's), raises an open line's write position over entries past it, and repairs a
+ * line whose record fails its CRC or that entries point into while free: full if it holds
+ * valid pages, else free (so a free line is left for GC whenever one can be: a load that
+ * would leave none refuses the store).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -173,6 +175,12 @@ bool ftl_config_check(const FtlConfig *c, char **err)
                           c->gc_thres_pcent_high, err)) {
         return false;
     }
+    if (nand_total_pages(g) >= FTL_PPN_MASK) {
+        *err = g_strdup_printf("the flash has %" G_GUINT64_FORMAT " pages, the FTL maps "
+                               "fewer than 2^48: lower blks_per_pl or the chips",
+                               nand_total_pages(g));
+        return false;
+    }
     ppl = pages_per_line(g);
     data = div_up(c->exposed_pages, ppl);
     if (data > nlines || nlines - data < FTL_MIN_SPARE_LINES) {
@@ -224,17 +232,22 @@ static bool line_less(const void *ctx, uint32_t a, uint32_t b)
 
 /* ---- the store: what changes, written through ---- */
 
+/*
+ * After each write to the store: the compiler keeps the writes in program order, which is
+ * the order a killed process leaves them in (the CPU retires in order; nothing is lost).
+ */
 static void stored(Ftl *f)
 {
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
     if (G_UNLIKELY(f->store_hook)) {
         f->store_hook(f->store_hook_opaque);
     }
 }
 
-/* One 8-byte store (a kill never tears it), after every store before it. */
+/* One 8-byte store: one instruction, so a kill never tears it. */
 static void store_word(uint64_t *p, uint64_t v)
 {
-    __atomic_store_n(p, GUINT64_TO_LE(v), __ATOMIC_RELEASE);
+    __atomic_store_n(p, GUINT64_TO_LE(v), __ATOMIC_RELAXED);
 }
 
 static uint8_t *line_rec(const Ftl *f, uint32_t line)
@@ -371,7 +384,7 @@ static void victim_begin(Ftl *f, uint32_t line)
 static void victim_erased(Ftl *f, uint64_t k)
 {
     if (f->store) {
-        __atomic_store_n(f->store + f->lay.off_marks + k, 1, __ATOMIC_RELEASE);
+        f->store[f->lay.off_marks + k] = 1;
         stored(f);
     }
 }
