@@ -7,9 +7,9 @@
  *
  * 8 channels x 4 chips, 256 pages per block, 4 GiB exposed, op_pcent 7: the drive is filled
  * sequentially, then N random 4 KiB overwrites, then N / 32 writes of 32 pages (128 KiB),
- * each a closed loop of 64 in flight (a write arrives when the one 64 before completed,
- * the NAND retiring at each arrival as the device does): forced GC runs all along. Prints
- * one line per run:
+ * then N random 4 KiB reads, each a closed loop of 64 in flight (a command arrives when the
+ * one 64 before completed, the NAND retiring at each arrival as the device does): forced
+ * GC runs all along the writes. Prints one line per run:
  * BENCH name=... pages=... pages_per_s=... store_pages_per_s=... ratio=...
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -83,8 +83,8 @@ static void loop_write(Ftl *f, uint64_t *done, uint64_t i, uint64_t *now, uint64
     done[i % QD] = ftl_write(f, lpn, npages, *now);
 }
 
-/* Host pages per second of CPU time: [0] random 4 KiB, [1] 128 KiB writes. */
-static void run(bool with_store, uint64_t pages, uint64_t seed, double rate[2])
+/* Host pages per second of CPU time: random 4 KiB writes, 128 KiB writes, 4 KiB reads. */
+static void run(bool with_store, uint64_t pages, uint64_t seed, double rate[3])
 {
     FtlConfig c;
     void *store = NULL;
@@ -106,6 +106,14 @@ static void run(bool with_store, uint64_t pages, uint64_t seed, double rate[2])
         loop_write(f, done, k++, &now, rnd(&r) % (n / 32) * 32, 32);
     }
     rate[1] = pages / 32 * 32 / (now_s() - t0);
+    t0 = now_s();
+    for (uint64_t i = 0; i < pages; i++) {
+        uint64_t *d = &done[k++ % QD];
+        now = MAX(now, *d);
+        nand_retire(ftl_nand(f), now);
+        *d = ftl_read(f, rnd(&r) % n, 1, now);
+    }
+    rate[2] = pages / (now_s() - t0);
     ftl_free(f);
     g_free(store);
 }
@@ -113,7 +121,8 @@ static void run(bool with_store, uint64_t pages, uint64_t seed, double rate[2])
 int main(int argc, char **argv)
 {
     uint64_t pages = 2000000, seed = 1;
-    double plain[2], stored[2] = { 0, 0 };
+    double plain[3], stored[3] = { 0, 0, 0 };
+    const char *names[3] = { "random-4k", "write-128k", "read-4k" };
 
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--pages")) {
@@ -133,11 +142,10 @@ int main(int argc, char **argv)
 #ifndef FTL_BENCH_NO_STORE
     run(true, pages, seed, stored);
 #endif
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < 3; k++) {
         printf("BENCH name=%s pages=%" G_GUINT64_FORMAT " pages_per_s=%.0f "
-               "store_pages_per_s=%.0f ratio=%.3f\n", k ? "write-128k" : "random-4k",
-               k ? pages / 32 * 32 : pages, plain[k], stored[k],
-               stored[k] / plain[k]);
+               "store_pages_per_s=%.0f ratio=%.3f\n", names[k],
+               k == 1 ? pages / 32 * 32 : pages, plain[k], stored[k], stored[k] / plain[k]);
     }
     return 0;
 }

@@ -1052,11 +1052,26 @@ static void test_store_reload(void)
     /* a blank store formats: an empty drive, the header written */
     g_assert_cmpuint(ftl_stats(f)->free_lines, ==, 64);
     g_assert_cmpuint(store[0], ==, 'B');
+    /* one the caller knows is blank formats without being read: the same drive */
+    {
+        g_autofree uint8_t *blank = g_malloc0(bytes);
+        Ftl *x = ftl(c);
+        char *err = NULL;
+        g_assert_true(ftl_format_store(x, blank, &err));
+        ftl_write(x, 5, 3, 0);
+        ftl_free(x);
+        x = attach(c, blank);
+        g_assert_cmpuint(where(x, 5) && where(x, 7) && !where(x, 8), ==, 1);
+        g_assert_cmpuint(ftl_stats(x)->host_pages_written, ==, 3);
+        assert_consistent(x);
+        ftl_free(x);
+    }
     store_mix(f, r, 30000, &m, NULL);
     g_assert_cmpuint(ftl_stats(f)->gc_runs, >, 100);
     g_assert_cmpuint(ftl_stats(f)->gc_forced_runs, >, 0);
     g_assert_cmpuint(ftl_stats(f)->gc_forced_runs, <, ftl_stats(f)->gc_runs);
     g_assert_cmpuint(nand_block_wear(ftl_nand(f), &(NandAddr){ .blk = 5 }), >, 0);
+    ftl_flush(f, m.now);                /* reads' counters are saved with the next call */
     copy = g_memdup2(store, bytes);
     g = attach(c, copy);
     assert_same_state(f, g);
@@ -1089,6 +1104,8 @@ static void test_store_reload(void)
             g_assert_cmpuint(ftl_write(g, lpn, 1, later), ==, t);
         }
     }
+    ftl_flush(f, later);
+    ftl_flush(g, later);
     assert_same_state(f, g);
     g_assert_cmpmem(store, bytes, copy, bytes);     /* and the same bytes saved */
     ftl_free(g);
@@ -1316,12 +1333,16 @@ static void test_store_bad_line_record(void)
     g_rand_free(r);
 }
 
-/* The two statistics slots: the older is written, the newer valid one wins. */
+/*
+ * The two statistics slots: the older is written, the newer valid one wins. Reads' own
+ * counters are saved with the next other call, or with every FTL_READ_SAVES-th read.
+ */
 static void test_store_stats_slots(void)
 {
     FtlConfig c = store_config();
-    uint64_t bytes = ftl_store_bytes(&c), off = 512, rec = 112;
+    uint64_t bytes = ftl_store_bytes(&c), off = 512, rec = 112, q0, q1;
     g_autofree uint8_t *store = g_malloc0(bytes);
+    g_autofree uint8_t *copy = g_malloc0(bytes);
     Ftl *f = attach(c, store), *g;
     FtlStats want, older;
 
@@ -1330,11 +1351,17 @@ static void test_store_stats_slots(void)
     ftl_read(f, 3000, 3, 0);
     ftl_prefetch(f, 0, 4, 0);
     ftl_cached_read(f, 2, 0);
+    memcpy(copy, store, bytes);
+    g = attach(c, copy);
+    g_assert_cmpuint(ftl_stats(g)->host_pages_written, ==, 300);
+    g_assert_cmpuint(ftl_stats(g)->host_pages_read, ==, 0);        /* not yet */
+    ftl_free(g);
+    ftl_flush(f, 0);
     older = *ftl_stats(f);
     ftl_trim(f, 10, 5, 0);
     want = *ftl_stats(f);
-    ftl_free(f);
-    g = attach(c, store);
+    memcpy(copy, store, bytes);
+    g = attach(c, copy);
     g_assert_cmpmem(ftl_stats(g), sizeof(want), &want, sizeof(want));
     g_assert_cmpuint(want.host_pages_read, ==, 12);
     g_assert_cmpuint(want.unmapped_pages_read, ==, 3);
@@ -1343,17 +1370,28 @@ static void test_store_stats_slots(void)
     g_assert_cmpuint(want.host_pages_written, ==, 300);
     ftl_free(g);
     /* the newest slot torn (a kill while it was written): the one before */
-    {
-        uint64_t q0, q1;
-        memcpy(&q0, store + off, 8);
-        memcpy(&q1, store + off + rec, 8);
-        g_assert_cmpuint(q0 + q1, >, 1);
-        store[off + (q1 > q0 ? rec : 0) + 40] ^= 0x01;
-    }
-    g = attach(c, store);
+    memcpy(copy, store, bytes);
+    memcpy(&q0, copy + off, 8);
+    memcpy(&q1, copy + off + rec, 8);
+    g_assert_cmpuint(q0 + q1, >, 1);
+    copy[off + (q1 > q0 ? rec : 0) + 40] ^= 0x01;
+    g = attach(c, copy);
     g_assert_cmpmem(ftl_stats(g), sizeof(older), &older, sizeof(older));
     assert_consistent(g);
     ftl_free(g);
+    /* reads alone: the 64th saves */
+    for (int i = 0; i < 64; i++) {
+        memcpy(copy, store, bytes);
+        g = attach(c, copy);
+        g_assert_cmpuint(ftl_stats(g)->host_pages_read, ==, want.host_pages_read);
+        ftl_free(g);
+        ftl_read(f, i, 1, 0);
+    }
+    memcpy(copy, store, bytes);
+    g = attach(c, copy);
+    g_assert_cmpuint(ftl_stats(g)->host_pages_read, ==, want.host_pages_read + 64);
+    ftl_free(g);
+    ftl_free(f);
 }
 
 /*
@@ -1380,6 +1418,7 @@ static void test_store_background_victim(void)
     for (int i = 0; i < 200; i++, now += 50 * US) {
         ftl_read(f, 64, 1, now);
     }
+    ftl_flush(f, now - 50 * US);            /* saves the reads' counters; GC waits */
     g_assert_cmpuint(f->bg.line, ==, 0);
     g_assert_cmpuint(f->bg.next[0], !=, FTL_NEVER);
     copy = g_memdup2(store, bytes);
@@ -1396,6 +1435,8 @@ static void test_store_background_victim(void)
     now = MAX(now, nand_all_idle_ns(ftl_nand(f))) + 1000000 * US;
     ftl_read(f, 64, 1, now);
     ftl_read(g, 64, 1, now);
+    ftl_flush(f, now);
+    ftl_flush(g, now);
     assert_same_state(f, g);
     g_assert_cmpuint(ftl_stats(g)->gc_runs, >=, 1);
     g_assert_cmpuint(g->lines[0].erases, ==, 1);

@@ -158,6 +158,8 @@ static char *backend_name(FemuCtrl *n)
  * The model's FTL takes its state from the first namespace whose store no model has taken
  * (models are made in NSID order): a blank store is a new drive, unless a namespace whose
  * data it times holds data (saved without FTL state: refused, never started empty).
+ * Without memdev the backend is new memory: nothing to load, nothing kept, so the FTL keeps
+ * its state in its own memory as it always did (a huge sparse drive starts at once).
  */
 static bool bbssd_attach(FemuCtrl *n, Ftl *ftl, const FtlConfig *c, Error **errp)
 {
@@ -165,6 +167,11 @@ static bool bbssd_attach(FemuCtrl *n, Ftl *ftl, const FtlConfig *c, Error **errp
     g_autofree char *err = NULL;
     FemuNamespace *ns = NULL;
     BbssdNs *b = NULL;
+    bool blank, ok;
+
+    if (!n->memdev) {
+        return true;
+    }
 
     for (uint32_t i = 0; i < n->num_namespaces && !b; i++) {
         ns = &n->ns[i];
@@ -182,7 +189,9 @@ static bool bbssd_attach(FemuCtrl *n, Ftl *ftl, const FtlConfig *c, Error **errp
         return false;
     }
     b->taken = true;
-    if (buffer_is_zero(b->store, 64)) {
+    /* sparse-aware: a new file's state area is a hole, not read through */
+    blank = femu_backend_is_zero(n, b->store - n->data, ftl_store_bytes(c));
+    if (blank || buffer_is_zero(b->store, 64)) {
         for (uint32_t i = 0; i < n->num_namespaces; i++) {
             FemuNamespace *d = &n->ns[i];
             if (d->kind == &bbssd_kind && (d == ns || !mixed_kinds(n)) &&
@@ -197,7 +206,8 @@ static bool bbssd_attach(FemuCtrl *n, Ftl *ftl, const FtlConfig *c, Error **errp
             }
         }
     }
-    if (!ftl_attach_store(ftl, b->store, &err)) {
+    ok = blank ? ftl_format_store(ftl, b->store, &err) : ftl_attach_store(ftl, b->store, &err);
+    if (!ok) {
         error_setg(errp, "blackbox namespace %u in %s: its FTL state: %s. Start with the "
                    "properties it was saved with, or start over with a new or zeroed backing "
                    "file (this erases the drive)", ns->nsid, where, err);

@@ -87,6 +87,7 @@ struct Ftl {
     FtlStoreLayout lay;
     uint64_t stats_seq;
     FtlStats saved;             /* the statistics as last saved */
+    uint32_t reads_unsaved;     /* read calls since (stats_save_read) */
     /* tests: called after every write to the store (a kill could come there) */
     void (*store_hook)(void *opaque);
     void *store_hook_opaque;

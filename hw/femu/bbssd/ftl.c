@@ -8,7 +8,8 @@
  *   header (512 B)     magic, version, what sets the layout and the meaning of what
  *                      follows (geometry, exposed pages, first block), CRC-32.
  *   statistics         two slots {seq, the FtlStats counters, CRC} (ftl-common): written
- *                      at the end of each call that changed them, into the older slot.
+ *                      at the end of each call that changed them, into the older slot
+ *                      (reads' own counters every FTL_READ_SAVES reads, stats_save_read).
  *   erase marks        one byte per chip (stripe slot): the GC victim's blocks on that chip
  *                      are erased (background GC erases chip by chip, calls apart).
  *   line records (32 B) {wp word, state, erases, order, CRC of state..order}; all zero is a
@@ -48,6 +49,7 @@
 #define FTL_NSTATS 12u
 #define FTL_STATS_REC (16u + 8u * FTL_NSTATS)
 #define FTL_LINE_REC 32u
+#define FTL_READ_SAVES 64u
 
 /* check salts: a record copied to another place fails its check */
 #define SALT_HEADER (1ULL << 60)
@@ -304,7 +306,22 @@ static void stats_save(Ftl *f)
     ftl_slot_save(f->store + f->lay.off_stats, FTL_STATS_REC, &f->stats_seq, SALT_STATS, v,
                   FTL_NSTATS);
     f->saved = *s;
+    f->reads_unsaved = 0;
     stored(f);
+}
+
+/*
+ * After a read: its counters alone changed, unless background GC ran before it. Those are
+ * saved with the next other call (idle, flush, write, trim) or every FTL_READ_SAVES reads,
+ * so a kill loses at most that many reads' counts; a save per read would cost reads a
+ * third of their time.
+ */
+static void stats_save_read(Ftl *f)
+{
+    if (f->st.gc_bg_ops != f->saved.gc_bg_ops || f->st.gc_runs != f->saved.gc_runs ||
+        ++f->reads_unsaved >= FTL_READ_SAVES) {
+        stats_save(f);
+    }
 }
 
 /* ---- the mapping: entries as stored ---- */
@@ -679,7 +696,7 @@ uint64_t ftl_read(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
         done = MAX(done, t);
         f->st.host_pages_read++;
     }
-    stats_save(f);
+    stats_save_read(f);
     return done;
 }
 
@@ -687,7 +704,7 @@ void ftl_cached_read(Ftl *f, uint64_t npages, uint64_t now_ns)
 {
     host_begin(f, now_ns);      /* the host is busy: no background GC in between */
     f->st.host_pages_read += npages;
-    stats_save(f);
+    stats_save_read(f);
 }
 
 uint64_t ftl_prefetch(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
@@ -706,7 +723,7 @@ uint64_t ftl_prefetch(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
             f->st.prefetch_pages_read++;
         }
     }
-    stats_save(f);
+    stats_save_read(f);
     return done;
 }
 
@@ -1135,11 +1152,10 @@ static bool load(Ftl *f, char **err)
     return true;
 }
 
-bool ftl_attach_store(Ftl *f, void *store, char **err)
+/* The store from now on; blank: all zero, a new drive (the fresh state in memory is its). */
+static bool attach(Ftl *f, uint8_t *s, bool blank, char **err)
 {
-    uint8_t *s = store;
     uint64_t *own = f->l2p;
-    bool blank = false;
 
     g_return_val_if_fail(!f->store && !f->st.host_pages_written && !f->st.pages_trimmed,
                          false);
@@ -1147,34 +1163,43 @@ bool ftl_attach_store(Ftl *f, void *store, char **err)
         *err = g_strdup("the FTL state area is not 8-byte aligned");
         return false;
     }
-    if (record_all_zero(s, FTL_HDR_BYTES)) {
-        if (!record_all_zero(s, f->lay.bytes)) {
-            *err = g_strdup("the FTL state area has no header but is not blank: it holds "
-                            "something else (clear the backend, or use a new one)");
-            return false;
-        }
-        blank = true;       /* a new drive: the rest reads as free and unmapped */
-    } else if (!header_matches(f, s, err)) {
-        return false;
-    }
     f->store = s;
     f->l2p = (uint64_t *)(s + f->lay.off_map);
-    if (!load(f, err)) {
+    if (blank) {
+        header_fill(f, s);
+        stored(f);
+    } else if (!load(f, err)) {
         f->store = NULL;
         f->l2p = own;
         memset(f->p2l, 0, nand_total_pages(&f->cfg.geo) * sizeof(*f->p2l));
         reset_state(f);
         return false;
     }
-    if (blank) {
-        header_fill(f, s);
-        stored(f);
-    }
     if (f->own_l2p) {
         g_free(own);
         f->own_l2p = false;
     }
     return true;
+}
+
+bool ftl_attach_store(Ftl *f, void *store, char **err)
+{
+    uint8_t *s = store;
+
+    if (record_all_zero(s, FTL_HDR_BYTES)) {
+        if (!record_all_zero(s, f->lay.bytes)) {
+            *err = g_strdup("the FTL state area has no header but is not blank: it holds "
+                            "something else (clear the backend, or use a new one)");
+            return false;
+        }
+        return attach(f, s, true, err);
+    }
+    return header_matches(f, s, err) && attach(f, s, false, err);
+}
+
+bool ftl_format_store(Ftl *f, void *store, char **err)
+{
+    return attach(f, store, true, err);
 }
 
 const FtlStats *ftl_stats(Ftl *f)

@@ -107,6 +107,11 @@ uint64_t ftl_store_bytes(const FtlConfig *c);
  * stays as it was. Call before any I/O. Without a store the FTL keeps its state in memory.
  */
 bool ftl_attach_store(Ftl *f, void *store, char **err);
+/*
+ * The same for a store the caller knows is all zero (a hole of a sparse file, fresh memory):
+ * formatted without reading it through, which for a large drive is most of the work.
+ */
+bool ftl_format_store(Ftl *f, void *store, char **err);
 /* Where the store keeps line's record and lpn's mapping entry (byte offsets), for tests. */
 uint64_t ftl_store_line_offset(const FtlConfig *c, uint32_t line);
 uint64_t ftl_store_map_offset(const FtlConfig *c, uint64_t lpn);
