@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""What a blackbox FTL write costs with its state written through to a store (persistence)
-and without: host pages per second of one thread (CPU time), random 4 KiB overwrites and
-128 KiB writes of a full 4 GiB drive in a closed loop of 64, forced GC all along. No guest:
-the FTL and the NAND model are the whole cost, as in a simulator.
+"""What a blackbox FTL command costs with its state written through to a store (persistence)
+and without: host pages per second of one thread (CPU time), random 4 KiB overwrites,
+128 KiB writes and 4 KiB reads of a full 4 GiB drive in a closed loop of 64, forced GC all
+along the writes; the two drives take turns, the medians of the rounds are printed. No
+guest: the FTL and the NAND model are the whole cost, as in a simulator.
 
 Builds bench/ftl-write.c in the unit tests' build (BUILD/unit, as `make unit` does).
 
