@@ -172,7 +172,6 @@ static bool bbssd_attach(FemuCtrl *n, Ftl *ftl, const FtlConfig *c, Error **errp
     if (!n->memdev) {
         return true;
     }
-
     for (uint32_t i = 0; i < n->num_namespaces && !b; i++) {
         ns = &n->ns[i];
         if (ns->kind == &bbssd_kind && ns->priv && !((BbssdNs *)ns->priv)->taken) {
@@ -198,10 +197,10 @@ static bool bbssd_attach(FemuCtrl *n, Ftl *ftl, const FtlConfig *c, Error **errp
                 !femu_backend_is_zero(n, d->backend_offset, d->bytes)) {
                 error_setg(errp, "blackbox namespace %u in %s: the data area holds data but "
                            "there is no FTL state after it (a drive of another femu_mode, "
-                           "or of another size: devsz_mb, ns_sizes_mb?, or one a FEMU "
-                           "without saved blackbox state wrote). Start with the properties "
-                           "it was saved with, or start over with a new or zeroed backing "
-                           "file (this erases the drive)", d->nsid, where);
+                           "of another size: devsz_mb, ns_sizes_mb?, or written by a FEMU "
+                           "that kept no blackbox state). Start with the properties it was "
+                           "saved with, or start over with a new or zeroed backing file "
+                           "(this erases the drive)", d->nsid, where);
                 return false;
             }
         }

@@ -1157,8 +1157,10 @@ static bool attach(Ftl *f, uint8_t *s, bool blank, char **err)
 {
     uint64_t *own = f->l2p;
 
-    g_return_val_if_fail(!f->store && !f->st.host_pages_written && !f->st.pages_trimmed,
-                         false);
+    if (f->store || f->st.host_pages_written || f->st.pages_trimmed) {
+        *err = g_strdup("the FTL has a store or has done I/O already");     /* a caller's bug */
+        return false;
+    }
     if ((uintptr_t)s % 8) {
         *err = g_strdup("the FTL state area is not 8-byte aligned");
         return false;
