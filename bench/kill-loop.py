@@ -9,7 +9,8 @@ Flushes, FUA and (zns-plp) protected writes over several I/O queues, driven over
 same file; its zone report / chunk log, data and OOB checked by tests/qtest/kill_check.py
 against what the load submitted and saw complete (every acknowledged write there, nothing
 unacknowledged above a write pointer, nothing stale below one, the zone/chunk state
-matching the data; PLP: what its rules promise). The harness is tests/qtest/killlib.py,
+matching the data; PLP: what its rules promise; blackbox and fdp: the FTL's counters go on
+and every page holding data is mapped). The harness is tests/qtest/killlib.py,
 shared with tests/qtest/test_kill_loop.py (a few kills per kind in `make check`).
 
 Prints per kind: kills, acknowledged writes, writes checked (acknowledged writes whose

@@ -11,7 +11,7 @@ py=$here/../build/venv/bin/python3
 [[ -x $py ]] || py=${PYTHON:-python3}
 short=(--short)
 [[ ${FEMU_BENCH_FULL:-0} == 1 ]] && short=()
-for b in nand-booking nossd-vs-stock bb-latency bb-parallelism bb-gc-waf zns-vs-blackbox zns-stripe \
+for b in nand-booking ftl-write nossd-vs-stock bb-latency bb-parallelism bb-gc-waf zns-vs-blackbox zns-stripe \
 	zns-gc-free wb-pu-scaling wb-vs-modes wb-gc sra-readahead plp-flush-time plp-dbbench \
 	plp-size-sweep presets fdp-hotcold fdp-cachelib fdp-warp; do
 	echo

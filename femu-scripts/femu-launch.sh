@@ -26,9 +26,11 @@ shell on the serial console (Ctrl-A x quits QEMU, 'exit' powers off).
   --backing FILE    keep the device's data in FILE (created sparse if missing,
                     --size MiB plus 16 MiB for the device's metadata such as
                     zone state, 64 MiB with --mode 0 for chunk state and OOB,
-                    16 MiB + 1/512 of --size with --mode 4 for the FDP FTL,
-                    plus plp_buf_mb * 17/16 + 4 MiB with plp= in --dev for the
-                    PLP store; shared file backend, so data survives restarts)
+                    16 MiB + 1/512 of --size with --mode 1 and 4 for the FTL's
+                    state (blackbox, FDP), plus plp_buf_mb * 17/16 + 4 MiB with
+                    plp= in --dev for the PLP store; shared file backend, so data
+                    and FTL state survive restarts; without --size, an existing
+                    FILE's length gives it)
   --stock-nvme      use QEMU's own 'nvme' device on an equivalent raw file
                     (the reference for benchmarks); --dev then adds nvme props
   --with-stock      keep the femu device and add QEMU's stock 'nvme' next to it
@@ -103,10 +105,11 @@ check_int --smp "$smp" 1 32
 check_int --mode "$mode" 0 4
 # whitebox keeps 16 bytes of OOB per 4 KiB sector after the data too (64 MiB: 12 GiB)
 ((mode != 0)) || meta_mb=64
-# fdp keeps its FTL's mapping (8 bytes per 4 KiB page) and reclaim units after the data:
-# its metadata grows with the size (fdp_meta_mb SIZE)
-fdp_meta_mb() { echo $((16 + ($1 + 511) / 512)); }
-((mode != 4)) || meta_mb=$(fdp_meta_mb "${size:-$def_size}")
+# blackbox and fdp keep their FTL's mapping (8 bytes per 4 KiB page), lines or reclaim
+# units and statistics after the data: their metadata grows with the size (ftl_meta_mb SIZE)
+ftl_meta_mb() { echo $((16 + ($1 + 511) / 512)); }     # (also in the loop below)
+ftl_mode() { ((mode == 1 || mode == 4)); }
+! ftl_mode || meta_mb=$(ftl_meta_mb "${size:-$def_size}")
 # with plp= the protected region is mirrored after the zone state: its size, 1/16 more for
 # the sectors' OOB records (512-byte LBAs) and a little for the zones' durable ends
 if [[ ,$dev, =~ ,plp=[^,]+, ]]; then
@@ -135,16 +138,16 @@ if [[ -n $backing ]]; then
 		tail_mb=$meta_mb
 		[[ -z $stock ]] || tail_mb=0
 		((bsize / 1048576 > tail_mb)) || die "--backing: $backing is too small"
-		if [[ -z $size && $mode == 4 && -z $stock ]]; then
-			# the largest size whose metadata fills the rest of the file
-			size=$((bsize / 1048576 - 16))
-			while ((size > 1 && size + $(fdp_meta_mb "$size") > bsize / 1048576)); do
+		if [[ -z $size ]] && ftl_mode && [[ -z $stock ]]; then
+			# the largest size whose metadata fills the rest of the file (from just above it)
+			size=$(((bsize / 1048576 - 16) * 512 / 513 + 2))
+			while ((size > 1 && size + 16 + (size + 511) / 512 > bsize / 1048576)); do
 				size=$((size - 1))
 			done
-			meta_mb=$(fdp_meta_mb "$size")
+			meta_mb=$(ftl_meta_mb "$size")
 			tail_mb=$meta_mb
 			((size + meta_mb == bsize / 1048576)) ||
-				die "--backing: $backing ($((bsize / 1048576)) MiB) is no run-fdp.sh drive of a whole size: give --size"
+				die "--backing: $backing ($((bsize / 1048576)) MiB) is no $prog drive of a whole size: give --size"
 		elif [[ -z $size ]]; then
 			size=$((bsize / 1048576 - tail_mb))
 		elif ((size != bsize / 1048576 - tail_mb)); then

@@ -55,8 +55,11 @@ bool femu_backend_init(FemuCtrl *n, uint64_t extra, Error **errp)
         if (!want) {
             want = size - MIN(size, extra);
         } else if (want + extra > size) {
+            g_autofree char *meta = extra ? g_strdup_printf(" plus its metadata (%" PRIu64
+                                                             " MiB)", DIV_ROUND_UP(extra, MiB))
+                                          : g_strdup("");
             error_setg(errp, "devsz_mb=%u%s does not fit in memdev '%s' of %" PRIu64 " MiB",
-                       n->devsz_mb, extra ? " plus its metadata" : "", name, size / MiB);
+                       n->devsz_mb, meta, name, size / MiB);
             return false;
         }
         host_memory_backend_set_mapped(n->memdev, true);

@@ -17,10 +17,12 @@ own x-crash-at point instead; and sometimes the next start is killed too.
 Kinds (KINDS): zns (plp unset), zns-plp (plp=selective, small buffers so that the device
 also writes out on its own, protected writes, the write cache turned off in some rounds),
 whitebox (vector writes with OOB, standard writes, resets of closed, open and free
-chunks), blackbox (writes, Write Zeroes, Deallocate, FUA, Flush; the FTL's GC runs), fdp
-(the blackbox load with each write placed through one of three handles, Initially and
-Persistently Isolated, sometimes with an invalid placement identifier; the FDP FTL's state
-in the file must come back after every kill).
+chunks), blackbox (writes, Write Zeroes, Deallocate, FUA, Flush; the FTL's GC runs; its
+state in the file must come back after every kill: counters that go on, data that is
+mapped, Blackbox.check_ftl), fdp (the blackbox load with each write placed through one of
+three handles, Initially and Persistently Isolated, sometimes with an invalid placement
+identifier; the FDP FTL's state in the file must come back after every kill, checked as
+blackbox's).
 
 Each run of a campaign starts from a seed: the same seed gives the same load decisions
 and delays (the device's timing, and so the exact kill point, vary from run to run).
@@ -101,6 +103,11 @@ class Kind:
         """The round's Load: layout, the checked state, the campaign's RNG, the last
         sequence number used, {unit: generation}."""
         raise NotImplementedError
+
+    def check_ftl(self, drive, ops, memo):
+        """Kinds with an FTL whose state the file keeps: what the restarted drive's FTL
+        shows that it may not (lines), and what the next check starts from."""
+        return [], None
 
 
 def released(ctrl, fn, *args):
@@ -210,10 +217,24 @@ class Whitebox(Kind):
         return WhiteboxLoad(self, *args)
 
 
+def ftl_counters(drive):
+    """The drive's statistics (QMP), by name."""
+    r = drive.m.qmp("qom-get", path="/machine/peripheral/femu0", property="stats")
+    if "return" not in r:
+        raise RuntimeError("qom-get stats: %s" % r)
+    return {k.replace("-", "_"): v for k, v in r["return"].items()}
+
+
 class Blackbox(Kind):
     """A small conventional SSD (4 chips, 16-page blocks, 25% OP: GC runs under the load);
-    the load writes the first 4096 LBAs (2 MiB)."""
+    the load writes the first 4096 LBAs (2 MiB). Its FTL's state is kept in the file:
+    after every kill its counters go on from where they were (check_ftl) and every flash
+    page that holds data is mapped (a read of it is no unmapped read), but for pages a
+    write in flight at a kill may have reached without its mapping (the data is written
+    before the FTL learns of it)."""
     REGION = 4096
+    CHUNK = 256                 # LBAs per read of the check: 32 flash pages
+    PAGE_LBAS = 8               # a flash page of 4 KiB
     name = "blackbox"
 
     def dev(self, path):
@@ -224,8 +245,73 @@ class Blackbox(Kind):
         return Layout("blackbox", self.lba_size, [(0, self.REGION)])
 
     def views(self, drive, layout):
-        data = read_blocks(drive.ctrl, drive.sqs[0], 0, self.REGION, 256)
-        return {0: View("", 0, data)}
+        """The region's data, and the unmapped pages each chunk's read met (drive.ftl)."""
+        ctrl, sq = drive.ctrl, drive.sqs[0]
+        data, unmapped = [], []
+        drive.ftl = {"start": ftl_counters(drive)}
+        for first in range(0, self.REGION, self.CHUNK):
+            u0 = ftl_counters(drive)["unmapped_pages_read"]
+            data.append(read_blocks(ctrl, sq, first, self.CHUNK, self.CHUNK))
+            unmapped.append(ftl_counters(drive)["unmapped_pages_read"] - u0)
+        drive.ftl.update(unmapped=unmapped, end=ftl_counters(drive))
+        return {0: View("", 0, b"".join(data))}
+
+    def op_pages(self, o):
+        """(flash pages an op touches, pages it writes, pages it drops): writes write every
+        page they touch, Write Zeroes the partly covered ones, both drop whole ones."""
+        k = self.PAGE_LBAS
+        first, last = o.slba // k, (o.slba + o.nlb + k - 1) // k
+        whole_first, whole_last = (o.slba + k - 1) // k, (o.slba + o.nlb) // k
+        touched = range(first, last)
+        if o.op == "write":
+            return touched, list(touched), []
+        edges = [first] if first < whole_first else []
+        if whole_first <= whole_last < last:
+            edges.append(whole_last)
+        return touched, edges if o.op == "zeroes" else [], list(range(whole_first, whole_last))
+
+    def check_ftl(self, drive, ops, memo):
+        memo = memo or {"end": None, "maybe": set()}
+        start, end = drive.ftl["start"], drive.ftl["end"]
+        prev = memo["end"] or dict.fromkeys(start, 0)
+        out = []
+        bounds = {"host_pages_written": [0, 0], "pages_trimmed": [0, 0]}
+        written, acked_written, trimmed = set(), set(), set()
+        for o in ops:
+            if o.op not in ("write", "zeroes", "dsm") or (o.ack is not None and o.status):
+                continue
+            _, w, t = self.op_pages(o)
+            for name, n in (("host_pages_written", len(w)), ("pages_trimmed", len(t))):
+                bounds[name][1] += n
+                bounds[name][0] += n if o.ack is not None else 0
+            (acked_written if o.ack is not None else written).update(w)
+            trimmed.update(t)
+        for name, (lo, hi) in bounds.items():
+            if not prev[name] + lo <= start[name] <= prev[name] + hi:
+                out.append("FTL state: %s is %d after the restart; the previous start saw %d "
+                           "and the round added %d (acknowledged) to %d (submitted)"
+                           % (name, start[name], prev[name], lo, hi))
+        for name in ("gc_runs", "gc_pages_moved", "blocks_erased", "nand_pages_written"):
+            if start[name] < prev[name]:
+                out.append("FTL state: %s went back from %d to %d" % (name, prev[name],
+                                                                       start[name]))
+        if start["nand_pages_written"] != start["host_pages_written"] + start["gc_pages_moved"]:
+            out.append("FTL state: %d NAND pages written, not host %d + moved %d" % (
+                start["nand_pages_written"], start["host_pages_written"],
+                start["gc_pages_moved"]))
+        # pages a write in flight reached may hold data without their mapping, until an
+        # acknowledged write maps them (one not followed by a drop, to keep it simple)
+        maybe = (memo["maybe"] | written) - (acked_written - trimmed)
+        data = drive.views_data
+        k = self.PAGE_LBAS * self.lba_size
+        for i, got in enumerate(drive.ftl["unmapped"]):
+            pages = range(i * self.CHUNK // self.PAGE_LBAS, (i + 1) * self.CHUNK // self.PAGE_LBAS)
+            may = sum(1 for p in pages if p in maybe or not data[p * k:(p + 1) * k].strip(b"\0"))
+            if got > may:
+                out.append("FTL state: reading LBAs %d..%d met %d unmapped pages, but only %d "
+                           "hold no data or were written at a kill: the mapping did not come "
+                           "back" % (i * self.CHUNK, (i + 1) * self.CHUNK - 1, got, may))
+        return out, {"end": end, "maybe": maybe}
 
     def load(self, *args):
         return BlackboxLoad(self, *args)
@@ -680,6 +766,7 @@ class Campaign:
                                      "alternatives taken", "violations"), 0)
         self.failures = []          # (what came before, Result text)
         self.t_start = None
+        self.ftl_memo = None        # what the last FTL check saw (check_ftl)
 
     def start(self, extra=""):
         t = time.monotonic()
@@ -691,6 +778,10 @@ class Campaign:
                 self.state = kc.fresh_state(self.layout)
             views = self.kind.views(drive, self.layout)
             res = kc.check(self.layout, self.state, self.ops or [], views)
+            if views and hasattr(drive, "ftl"):
+                drive.views_data = views[0].data
+                lines, self.ftl_memo = self.kind.check_ftl(drive, self.ops or [], self.ftl_memo)
+                res.violations += lines
         except BaseException:
             drive.kill()
             raise

@@ -53,6 +53,13 @@ static uint64_t ppn_of(Ftl *f, uint64_t lpn)
     return ftl_addr_to_ppn(f, &a);
 }
 
+/* lpn's ppn + 1 in f, 0 when unmapped */
+static uint64_t where(Ftl *f, uint64_t lpn)
+{
+    NandAddr a;
+    return ftl_lookup(f, lpn, &a) ? ftl_addr_to_ppn(f, &a) + 1 : 0;
+}
+
 static uint32_t line_of(Ftl *f, uint64_t lpn)
 {
     return ppn_of(f, lpn) / f->pgs_per_line;
@@ -899,6 +906,650 @@ static void test_consistency_check_catches(void)
     ftl_free(f);
 }
 
+/* ---- the store ---- */
+
+/* Read retry on, so that the wear a load gives the NAND model shows in read times. */
+static FtlConfig store_config(void)
+{
+    FtlConfig c = config(geo(2, 2, 64, 16), 56 * 64, 75, 95);
+
+    c.tm.retry_pe = 2;
+    c.tm.retry_max = 8;
+    return c;
+}
+
+static Ftl *attach(FtlConfig c, void *store)
+{
+    Ftl *f = ftl(c);
+    char *err = NULL;
+    bool ok = ftl_attach_store(f, store, &err);
+
+    g_assert_cmpstr(err, ==, NULL);
+    g_assert_true(ok);
+    return f;
+}
+
+/* Attaching refuses: *err contains want; the FTL is then as new, without a store. */
+static void assert_refused(FtlConfig c, void *store, const char *want)
+{
+    Ftl *f = ftl(c);
+    char *err = NULL;
+
+    g_assert_false(ftl_attach_store(f, store, &err));
+    g_assert_nonnull(err);
+    g_test_message("refused: %s", err);
+    if (!strstr(err, want)) {
+        g_error("'%s' does not say %s", err, want);
+    }
+    g_free(err);
+    g_assert_null(f->store);
+    g_assert_cmpuint(ftl_stats(f)->free_lines, ==, f->nlines);
+    assert_consistent(f);
+    ftl_free(f);
+}
+
+/* Two FTLs hold the same state: mapping, lines, free list, victim, statistics, wear. */
+static void assert_same_state(Ftl *a, Ftl *b)
+{
+    const NandGeometry *g = &a->cfg.geo;
+
+    assert_consistent(a);
+    assert_consistent(b);
+    for (uint64_t lpn = 0; lpn < a->cfg.exposed_pages; lpn++) {
+        NandAddr x, y;
+        bool mx = ftl_lookup(a, lpn, &x), my = ftl_lookup(b, lpn, &y);
+        g_assert_cmpint(mx, ==, my);
+        if (mx) {
+            g_assert_cmpmem(&x, sizeof(x), &y, sizeof(y));
+        }
+    }
+    g_assert_cmpmem(ftl_stats(a), sizeof(FtlStats), ftl_stats(b), sizeof(FtlStats));
+    for (uint32_t l = 0; l < a->nlines; l++) {
+        const FtlLine *x = &a->lines[l], *y = &b->lines[l];
+        if (x->state != y->state || x->vpc != y->vpc || x->order != y->order ||
+            x->erases != y->erases || (x->state == FTL_LINE_FREE && x->next_free != y->next_free)) {
+            g_error("line %u: state %d/%d vpc %lu/%lu order %lu/%lu erases %u/%u next %u/%u", l,
+                    x->state, y->state, x->vpc, y->vpc, x->order, y->order, x->erases, y->erases,
+                    x->next_free, y->next_free);
+        }
+    }
+    g_assert_cmpuint(a->free_head, ==, b->free_head);
+    g_assert_cmpuint(a->free_tail, ==, b->free_tail);
+    g_assert_cmpuint(a->wp_line, ==, b->wp_line);
+    g_assert_cmpuint(a->wp_line == FTL_NO_LINE ? 0 : a->wp_idx, ==,
+                     b->wp_line == FTL_NO_LINE ? 0 : b->wp_idx);
+    g_assert_cmpuint(a->order, ==, b->order);
+    g_assert_cmpuint(a->bg.line, ==, b->bg.line);
+    for (uint64_t k = 0; a->bg.line != FTL_NO_LINE && k < nand_luns(g); k++) {
+        /* a resumed chip starts over at its first page: what was moved is skipped */
+        g_assert_cmpint(a->bg.next[k] == FTL_NEVER, ==, b->bg.next[k] == FTL_NEVER);
+    }
+    for (uint32_t l = 0; l < g->blks_per_pl; l++) {
+        for (uint32_t c = 0; c < nand_luns(g); c++) {
+            for (uint32_t pl = 0; pl < g->pls_per_lun; pl++) {
+                NandAddr x = { .ch = c % g->nchs, .lun = c / g->nchs, .pl = pl, .blk = l };
+                g_assert_cmpuint(nand_block_wear(ftl_nand(a), &x), ==,
+                                 nand_block_wear(ftl_nand(b), &x));
+            }
+        }
+    }
+}
+
+/* A workload's clock and count of operations (its pace follows the count). */
+typedef struct Mix {
+    uint64_t now, ops;
+} Mix;
+
+/* Writes, trims, reads and idle periods on a small drive: GC of both kinds runs. */
+static void store_mix(Ftl *f, GRand *r, uint64_t ops, Mix *m, uint64_t *seq)
+{
+    uint64_t n = f->cfg.exposed_pages;
+
+    for (uint64_t end = m->ops + ops; m->ops < end; m->ops++) {
+        uint32_t kind = g_rand_int_range(r, 0, 100);
+        uint64_t lpn = g_rand_int_range(r, 0, n), len = g_rand_int_range(r, 1, 17);
+        len = MIN(len, n - lpn);
+        /* bursts at one instant (background GC gets no idle time: forced GC), and a pace
+           at which background GC works in the chips' gaps (and forced GC finishes it) */
+        m->now += (m->ops / 500 % 2 ? 0 : 300) * US;
+        if (kind < 78) {
+            len = kind < 58 ? 1 : len;
+            ftl_write(f, lpn, len, m->now);
+            for (uint64_t i = 0; seq && i < len; i++) {
+                seq[lpn + i] = 1;
+            }
+        } else if (kind < 81) {
+            ftl_trim(f, lpn, len, m->now);
+            if (seq) {
+                memset(seq + lpn, 0, len * sizeof(*seq));
+            }
+        } else if (kind < 96) {
+            ftl_read(f, lpn, len, m->now);
+        } else if (kind < 99) {
+            ftl_flush(f, m->now);
+        } else {
+            m->now += 2000 * US;
+            ftl_idle(f, m->now);
+        }
+    }
+}
+
+/*
+ * A store holds the state: an FTL attached to a copy of it has the same mapping, lines,
+ * statistics and wear, and the same workload on both from a quiet moment on gives the same
+ * completion times, the same state and the same bytes in the store.
+ */
+static void test_store_reload(void)
+{
+    FtlConfig c = store_config();
+    uint64_t bytes = ftl_store_bytes(&c), later;
+    Mix m = { 0 };
+    g_autofree uint8_t *store = g_malloc0(bytes);
+    g_autofree uint8_t *copy = NULL;
+    GRand *r = g_rand_new_with_seed(21), *r2;
+    Ftl *f = attach(c, store), *g;
+
+    /* a blank store formats: an empty drive, the header written */
+    g_assert_cmpuint(ftl_stats(f)->free_lines, ==, 64);
+    g_assert_cmpuint(store[0], ==, 'B');
+    /* one the caller knows is blank formats without being read: the same drive */
+    {
+        g_autofree uint8_t *blank = g_malloc0(bytes);
+        Ftl *x = ftl(c);
+        char *err = NULL;
+        g_assert_true(ftl_format_store(x, blank, &err));
+        ftl_write(x, 5, 3, 0);
+        ftl_free(x);
+        x = attach(c, blank);
+        g_assert_cmpuint(where(x, 5) && where(x, 7) && !where(x, 8), ==, 1);
+        g_assert_cmpuint(ftl_stats(x)->host_pages_written, ==, 3);
+        assert_consistent(x);
+        ftl_free(x);
+    }
+    store_mix(f, r, 30000, &m, NULL);
+    g_assert_cmpuint(ftl_stats(f)->gc_runs, >, 100);
+    g_assert_cmpuint(ftl_stats(f)->gc_forced_runs, >, 0);
+    g_assert_cmpuint(ftl_stats(f)->gc_forced_runs, <, ftl_stats(f)->gc_runs);
+    g_assert_cmpuint(nand_block_wear(ftl_nand(f), &(NandAddr){ .blk = 5 }), >, 0);
+    ftl_flush(f, m.now);                /* reads' counters are saved with the next call */
+    copy = g_memdup2(store, bytes);
+    g = attach(c, copy);
+    assert_same_state(f, g);
+
+    /* the same commands from a quiet moment on (the timelines are not saved) */
+    later = MAX(m.now, nand_all_idle_ns(ftl_nand(f))) + 10000000 * US;
+    r2 = g_rand_copy(r);
+    for (int i = 0; i < 20000; i++) {
+        uint64_t lpn = g_rand_int_range(r, 0, c.exposed_pages), t;
+        uint32_t kind = g_rand_int_range(r, 0, 10);
+        g_assert_cmpuint(g_rand_int_range(r2, 0, c.exposed_pages), ==, lpn);
+        g_assert_cmpuint(g_rand_int_range(r2, 0, 10), ==, kind);
+        later += 30 * US;
+        switch (kind) {
+        case 0:
+            t = ftl_read(f, lpn, 1, later);
+            g_assert_cmpuint(ftl_read(g, lpn, 1, later), ==, t);
+            break;
+        case 1:
+            t = ftl_trim(f, lpn, 1, later);
+            g_assert_cmpuint(ftl_trim(g, lpn, 1, later), ==, t);
+            break;
+        case 2:
+            later += 5000 * US;
+            ftl_idle(f, later);
+            ftl_idle(g, later);
+            break;
+        default:
+            t = ftl_write(f, lpn, 1, later);
+            g_assert_cmpuint(ftl_write(g, lpn, 1, later), ==, t);
+        }
+    }
+    ftl_flush(f, later);
+    ftl_flush(g, later);
+    assert_same_state(f, g);
+    g_assert_cmpmem(store, bytes, copy, bytes);     /* and the same bytes saved */
+    ftl_free(g);
+
+    /* a kill now: the store as it is, loaded again */
+    memcpy(copy, store, bytes);
+    g = attach(c, copy);
+    assert_same_state(f, g);
+    ftl_free(g);
+    /* the thresholds and timings may change: they are not part of the state */
+    {
+        FtlConfig o = c;
+        o.gc_thres_pcent = 60;
+        o.gc_thres_pcent_high = 90;
+        o.tm.pg_rd_lat[0] *= 2;
+        memcpy(copy, store, bytes);
+        g = attach(o, copy);
+        g_assert_cmpuint(ftl_stats(g)->host_pages_written, ==,
+                         ftl_stats(f)->host_pages_written);
+        assert_consistent(g);
+        ftl_free(g);
+    }
+    g_rand_free(r);
+    g_rand_free(r2);
+    ftl_free(f);
+}
+
+/* A store of another configuration is refused, naming the property; so is a damaged one. */
+static void test_store_refused(void)
+{
+    FtlConfig c = store_config(), o;
+    uint64_t bytes = ftl_store_bytes(&c);
+    Mix m = { 0 };
+    g_autofree uint8_t *store = g_malloc0(bytes);
+    g_autofree uint8_t *copy = NULL;
+    GRand *r = g_rand_new_with_seed(22);
+    Ftl *f = attach(c, store);
+
+    store_mix(f, r, 2000, &m, NULL);
+    ftl_free(f);
+    copy = g_malloc(bytes * 2);     /* room for the bigger configurations' stores */
+#define REFUSED(field, value, want) do {                                    \
+        o = c;                                                              \
+        o.field = value;                                                    \
+        memset(copy, 0, bytes * 2);                                         \
+        memcpy(copy, store, bytes);                                         \
+        assert_refused(o, copy, want);                                      \
+    } while (0)
+    REFUSED(geo.nchs, 4, "nchs = 2, the device now has 4");
+    REFUSED(geo.luns_per_ch, 3, "luns_per_ch = 2, the device now has 3");
+    REFUSED(geo.pls_per_lun, 2, "pls_per_lun = 1, the device now has 2");
+    REFUSED(geo.pgs_per_blk, 32, "pgs_per_blk = 16, the device now has 32");
+    REFUSED(geo.secs_per_pg, 4, "secs_per_pg = 8, the device now has 4");
+    REFUSED(geo.secsz, 4096, "secsz = 512, the device now has 4096");
+    REFUSED(exposed_pages, 50 * 64, "devsz_mb");
+    REFUSED(geo.blks_per_pl, 70, "blks_per_pl (the blocks op_pcent gives");
+#undef REFUSED
+    o = c;
+    o.first_block = 4;
+    o.shared_nand = nand_model_new(&(NandGeometry){ .nchs = 2, .luns_per_ch = 2,
+                                                    .pls_per_lun = 1, .blks_per_pl = 68,
+                                                    .pgs_per_blk = 16, .secs_per_pg = 8,
+                                                    .secsz = 512 }, &c.tm, NULL);
+    memcpy(copy, store, bytes);
+    assert_refused(o, copy, "first block (the flash shared with other namespaces");
+    nand_model_free(o.shared_nand);
+    /* a damaged header is refused, not formatted over */
+    memcpy(copy, store, bytes);
+    copy[21] ^= 0x01;
+    assert_refused(c, copy, "damaged");
+    memcpy(copy, store, bytes);
+    copy[4] = 9;
+    assert_refused(c, copy, "format version 9");
+    memcpy(copy, store, bytes);
+    memcpy(copy, "FDPF", 4);
+    assert_refused(c, copy, "something else than blackbox FTL state");
+    /* no header but not blank: refused */
+    memset(copy, 0, bytes);
+    copy[bytes - 3] = 1;
+    assert_refused(c, copy, "not blank");
+    g_rand_free(r);
+}
+
+/* A mapping entry that fails its check is dropped (its page unmapped); the rest loads. */
+static void test_store_bad_entry(void)
+{
+    FtlConfig c = store_config();
+    uint64_t bytes = ftl_store_bytes(&c), n = c.exposed_pages;
+    g_autofree uint8_t *store = g_malloc0(bytes);
+    g_autofree uint8_t *copy = NULL;
+    g_autofree uint64_t *seq = g_new0(uint64_t, n);
+    GRand *r = g_rand_new_with_seed(23);
+    Mix m = { 0 };
+    Ftl *f = attach(c, store), *g;
+    const uint64_t bad[] = { 17, 2000, 3583 };
+
+    store_mix(f, r, 20000, &m, seq);
+    for (unsigned i = 0; i < G_N_ELEMENTS(bad); i++) {
+        ftl_write(f, bad[i], 1, m.now);
+    }
+    ftl_free(f);
+    /* a bit flipped, another lpn's entry (a misplaced write), a check changed */
+    store[ftl_store_map_offset(&c, 17)] ^= 0x01;
+    memcpy(store + ftl_store_map_offset(&c, 3583), store + ftl_store_map_offset(&c, 2000), 8);
+    store[ftl_store_map_offset(&c, 2000) + 7] ^= 0x40;
+    g = attach(c, store);
+    for (unsigned i = 0; i < G_N_ELEMENTS(bad); i++) {
+        NandAddr a;
+        g_assert_false(ftl_lookup(g, bad[i], &a));
+        seq[bad[i]] = 0;
+    }
+    /* everything else as it was; valid counts rebuilt without them */
+    assert_matches_shadow(g, seq);
+    /* the dropped entries are cleared in the store too: a second load agrees */
+    copy = g_memdup2(store, bytes);
+    f = attach(c, copy);
+    assert_same_state(g, f);
+    ftl_free(f);
+    store_mix(g, r, 5000, &m, seq);
+    assert_matches_shadow(g, seq);
+    g_rand_free(r);
+    ftl_free(g);
+}
+
+/*
+ * Line records that fail their CRC, or that the mapping contradicts, are repaired from the
+ * mapping: a line holding valid pages is full (GC collects it), one holding none is free;
+ * nothing mapped is lost. State no repair can make usable (no line left free) is refused.
+ */
+static void test_store_bad_line_record(void)
+{
+    FtlConfig c = store_config();
+    uint64_t bytes = ftl_store_bytes(&c), n = c.exposed_pages;
+    g_autofree uint8_t *store = g_malloc0(bytes);
+    g_autofree uint64_t *seq = g_new0(uint64_t, n);
+    GRand *r = g_rand_new_with_seed(24);
+    Mix m = { 0 };
+    Ftl *f = attach(c, store), *g;
+    uint32_t full, open, spare, nfree;
+    uint64_t wp;
+
+    ftl_write(f, 0, 64, 0);                 /* one whole line: full */
+    ftl_write(f, 64, 10, 0);                /* the next one: open, 10 pages */
+    for (uint64_t i = 0; i < 74; i++) {
+        seq[i] = 1;
+    }
+    full = line_of(f, 0);
+    open = line_of(f, 64);
+    spare = f->free_head;
+    g_assert_cmpuint(f->wp_line, ==, open);
+    g_assert_cmpuint(f->wp_idx, ==, 10);
+    nfree = ftl_stats(f)->free_lines;
+    ftl_free(f);
+    store[ftl_store_line_offset(&c, full) + 13] ^= 0x04;   /* its erases: CRC fails */
+    store[ftl_store_line_offset(&c, open) + 8] ^= 0x03;    /* its state: CRC fails */
+    store[ftl_store_line_offset(&c, spare) + 16] = 0x7f;   /* a free line's order */
+    g = attach(c, store);
+    assert_matches_shadow(g, seq);
+    g_assert_cmpint(g->lines[full].state, ==, FTL_LINE_FULL);
+    g_assert_cmpint(g->lines[open].state, ==, FTL_LINE_FULL);  /* holds pages: full */
+    g_assert_cmpint(g->lines[spare].state, ==, FTL_LINE_FREE); /* holds none: free */
+    g_assert_cmpuint(g->wp_line, ==, FTL_NO_LINE);
+    g_assert_cmpuint(ftl_stats(g)->free_lines, ==, nfree);
+    /* GC collects the repaired lines like any other */
+    store_mix(g, r, 30000, &m, seq);
+    assert_matches_shadow(g, seq);
+    g_assert_cmpuint(ftl_stats(g)->gc_runs, >, 64);
+    ftl_free(g);
+
+    /* the open line's record says free (zeroed): its pages make it full */
+    memset(store, 0, bytes);
+    memset(seq, 0, n * sizeof(*seq));
+    f = attach(c, store);
+    ftl_write(f, 100, 20, 0);
+    for (uint64_t i = 100; i < 120; i++) {
+        seq[i] = 1;
+    }
+    open = f->wp_line;
+    ftl_free(f);
+    memset(store + ftl_store_line_offset(&c, open), 0, 32);
+    g = attach(c, store);
+    assert_matches_shadow(g, seq);
+    g_assert_cmpint(g->lines[open].state, ==, FTL_LINE_FULL);
+    ftl_free(g);
+
+    /* the open line's wp word behind its pages (a wrong store): raised over them */
+    memset(store, 0, bytes);
+    f = attach(c, store);
+    ftl_write(f, 100, 20, 0);
+    open = f->wp_line;
+    ftl_free(f);
+    wp = 5 | (uint64_t)ftl_map_check(1ULL << 63 | open, 5) << 48;
+    memcpy(store + ftl_store_line_offset(&c, open), &wp, 8);
+    g = attach(c, store);
+    assert_matches_shadow(g, seq);
+    g_assert_cmpuint(g->wp_line, ==, open);
+    g_assert_cmpuint(g->wp_idx, ==, 20);
+    ftl_write(g, 0, 1, 0);
+    g_assert_cmpuint(ppn_of(g, 0) % g->pgs_per_line, ==, 20);
+    ftl_free(g);
+
+    /* entries (well formed) point into every free line: none is left free, refused */
+    memset(store, 0, bytes);
+    f = attach(c, store);
+    ftl_write(f, 0, n, 0);
+    ftl_free(f);
+    for (uint32_t l = 56, lpn = 0; l < 64; l++, lpn += 100) {
+        uint64_t e = (uint64_t)l * 64 + 1;
+        e |= (uint64_t)ftl_map_check(lpn, e) << 48;
+        memcpy(store + ftl_store_map_offset(&c, lpn), &e, 8);
+    }
+    assert_refused(c, store, "damaged beyond repair");
+    /* the same with one line left: loaded, GC makes room */
+    memset(store + ftl_store_map_offset(&c, 700), 0, 8);
+    g = attach(c, store);
+    g_assert_cmpuint(ftl_stats(g)->free_lines, ==, 1);
+    memset(seq, 0, n * sizeof(*seq));
+    for (uint64_t lpn = 0; lpn < n; lpn++) {
+        seq[lpn] = where(g, lpn);
+    }
+    g_assert_cmpuint(seq[700], ==, 0);
+    store_mix(g, r, 30000, &m, seq);
+    assert_matches_shadow(g, seq);
+    ftl_free(g);
+    g_rand_free(r);
+}
+
+/*
+ * The two statistics slots: the older is written, the newer valid one wins. Reads' own
+ * counters are saved with the next other call, or with every FTL_READ_SAVES-th read.
+ */
+static void test_store_stats_slots(void)
+{
+    FtlConfig c = store_config();
+    uint64_t bytes = ftl_store_bytes(&c), off = 512, rec = 112, q0, q1;
+    g_autofree uint8_t *store = g_malloc0(bytes);
+    g_autofree uint8_t *copy = g_malloc0(bytes);
+    Ftl *f = attach(c, store), *g;
+    FtlStats want, older;
+
+    ftl_write(f, 0, 300, 0);
+    ftl_read(f, 0, 7, 0);
+    ftl_read(f, 3000, 3, 0);
+    ftl_prefetch(f, 0, 4, 0);
+    ftl_cached_read(f, 2, 0);
+    memcpy(copy, store, bytes);
+    g = attach(c, copy);
+    g_assert_cmpuint(ftl_stats(g)->host_pages_written, ==, 300);
+    g_assert_cmpuint(ftl_stats(g)->host_pages_read, ==, 0);        /* not yet */
+    ftl_free(g);
+    ftl_flush(f, 0);
+    older = *ftl_stats(f);
+    ftl_trim(f, 10, 5, 0);
+    want = *ftl_stats(f);
+    memcpy(copy, store, bytes);
+    g = attach(c, copy);
+    g_assert_cmpmem(ftl_stats(g), sizeof(want), &want, sizeof(want));
+    g_assert_cmpuint(want.host_pages_read, ==, 12);
+    g_assert_cmpuint(want.unmapped_pages_read, ==, 3);
+    g_assert_cmpuint(want.prefetch_pages_read, ==, 4);
+    g_assert_cmpuint(want.pages_trimmed, ==, 5);
+    g_assert_cmpuint(want.host_pages_written, ==, 300);
+    ftl_free(g);
+    /* the newest slot torn (a kill while it was written): the one before */
+    memcpy(copy, store, bytes);
+    memcpy(&q0, copy + off, 8);
+    memcpy(&q1, copy + off + rec, 8);
+    g_assert_cmpuint(q0 + q1, >, 1);
+    copy[off + (q1 > q0 ? rec : 0) + 40] ^= 0x01;
+    g = attach(c, copy);
+    g_assert_cmpmem(ftl_stats(g), sizeof(older), &older, sizeof(older));
+    assert_consistent(g);
+    ftl_free(g);
+    /* reads alone: the 64th saves */
+    for (int i = 0; i < 64; i++) {
+        memcpy(copy, store, bytes);
+        g = attach(c, copy);
+        g_assert_cmpuint(ftl_stats(g)->host_pages_read, ==, want.host_pages_read);
+        ftl_free(g);
+        ftl_read(f, i, 1, 0);
+    }
+    memcpy(copy, store, bytes);
+    g = attach(c, copy);
+    g_assert_cmpuint(ftl_stats(g)->host_pages_read, ==, want.host_pages_read + 64);
+    ftl_free(g);
+    ftl_free(f);
+}
+
+/*
+ * A background victim half collected (chip 0 busy, the others erased): a load resumes it
+ * chip by chip, erasing no chip twice, and ends where the FTL that went on ends.
+ */
+static void test_store_background_victim(void)
+{
+    FtlConfig c = thres_config();
+    uint64_t bytes = ftl_store_bytes(&c), now;
+    g_autofree uint8_t *store = g_malloc0(bytes);
+    g_autofree uint8_t *copy = NULL;
+    Ftl *f = attach(c, store), *g;
+
+    c.tm.retry_pe = 1;
+    c.tm.retry_max = 64;
+    ftl_free(f);
+    f = attach(c, store);
+    ftl_write(f, 0, 36 * 64, 0);
+    for (uint64_t lpn = 0; lpn < 64; lpn += 2) {
+        ftl_write(f, lpn, 1, 0);
+    }
+    now = nand_chip_busy_until(ftl_nand(f), 0);
+    for (int i = 0; i < 200; i++, now += 50 * US) {
+        ftl_read(f, 64, 1, now);
+    }
+    ftl_flush(f, now - 50 * US);            /* saves the reads' counters; GC waits */
+    g_assert_cmpuint(f->bg.line, ==, 0);
+    g_assert_cmpuint(f->bg.next[0], !=, FTL_NEVER);
+    copy = g_memdup2(store, bytes);
+    g = attach(c, copy);
+    assert_same_state(f, g);
+    g_assert_cmpuint(g->bg.chips_left, ==, 1);
+    for (int k = 1; k < 4; k++) {
+        NandAddr a = { .ch = k % 2, .lun = k / 2, .blk = 0 };
+        g_assert_cmpuint(g->bg.next[k], ==, FTL_NEVER);
+        g_assert_cmpuint(nand_block_wear(ftl_nand(g), &a), ==, 1);
+    }
+    g_assert_cmpuint(nand_block_wear(ftl_nand(g), &(NandAddr){ .blk = 0 }), ==, 0);
+    /* both go quiet: the victim completes, its chip 0 erased once, the others not again */
+    now = MAX(now, nand_all_idle_ns(ftl_nand(f))) + 1000000 * US;
+    ftl_read(f, 64, 1, now);
+    ftl_read(g, 64, 1, now);
+    ftl_flush(f, now);
+    ftl_flush(g, now);
+    assert_same_state(f, g);
+    g_assert_cmpuint(ftl_stats(g)->gc_runs, >=, 1);
+    g_assert_cmpuint(g->lines[0].erases, ==, 1);
+    g_assert_cmpmem(store, bytes, copy, bytes);
+    ftl_free(g);
+    ftl_free(f);
+}
+
+typedef struct KillShots {
+    uint8_t *store;
+    uint64_t bytes;
+    GPtrArray *shots;           /* copies of the store, one per write to it */
+    GArray *call;               /* the call each was taken in */
+    uint32_t now_call;
+} KillShots;
+
+static void kill_shot(void *opaque)
+{
+    KillShots *k = opaque;
+
+    g_ptr_array_add(k->shots, g_memdup2(k->store, k->bytes));
+    g_array_append_val(k->call, k->now_call);
+}
+
+/*
+ * A kill after any write to the store, in the middle of forced and background GC (moves,
+ * erases, a victim freed, lines opened and filled, trims): every such store loads
+ * consistent; each lpn mapped before and after the call is mapped; one mapped neither
+ * before nor after is not; the statistics are those before or after the call; and the
+ * loaded FTL goes on working.
+ */
+static void test_store_kill_anywhere(void)
+{
+    FtlConfig c = store_config();
+    uint64_t bytes = ftl_store_bytes(&c), n = c.exposed_pages;
+    g_autofree uint8_t *store = g_malloc0(bytes);
+    GRand *r = g_rand_new_with_seed(25);
+    Mix m = { 0 };
+    Ftl *f = attach(c, store);
+    KillShots k = { .store = store, .bytes = bytes, .shots = g_ptr_array_new_with_free_func(g_free),
+                    .call = g_array_new(false, false, sizeof(uint32_t)) };
+    const uint32_t calls = 700;
+    uint64_t **before = g_new0(uint64_t *, calls + 1);
+    FtlStats *st = g_new0(FtlStats, calls + 1);
+    uint64_t gc0, fg0, bg0, shots_gc = 0;
+
+    store_mix(f, r, 6000, &m, NULL);        /* aged: GC due */
+    gc0 = ftl_stats(f)->gc_runs;
+    fg0 = ftl_stats(f)->gc_forced_runs;
+    bg0 = ftl_stats(f)->gc_bg_ops;
+    f->store_hook = kill_shot;
+    f->store_hook_opaque = &k;
+    for (uint32_t i = 0; i <= calls; i++) {
+        before[i] = g_new(uint64_t, n);
+        for (uint64_t lpn = 0; lpn < n; lpn++) {
+            before[i][lpn] = where(f, lpn);
+        }
+        st[i] = *ftl_stats(f);
+        if (i == calls) {
+            break;
+        }
+        k.now_call = i;
+        store_mix(f, r, 1, &m, NULL);
+    }
+    g_assert_cmpuint(ftl_stats(f)->gc_runs - gc0, >, 10);
+    g_assert_cmpuint(ftl_stats(f)->gc_forced_runs - fg0, >, 2);
+    g_assert_cmpuint(ftl_stats(f)->gc_bg_ops - bg0, >, 100);
+    g_test_message("%u kill points in %u calls", k.shots->len, calls);
+    for (uint32_t s = 0; s < k.shots->len; s++) {
+        uint32_t i = g_array_index(k.call, uint32_t, s);
+        Ftl *g = attach(c, g_ptr_array_index(k.shots, s));
+        const FtlStats *gs = ftl_stats(g);
+        assert_consistent(g);
+        for (uint64_t lpn = 0; lpn < n; lpn++) {
+            bool was = before[i][lpn], is = before[i + 1][lpn], got = where(g, lpn);
+            if (was && is && !got) {
+                g_error("kill point %u (call %u): lpn %" G_GUINT64_FORMAT " lost", s, i, lpn);
+            }
+            if (!was && !is && got) {
+                g_error("kill point %u (call %u): lpn %" G_GUINT64_FORMAT " mapped", s, i,
+                        lpn);
+            }
+            if (got && got != was && got != is) {
+                shots_gc++;     /* moved by GC in this call, then written by the host */
+            }
+        }
+        g_assert_true(gs->host_pages_written == st[i].host_pages_written ||
+                      gs->host_pages_written == st[i + 1].host_pages_written);
+        g_assert_true(gs->gc_runs == st[i].gc_runs || gs->gc_runs == st[i + 1].gc_runs);
+        g_assert_true(gs->blocks_erased == st[i].blocks_erased ||
+                      gs->blocks_erased == st[i + 1].blocks_erased);
+        g_assert_cmpuint(gs->nand_pages_written, ==, gs->host_pages_written +
+                                                     gs->gc_pages_moved);
+        if (s % 16 == 0) {
+            Mix later = m;
+            store_mix(g, r, 300, &later, NULL);
+            assert_consistent(g);
+        }
+        ftl_free(g);
+    }
+    g_test_message("%" G_GUINT64_FORMAT " mappings in between (GC moved, host rewrote)",
+                   shots_gc);
+    for (uint32_t i = 0; i <= calls; i++) {
+        g_free(before[i]);
+    }
+    g_free(before);
+    g_free(st);
+    g_ptr_array_free(k.shots, true);
+    g_array_free(k.call, true);
+    g_rand_free(r);
+    ftl_free(f);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -928,5 +1579,12 @@ int main(int argc, char **argv)
     g_test_add_func("/ftl/config/derive", test_derive_blocks);
     g_test_add_func("/ftl/config/derive-small-op", test_derive_refuses_small_op);
     g_test_add_func("/ftl/config/check", test_config_check);
+    g_test_add_func("/ftl/store/reload", test_store_reload);
+    g_test_add_func("/ftl/store/refused", test_store_refused);
+    g_test_add_func("/ftl/store/bad-entry", test_store_bad_entry);
+    g_test_add_func("/ftl/store/bad-line-record", test_store_bad_line_record);
+    g_test_add_func("/ftl/store/stats-slots", test_store_stats_slots);
+    g_test_add_func("/ftl/store/background-victim", test_store_background_victim);
+    g_test_add_func("/ftl/store/kill-anywhere", test_store_kill_anywhere);
     return g_test_run();
 }

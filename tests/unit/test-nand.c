@@ -777,6 +777,18 @@ static void test_read_retry_from_wear(void)
     t.base_pe = 25;
     m = model(g, t);
     g_assert_cmpuint(req_at(m, NAND_OP_READ, 0, 7, 0, 0, 0), ==, 130 * US);
+    /* wear an FTL saved, set back: the reads pay for it as for erases seen */
+    nand_set_block_wear(m, &(NandAddr){ .blk = 7, .pl = 1 }, 15);
+    g_assert_cmpuint(nand_block_wear(m, &(NandAddr){ .blk = 7, .pl = 1 }), ==, 40);
+    g_assert_cmpuint(nand_block_wear(m, &(NandAddr){ .blk = 7 }), ==, 25);
+    g_assert_cmpuint(req_at(m, NAND_OP_READ, 0, 7, 2, 0, 1000 * US), ==, 1170 * US);
+    nand_set_block_wear(m, &(NandAddr){ .blk = g.blks_per_pl }, 99);     /* outside: ignored */
+    nand_model_free(m);
+    /* without read retry the model keeps no wear: nothing to set */
+    t.retry_pe = 0;
+    m = model(g, t);
+    nand_set_block_wear(m, &b0, 5);
+    g_assert_cmpuint(nand_block_wear(m, &b0), ==, 0);
     nand_model_free(m);
 }
 

@@ -160,6 +160,11 @@ static const FemuMediaOps bbssd_ops = {
     .destroy = bbssd_destroy,
 };
 
+Ftl *femu_media_bbssd_ftl(FemuMedia *fm)
+{
+    return fm && fm->ops == &bbssd_ops ? ((BbssdMedia *)fm)->ftl : NULL;
+}
+
 FemuMedia *femu_media_bbssd_new(const FtlConfig *cfg, const FemuReadAhead *ra, char **err)
 {
     Ftl *ftl = ftl_new(cfg, err);

@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "ftl-common.h"
+#include "../media/record.h"
 
 #include <glib.h>
 
@@ -136,6 +137,103 @@ double ftl_waf_of(uint64_t nand_pages, uint64_t host_pages)
         return 1.0;
     }
     return (double)nand_pages / (double)host_pages;
+}
+
+/* ---- the store ---- */
+
+/* Slicing by 8: the same CRC as a byte at a time, a few times faster (saved per command). */
+static uint32_t crc_table[8][256];
+
+static gpointer crc_table_init(gpointer unused G_GNUC_UNUSED)
+{
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int j = 0; j < 8; j++) {
+            c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+        }
+        crc_table[0][i] = c;
+    }
+    for (uint32_t i = 0; i < 256; i++) {
+        for (int t = 1; t < 8; t++) {
+            uint32_t c = crc_table[t - 1][i];
+            crc_table[t][i] = crc_table[0][c & 0xff] ^ (c >> 8);
+        }
+    }
+    return NULL;
+}
+
+static uint32_t crc_update(uint32_t c, const uint8_t *p, size_t len)
+{
+    for (; len >= 8; p += 8, len -= 8) {
+        uint32_t lo = c ^ (uint32_t)record_get_le(p, 4), hi = (uint32_t)record_get_le(p + 4, 4);
+        c = crc_table[7][lo & 0xff] ^ crc_table[6][(lo >> 8) & 0xff] ^
+            crc_table[5][(lo >> 16) & 0xff] ^ crc_table[4][lo >> 24] ^
+            crc_table[3][hi & 0xff] ^ crc_table[2][(hi >> 8) & 0xff] ^
+            crc_table[1][(hi >> 16) & 0xff] ^ crc_table[0][hi >> 24];
+    }
+    while (len--) {
+        c = crc_table[0][(c ^ *p++) & 0xff] ^ (c >> 8);
+    }
+    return c;
+}
+
+uint32_t ftl_crc32_salted(uint64_t salt, const uint8_t *p, size_t len)
+{
+    static GOnce once = G_ONCE_INIT;
+    uint8_t s[8];
+
+    g_once(&once, crc_table_init, NULL);
+    record_put_le(s, salt, 8);
+    return ~crc_update(crc_update(0xffffffffu, s, 8), p, len);
+}
+
+void ftl_slot_save(uint8_t *slots, uint64_t rec, uint64_t *seq, uint64_t salt,
+                   const uint64_t *v, uint32_t n)
+{
+    uint64_t s = ++*seq;
+    uint8_t *p = slots + (s % 2) * rec;
+
+    record_put_le(p, s, 8);
+    for (uint32_t i = 0; i < n; i++) {
+        record_put_le(p + 8 + 8 * i, v[i], 8);
+    }
+    record_put_le(p + rec - 8, ftl_crc32_salted(salt, p, rec - 8), 4);
+    record_put_le(p + rec - 4, 0, 4);
+}
+
+bool ftl_slot_load(const uint8_t *slots, uint64_t rec, uint64_t salt, uint64_t *v, uint32_t n,
+                   uint64_t *seq)
+{
+    const uint8_t *best = NULL;
+    uint64_t best_seq = 0;
+
+    for (unsigned s = 0; s < 2; s++) {
+        const uint8_t *p = slots + s * rec;
+        uint64_t q = record_get_le(p, 8);
+        if (q && q % 2 == s &&
+            record_get_le(p + rec - 8, 4) == ftl_crc32_salted(salt, p, rec - 8) &&
+            q > best_seq) {
+            best = p;
+            best_seq = q;
+        }
+    }
+    *seq = best_seq;
+    for (uint32_t i = 0; i < n; i++) {
+        v[i] = best ? record_get_le(best + 8 + 8 * i, 8) : 0;
+    }
+    return best != NULL;
+}
+
+uint16_t ftl_map_check(uint64_t lpn, uint64_t low)
+{
+    uint64_t x = lpn * 0x9e3779b97f4a7c15ULL ^ low;
+
+    x ^= x >> 31;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 29;
+    x *= 0x94d049bb133111ebULL;
+    x ^= x >> 32;
+    return (uint16_t)(x >> 48);
 }
 
 /* ---- victim heap ---- */

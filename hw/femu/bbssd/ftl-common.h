@@ -10,6 +10,7 @@
 #define FEMU_BBSSD_FTL_COMMON_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "../nand/nand.h"
@@ -80,6 +81,25 @@ uint64_t ftl_program_flush(FtlProgs *p, uint64_t arrival_ns);
 
 /* Write amplification: NAND pages written / host pages written (1.0 before any write). */
 double ftl_waf_of(uint64_t nand_pages, uint64_t host_pages);
+
+/* ---- the store: state written through to a memory area that survives QEMU ---- */
+
+/*
+ * CRC-32 (IEEE) of salt (8 bytes, little-endian) then p: a record's check against torn and
+ * misplaced writes (the salt names the record, so a copy elsewhere fails).
+ */
+uint32_t ftl_crc32_salted(uint64_t salt, const uint8_t *p, size_t len);
+/*
+ * A two-slot record of n 64-bit values (rec bytes each: seq, values, CRC, 4 spare): saved
+ * into the slot the newest does not use, so a kill while saving leaves the older one.
+ */
+void ftl_slot_save(uint8_t *slots, uint64_t rec, uint64_t *seq, uint64_t salt,
+                   const uint64_t *v, uint32_t n);
+/* The newest valid slot's values and seq (zeroes, 0 and false when neither is valid). */
+bool ftl_slot_load(const uint8_t *slots, uint64_t rec, uint64_t salt, uint64_t *v, uint32_t n,
+                   uint64_t *seq);
+/* The 16-bit check a mapping entry of lpn carries over its low 48 bits. */
+uint16_t ftl_map_check(uint64_t lpn, uint64_t low);
 
 /* ---- victim heap ---- */
 

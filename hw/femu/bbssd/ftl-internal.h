@@ -15,17 +15,24 @@
 #define FTL_NEVER UINT64_MAX
 
 typedef enum FtlLineState {
-    FTL_LINE_FREE,
+    FTL_LINE_FREE,      /* 0: an all-zero record is a free line */
     FTL_LINE_OPEN,      /* the write pointer's line */
     FTL_LINE_FULL,      /* in the victim heap */
     FTL_LINE_VICTIM,    /* being collected */
 } FtlLineState;
 
 typedef struct FtlLine {
-    uint64_t vpc;           /* valid pages */
+    uint64_t vpc;           /* valid pages (not stored: rebuilt from the mapping) */
+    uint64_t order;         /* when it became full or free: victim ties, free-list order */
     FtlLineState state;
+    uint32_t erases;        /* times its blocks were all erased (their wear) */
     uint32_t next_free;     /* free-list link */
 } FtlLine;
+
+/* Where the parts of the store are (ftl.c has the layout). */
+typedef struct FtlStoreLayout {
+    uint64_t off_stats, off_marks, off_line, off_map, bytes;
+} FtlStoreLayout;
 
 /*
  * Background GC of one victim line, chip by chip: each chip's part (reads of its valid
@@ -51,8 +58,12 @@ struct Ftl {
     uint32_t gc_forced_lines;   /* forced GC at or below this many free lines */
     uint32_t gc_bg_lines;       /* background GC at or below this many */
 
-    /* 0 means unmapped so untouched (calloc'd) entries cost no host memory */
-    uint64_t *l2p;              /* lpn -> ppn + 1 */
+    /*
+     * lpn -> mapping entry (ppn + 1 and a check, ftl.c), in the store or our own; 0 means
+     * unmapped, so untouched (calloc'd) entries cost no host memory
+     */
+    uint64_t *l2p;
+    bool own_l2p;
     uint64_t *p2l;              /* ppn -> lpn + 1; 0: free or garbage */
 
     FtlLine *lines;
@@ -69,7 +80,17 @@ struct Ftl {
                                    command's arrival: the NAND may have retired before it) */
     FtlBgJob bg;
     uint64_t *lun_read_ns;      /* scratch for GC: last read per chip of the victim */
+    uint64_t order;             /* the latest line order given */
     FtlStats st;
+
+    uint8_t *store;             /* NULL: state in memory only */
+    FtlStoreLayout lay;
+    uint64_t stats_seq;
+    FtlStats saved;             /* the statistics as last saved */
+    uint32_t reads_unsaved;     /* read calls since (stats_save_read) */
+    /* tests: called after every write to the store (a kill could come there) */
+    void (*store_hook)(void *opaque);
+    void *store_hook_opaque;
 };
 
 /* Physical page number <-> NAND address (striping: channel, chip, plane, then page). */

@@ -1,13 +1,61 @@
 /*
  * The blackbox FTL; see ftl.h for the behaviour. Victim selection: a binary min-heap of the
- * full lines keyed by valid-page count (O(log lines) per invalidation and per pick, memory
- * O(lines) whatever the line size). What the FDP FTL does alike is in ftl-common.c.
+ * full lines keyed by valid-page count, then order (O(log lines) per invalidation and per
+ * pick, memory O(lines) whatever the line size). What the FDP FTL does alike is in
+ * ftl-common.c.
+ *
+ * Store (ftl_attach_store), little-endian, as the FDP FTL's:
+ *   header (512 B)     magic, version, what sets the layout and the meaning of what
+ *                      follows (geometry, exposed pages, first block), CRC-32.
+ *   statistics         two slots {seq, the FtlStats counters, CRC} (ftl-common): written
+ *                      at the end of each call that changed them, into the older slot
+ *                      (reads' own counters every FTL_READ_SAVES reads, stats_save_read).
+ *   erase marks        one byte per chip (stripe slot): the GC victim's blocks on that chip
+ *                      are erased (background GC erases chip by chip, calls apart).
+ *   line records (32 B) {wp word, state, erases, order, CRC of state..order}; all zero is a
+ *                      free line never erased. The wp word is the open line's next page
+ *                      with a 16-bit check: one 8-byte store per page, no CRC.
+ *   mapping            one 64-bit entry per lpn: ppn + 1 (bits 0-47, 0: unmapped) and a
+ *                      16-bit check of lpn and ppn.
+ * So a page written or moved costs two 8-byte stores (wp word, entry), a trim one; a line
+ * changing state one record. Valid counts and the reverse map are not stored.
+ *
+ * Crash ordering (each 8-byte store is one instruction: a kill never tears it; the
+ * compiler keeps the stores in program order, stored()): the wp word goes before the entry
+ * that points below it; a line's record says OPEN only after its wp word is reset; a
+ * victim's erase marks are cleared before its record says VICTIM, and a chip's mark is set
+ * after its pages moved out and its blocks were erased; the record says FREE after all of
+ * it. A load keeps open and victim lines as they were (the victim's unerased chips resume
+ * as background GC), drops entries failing their check (and, of two naming one page, the
+ * later lpn's), raises an open line's write position over entries past it, and repairs a
+ * line whose record fails its CRC or that entries point into while free: full if it holds
+ * valid pages, else free (so a free line is left for GC whenever one can be: a load that
+ * would leave none refuses the store).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "ftl-internal.h"
+#include "../media/record.h"
 
 #include <glib.h>
+#include <string.h>
+
+#define FTL_PPN_MASK ((1ULL << 48) - 1)
+
+#define FTL_STORE_MAGIC 0x54464242u     /* "BBFT" */
+#define FTL_STORE_VERSION 1u
+#define FTL_HDR_BYTES 512u
+#define FTL_HDR_CRC_AT 508u
+#define FTL_NSTATS 12u
+#define FTL_STATS_REC (16u + 8u * FTL_NSTATS)
+#define FTL_LINE_REC 32u
+#define FTL_READ_SAVES 64u
+
+/* check salts: a record copied to another place fails its check */
+#define SALT_HEADER (1ULL << 60)
+#define SALT_STATS (2ULL << 60)
+#define SALT_LINE (3ULL << 60)
+#define SALT_WP (1ULL << 63)            /* the wp word's "lpn": above any real one */
 
 /* ---- geometry helpers ---- */
 
@@ -129,6 +177,12 @@ bool ftl_config_check(const FtlConfig *c, char **err)
                           c->gc_thres_pcent_high, err)) {
         return false;
     }
+    if (nand_total_pages(g) >= FTL_PPN_MASK) {
+        *err = g_strdup_printf("the flash has %" G_GUINT64_FORMAT " pages, the FTL maps "
+                               "fewer than 2^48: lower blks_per_pl or the chips",
+                               nand_total_pages(g));
+        return false;
+    }
     ppl = pages_per_line(g);
     data = div_up(c->exposed_pages, ppl);
     if (data > nlines || nlines - data < FTL_MIN_SPARE_LINES) {
@@ -163,15 +217,137 @@ bool ftl_config_check(const FtlConfig *c, char **err)
 
 /* ---- victim heap: full lines, fewest valid pages on top ---- */
 
+/* Ties go to the line filled first, so the victim depends on the state alone (a load). */
 static bool line_less(const void *ctx, uint32_t a, uint32_t b)
 {
     const Ftl *f = ctx;
+    const FtlLine *x = &f->lines[a], *y = &f->lines[b];
 
-    return f->lines[a].vpc < f->lines[b].vpc;
+    if (x->vpc != y->vpc) {
+        return x->vpc < y->vpc;
+    }
+    if (x->order != y->order) {
+        return x->order < y->order;
+    }
+    return a < b;
+}
+
+/* ---- the store: what changes, written through ---- */
+
+/*
+ * After each write to the store: the compiler keeps the writes in program order, which is
+ * the order a killed process leaves them in (the CPU retires in order; nothing is lost).
+ */
+static void stored(Ftl *f)
+{
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (G_UNLIKELY(f->store_hook)) {
+        f->store_hook(f->store_hook_opaque);
+    }
+}
+
+/* One 8-byte store: one instruction, so a kill never tears it. */
+static void store_word(uint64_t *p, uint64_t v)
+{
+    __atomic_store_n(p, GUINT64_TO_LE(v), __ATOMIC_RELAXED);
+}
+
+static uint8_t *line_rec(const Ftl *f, uint32_t line)
+{
+    return f->store + f->lay.off_line + (uint64_t)line * FTL_LINE_REC;
+}
+
+static uint64_t wp_word(uint32_t line, uint64_t idx)
+{
+    return idx | (uint64_t)ftl_map_check(SALT_WP | line, idx) << 48;
+}
+
+/* The open line's next page index. */
+static void wp_save(Ftl *f, uint32_t line, uint64_t idx)
+{
+    if (f->store) {
+        store_word((uint64_t *)line_rec(f, line), wp_word(line, idx));
+        stored(f);
+    }
+}
+
+/* A line's state, erases and order (a victim's record says so: its marks follow). */
+static void line_save(Ftl *f, uint32_t line)
+{
+    const FtlLine *l = &f->lines[line];
+    uint8_t *p;
+
+    if (!f->store) {
+        return;
+    }
+    p = line_rec(f, line);
+    p[8] = l->state;
+    memset(p + 9, 0, 3);
+    record_put_le(p + 12, l->erases, 4);
+    record_put_le(p + 16, l->order, 8);
+    record_put_le(p + 24, ftl_crc32_salted(SALT_LINE | line, p + 8, 16), 4);
+    record_put_le(p + 28, 0, 4);
+    stored(f);
+}
+
+static void stats_save(Ftl *f)
+{
+    const FtlStats *s = &f->st;
+    uint64_t v[FTL_NSTATS] = {
+        s->host_pages_written, s->host_pages_read, s->unmapped_pages_read,
+        s->prefetch_pages_read, s->nand_pages_written, s->gc_pages_moved, s->gc_runs,
+        s->gc_forced_runs, s->gc_bg_ops, s->gc_read_overtakes, s->blocks_erased,
+        s->pages_trimmed,
+    };
+
+    if (!f->store || !memcmp(&f->saved, s, sizeof(*s))) {
+        return;
+    }
+    ftl_slot_save(f->store + f->lay.off_stats, FTL_STATS_REC, &f->stats_seq, SALT_STATS, v,
+                  FTL_NSTATS);
+    f->saved = *s;
+    f->reads_unsaved = 0;
+    stored(f);
+}
+
+/*
+ * After a read: its counters alone changed, unless background GC ran before it. Those are
+ * saved with the next other call (idle, flush, write, trim) or every FTL_READ_SAVES reads,
+ * so a kill loses at most that many reads' counts; a save per read would cost reads a
+ * third of their time.
+ */
+static void stats_save_read(Ftl *f)
+{
+    if (f->st.gc_bg_ops != f->saved.gc_bg_ops || f->st.gc_runs != f->saved.gc_runs ||
+        ++f->reads_unsaved >= FTL_READ_SAVES) {
+        stats_save(f);
+    }
+}
+
+/* ---- the mapping: entries as stored ---- */
+
+static uint64_t map_entry(uint64_t lpn, uint64_t ppn)
+{
+    return (ppn + 1) | (uint64_t)ftl_map_check(lpn, ppn + 1) << 48;
+}
+
+/* lpn's ppn + 1, 0 when unmapped (entries in use are valid ones: a load dropped the rest). */
+static uint64_t map_get(const Ftl *f, uint64_t lpn)
+{
+    return GUINT64_FROM_LE(f->l2p[lpn]) & FTL_PPN_MASK;
+}
+
+static void map_put(Ftl *f, uint64_t lpn, uint64_t e)
+{
+    store_word(&f->l2p[lpn], e);
+    if (f->store) {
+        stored(f);
+    }
 }
 
 /* ---- lines and the write pointer ---- */
 
+/* In memory: the caller saves the record. */
 static void free_push(Ftl *f, uint32_t line)
 {
     f->lines[line].state = FTL_LINE_FREE;
@@ -199,6 +375,37 @@ static uint32_t free_pop(Ftl *f)
     return line;
 }
 
+/* The victim's blocks are all erased: a free line again. */
+static void line_freed(Ftl *f, uint32_t line)
+{
+    FtlLine *l = &f->lines[line];
+
+    l->erases += l->erases < UINT32_MAX;
+    l->order = ++f->order;
+    free_push(f, line);
+    line_save(f, line);
+}
+
+/* A line becomes GC's victim: its erase marks cleared first (see the top). */
+static void victim_begin(Ftl *f, uint32_t line)
+{
+    f->lines[line].state = FTL_LINE_VICTIM;
+    if (f->store) {
+        memset(f->store + f->lay.off_marks, 0, nand_luns(&f->cfg.geo));
+        stored(f);
+        line_save(f, line);
+    }
+}
+
+/* The victim's blocks on the chip of stripe slot k are erased. */
+static void victim_erased(Ftl *f, uint64_t k)
+{
+    if (f->store) {
+        f->store[f->lay.off_marks + k] = 1;
+        stored(f);
+    }
+}
+
 static void invalidate(Ftl *f, uint64_t ppn)
 {
     uint32_t line = ppn / f->pgs_per_line;
@@ -215,22 +422,29 @@ static void invalidate(Ftl *f, uint64_t ppn)
 static uint64_t map_page(Ftl *f, uint64_t lpn)
 {
     uint64_t ppn;
+    uint64_t old;
 
     if (f->wp_line == FTL_NO_LINE) {
         f->wp_line = free_pop(f);
         f->lines[f->wp_line].state = FTL_LINE_OPEN;
         f->wp_idx = 0;
+        wp_save(f, f->wp_line, 0);
+        line_save(f, f->wp_line);
     }
     ppn = (uint64_t)f->wp_line * f->pgs_per_line + f->wp_idx++;
-    if (f->l2p[lpn]) {
-        invalidate(f, f->l2p[lpn] - 1);
+    wp_save(f, f->wp_line, f->wp_idx);      /* before the entry that points below it */
+    old = map_get(f, lpn);
+    if (old) {
+        invalidate(f, old - 1);
     }
-    f->l2p[lpn] = ppn + 1;
+    map_put(f, lpn, map_entry(lpn, ppn));
     f->p2l[ppn] = lpn + 1;
     f->lines[f->wp_line].vpc++;
     if (f->wp_idx == f->pgs_per_line) {
         /* full lines become GC candidates at once; the next line opens when needed */
         f->lines[f->wp_line].state = FTL_LINE_FULL;
+        f->lines[f->wp_line].order = ++f->order;
+        line_save(f, f->wp_line);
         ftl_heap_push(&f->heap, f->wp_line);
         f->wp_line = FTL_NO_LINE;
     }
@@ -256,7 +470,7 @@ static void gc_collect(Ftl *f, uint64_t now_ns, bool forced)
     uint64_t base = (uint64_t)line * f->pgs_per_line, nluns = nand_luns(g);
     NandAddr a;
 
-    f->lines[line].state = FTL_LINE_VICTIM;
+    victim_begin(f, line);
     for (uint64_t i = 0; i < nluns; i++) {
         f->lun_read_ns[i] = now_ns;
     }
@@ -280,9 +494,10 @@ static void gc_collect(Ftl *f, uint64_t now_ns, bool forced)
             nand_op_planes(f->nand, NAND_OP_ERASE, &a, UINT32_MAX,
                            f->lun_read_ns[nand_lun_index(f->nand, &a)]);
             f->st.blocks_erased += g->pls_per_lun;
+            victim_erased(f, (uint64_t)a.lun * g->nchs + a.ch);
         }
     }
-    free_push(f, line);
+    line_freed(f, line);
     f->st.gc_runs++;
     f->st.gc_forced_runs += forced;
 }
@@ -332,6 +547,7 @@ static void bg_chip(Ftl *f, uint64_t k, uint64_t limit)
             a.pl = 0;
             nand_op_planes(f->nand, NAND_OP_ERASE, &a, UINT32_MAX, MAX(at, j->read_done[k]));
             f->st.blocks_erased += f->cfg.geo.pls_per_lun;
+            victim_erased(f, k);
             j->next[k] = FTL_NEVER;
             j->chips_left--;
         }
@@ -350,7 +566,7 @@ static bool bg_run(Ftl *f, uint64_t limit)
         return false;
     }
     g_assert(f->lines[j->line].vpc == 0);
-    free_push(f, j->line);
+    line_freed(f, j->line);
     j->line = FTL_NO_LINE;
     f->st.gc_runs++;
     return true;
@@ -368,7 +584,7 @@ static void gc_background(Ftl *f, uint64_t limit)
                 return;
             }
             j->line = ftl_heap_pop(&f->heap);
-            f->lines[j->line].state = FTL_LINE_VICTIM;
+            victim_begin(f, j->line);
             j->chips_left = nand_luns(&f->cfg.geo);
             for (uint64_t k = 0; k < j->chips_left; k++) {
                 j->next[k] = k;
@@ -411,6 +627,7 @@ void ftl_idle(Ftl *f, uint64_t now_ns)
     if (now_ns != UINT64_MAX) {
         f->pump_ns = MAX(f->pump_ns, now_ns);
     }
+    stats_save(f);
 }
 
 /* A host read of the chip at a: counts when background GC work waits on that chip. */
@@ -455,6 +672,7 @@ uint64_t ftl_write(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
         done = MAX(done, t);
     }
     last = ftl_program_flush(&f->progs, now_ns);
+    stats_save(f);
     return MAX(done, last);
 }
 
@@ -466,7 +684,7 @@ uint64_t ftl_read(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
     g_return_val_if_fail(range_ok(f, lpn, npages), now_ns);
     host_begin(f, now_ns);
     for (uint64_t i = 0; i < npages; i++) {
-        uint64_t m = f->l2p[lpn + i], t;
+        uint64_t m = map_get(f, lpn + i), t;
         if (m) {
             ftl_ppn_to_addr(f, m - 1, &a);
         } else {
@@ -478,6 +696,7 @@ uint64_t ftl_read(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
         done = MAX(done, t);
         f->st.host_pages_read++;
     }
+    stats_save_read(f);
     return done;
 }
 
@@ -485,6 +704,7 @@ void ftl_cached_read(Ftl *f, uint64_t npages, uint64_t now_ns)
 {
     host_begin(f, now_ns);      /* the host is busy: no background GC in between */
     f->st.host_pages_read += npages;
+    stats_save_read(f);
 }
 
 uint64_t ftl_prefetch(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
@@ -495,13 +715,15 @@ uint64_t ftl_prefetch(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
     g_return_val_if_fail(range_ok(f, lpn, npages), now_ns);
     host_begin(f, now_ns);
     for (uint64_t i = lpn; i < lpn + npages; i++) {
-        if (f->l2p[i]) {
-            ftl_ppn_to_addr(f, f->l2p[i] - 1, &a);
+        uint64_t m = map_get(f, i);
+        if (m) {
+            ftl_ppn_to_addr(f, m - 1, &a);
             uint64_t t = nand_op(f->nand, NAND_OP_READ, &a, now_ns);
             done = MAX(done, t);
             f->st.prefetch_pages_read++;
         }
     }
+    stats_save_read(f);
     return done;
 }
 
@@ -509,7 +731,7 @@ uint64_t ftl_mapped_run(const Ftl *f, uint64_t lpn, uint64_t max)
 {
     uint64_t n = 0;
 
-    while (n < max && lpn + n < f->cfg.exposed_pages && f->l2p[lpn + n]) {
+    while (n < max && lpn + n < f->cfg.exposed_pages && map_get(f, lpn + n)) {
         n++;
     }
     return n;
@@ -521,22 +743,56 @@ uint64_t ftl_trim(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
     host_begin(f, now_ns);
     /* a mapping-table update: no NAND operation */
     for (uint64_t i = lpn; i < lpn + npages; i++) {
-        if (f->l2p[i]) {
-            invalidate(f, f->l2p[i] - 1);
-            f->l2p[i] = 0;
+        uint64_t m = map_get(f, i);
+        if (m) {
+            invalidate(f, m - 1);
+            map_put(f, i, 0);
         }
     }
     f->st.pages_trimmed += npages;
+    stats_save(f);
     return now_ns;
 }
 
 uint64_t ftl_flush(Ftl *f, uint64_t now_ns)
 {
     host_begin(f, now_ns);
+    stats_save(f);
     return MAX(now_ns, f->last_prog_ns);
 }
 
 /* ---- lifecycle and introspection ---- */
+
+/* Every line free and erased never, in order; nothing mapped (p2l as given), no counts. */
+static void reset_state(Ftl *f)
+{
+    memset(f->lines, 0, sizeof(*f->lines) * f->nlines);
+    memset(&f->st, 0, sizeof(f->st));
+    f->heap.len = 0;
+    f->free_head = f->free_tail = FTL_NO_LINE;
+    for (uint32_t i = 0; i < f->nlines; i++) {
+        free_push(f, i);
+    }
+    f->wp_line = FTL_NO_LINE;
+    f->wp_idx = 0;
+    f->bg.line = FTL_NO_LINE;
+    f->order = 0;
+    f->st.total_lines = f->nlines;
+    f->saved = f->st;
+    f->stats_seq = 0;
+}
+
+static FtlStoreLayout layout_of(const FtlConfig *c)
+{
+    FtlStoreLayout l;
+
+    l.off_stats = FTL_HDR_BYTES;
+    l.off_marks = l.off_stats + 2 * FTL_STATS_REC;
+    l.off_line = div_up(l.off_marks + nand_luns(&c->geo), 8) * 8;
+    l.off_map = l.off_line + (uint64_t)c->geo.blks_per_pl * FTL_LINE_REC;
+    l.bytes = l.off_map + c->exposed_pages * 8;
+    return l;
+}
 
 Ftl *ftl_new(const FtlConfig *c, char **err)
 {
@@ -557,9 +813,11 @@ Ftl *ftl_new(const FtlConfig *c, char **err)
     f->data_lines = div_up(c->exposed_pages, f->pgs_per_line);
     f->gc_forced_lines = forced_lines(f->nlines, c->gc_thres_pcent_high);
     f->gc_bg_lines = MAX(ftl_gc_thres(f->nlines, c->gc_thres_pcent), f->gc_forced_lines);
+    f->lay = layout_of(c);
     total = nand_total_pages(&c->geo);
     /* zeroed and sparse: memory grows with the pages written, not the capacity */
     f->l2p = g_try_malloc0_n(c->exposed_pages, sizeof(uint64_t));
+    f->own_l2p = true;
     f->p2l = g_try_malloc0_n(total, sizeof(uint64_t));
     if (!f->l2p || !f->p2l) {
         *err = g_strdup_printf("cannot allocate the FTL mapping tables (%" G_GUINT64_FORMAT
@@ -572,15 +830,9 @@ Ftl *ftl_new(const FtlConfig *c, char **err)
     ftl_heap_init(&f->heap, f->nlines, f->heap_pos, line_less, f);
     ftl_progs_init(&f->progs, nand, &f->last_prog_ns, &f->st.nand_pages_written);
     f->lun_read_ns = g_new0(uint64_t, nand_luns(&c->geo));
-    f->bg.line = FTL_NO_LINE;
     f->bg.next = g_new0(uint64_t, nand_luns(&c->geo));
     f->bg.read_done = g_new0(uint64_t, nand_luns(&c->geo));
-    f->free_head = f->free_tail = FTL_NO_LINE;
-    for (uint32_t i = 0; i < f->nlines; i++) {
-        free_push(f, i);
-    }
-    f->wp_line = FTL_NO_LINE;
-    f->st.total_lines = f->nlines;
+    reset_state(f);
     return f;
 }
 
@@ -590,7 +842,9 @@ void ftl_free(Ftl *f)
         if (!f->cfg.shared_nand) {
             nand_model_free(f->nand);
         }
-        g_free(f->l2p);
+        if (f->own_l2p) {
+            g_free(f->l2p);
+        }
         g_free(f->p2l);
         g_free(f->lines);
         ftl_heap_destroy(&f->heap);
@@ -601,6 +855,353 @@ void ftl_free(Ftl *f)
         g_free(f->bg.read_done);
         g_free(f);
     }
+}
+
+/* ---- the store: layout, header, load ---- */
+
+uint64_t ftl_store_bytes(const FtlConfig *c)
+{
+    return layout_of(c).bytes;
+}
+
+uint64_t ftl_store_line_offset(const FtlConfig *c, uint32_t line)
+{
+    return layout_of(c).off_line + (uint64_t)line * FTL_LINE_REC;
+}
+
+uint64_t ftl_store_map_offset(const FtlConfig *c, uint64_t lpn)
+{
+    return layout_of(c).off_map + lpn * 8;
+}
+
+static void header_fill(const Ftl *f, uint8_t *h)
+{
+    const NandGeometry *g = &f->cfg.geo;
+
+    memset(h, 0, FTL_HDR_BYTES);
+    record_put_le(h, FTL_STORE_MAGIC, 4);
+    record_put_le(h + 4, FTL_STORE_VERSION, 4);
+    record_put_le(h + 8, g->nchs, 4);
+    record_put_le(h + 12, g->luns_per_ch, 4);
+    record_put_le(h + 16, g->pls_per_lun, 4);
+    record_put_le(h + 20, g->blks_per_pl, 4);
+    record_put_le(h + 24, g->pgs_per_blk, 4);
+    record_put_le(h + 28, g->secs_per_pg, 4);
+    record_put_le(h + 32, g->secsz, 4);
+    record_put_le(h + 40, f->cfg.exposed_pages, 8);
+    record_put_le(h + 48, f->cfg.first_block, 4);
+    record_put_le(h + FTL_HDR_CRC_AT, ftl_crc32_salted(SALT_HEADER, h, FTL_HDR_CRC_AT), 4);
+}
+
+/*
+ * Does the saved header describe this configuration? Else *err names what differs. The
+ * thresholds and timings are not saved: they decide when and how long, not what the state
+ * means, so they may change between runs.
+ */
+static bool header_matches(const Ftl *f, const uint8_t *h, char **err)
+{
+    /* what the others follow from first: the blocks per plane follow from all of them */
+    static const struct {
+        unsigned at, bytes;
+        const char *name;
+    } fields[] = {
+        { 8, 4, "nchs" }, { 12, 4, "luns_per_ch" }, { 16, 4, "pls_per_lun" },
+        { 24, 4, "pgs_per_blk" }, { 28, 4, "secs_per_pg" }, { 32, 4, "secsz" },
+        { 40, 8, "exposed pages (devsz_mb, or the namespace's size: ns_sizes_mb)" },
+        { 20, 4, "blks_per_pl (the blocks op_pcent gives for devsz_mb, or blks_per_pl)" },
+        { 48, 4, "first block (the flash shared with other namespaces: ns_types, "
+                 "ns_sizes_mb)" },
+    };
+    uint8_t want[FTL_HDR_BYTES];
+    uint32_t version = record_get_le(h + 4, 4);
+
+    header_fill(f, want);
+    if (record_get_le(h, 4) != FTL_STORE_MAGIC) {
+        *err = g_strdup_printf("the area after the data holds something else than blackbox "
+                               "FTL state (its first bytes are %02x %02x %02x %02x, not "
+                               "\"BBFT\")", h[0], h[1], h[2], h[3]);
+        return false;
+    }
+    if (version != FTL_STORE_VERSION) {
+        *err = g_strdup_printf("the FTL state is of format version %u, this FEMU reads "
+                               "version %u only", version, FTL_STORE_VERSION);
+        return false;
+    }
+    if (record_get_le(h + FTL_HDR_CRC_AT, 4) !=
+        ftl_crc32_salted(SALT_HEADER, h, FTL_HDR_CRC_AT)) {
+        *err = g_strdup("the FTL state header is damaged (its checksum does not match)");
+        return false;
+    }
+    for (unsigned i = 0; i < G_N_ELEMENTS(fields); i++) {
+        uint64_t was = record_get_le(h + fields[i].at, fields[i].bytes);
+        uint64_t now = record_get_le(want + fields[i].at, fields[i].bytes);
+        if (was != now) {
+            *err = g_strdup_printf("the FTL state was saved with %s = %" G_GUINT64_FORMAT
+                                   ", the device now has %" G_GUINT64_FORMAT, fields[i].name,
+                                   was, now);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* A line record that is whole and makes sense: its state, erases, order and (open) wp. */
+static bool line_decode(const Ftl *f, uint32_t line, const uint8_t *p, FtlLine *l,
+                        uint64_t *wp)
+{
+    uint64_t w = record_get_le(p, 8);
+
+    *l = (FtlLine){ .state = FTL_LINE_FREE };
+    *wp = 0;
+    if (record_all_zero(p + 8, FTL_LINE_REC - 8)) {
+        return true;            /* never used (its wp word may tell an old open) */
+    }
+    if (record_get_le(p + 24, 4) != ftl_crc32_salted(SALT_LINE | line, p + 8, 16) ||
+        p[8] > FTL_LINE_VICTIM) {
+        return false;
+    }
+    *l = (FtlLine){ .state = p[8], .erases = record_get_le(p + 12, 4),
+                    .order = record_get_le(p + 16, 8) };
+    if (l->state == FTL_LINE_OPEN) {
+        *wp = w & FTL_PPN_MASK;
+        if (w != wp_word(line, *wp) || *wp > f->pgs_per_line) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool entry_ok(uint64_t lpn, uint64_t e, uint64_t total)
+{
+    uint64_t low = e & FTL_PPN_MASK;
+
+    return low && low <= total && ftl_map_check(lpn, low) == e >> 48;
+}
+
+static gint cmp_order(gconstpointer a, gconstpointer b, gpointer data)
+{
+    const FtlLine *l = data;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+    if (l[x].order != l[y].order) {
+        return l[x].order < l[y].order ? -1 : 1;
+    }
+    return (x > y) - (x < y);
+}
+
+/*
+ * The state in the store into memory (see the top for what is repaired); the repairs are
+ * written back. False, with the in-memory state undefined, when no line would be free.
+ */
+static bool load(Ftl *f, char **err)
+{
+    const NandGeometry *g = &f->cfg.geo;
+    uint32_t n = f->nlines, victim = FTL_NO_LINE, open = FTL_NO_LINE, nfree = 0;
+    uint64_t nluns = nand_luns(g), total = (uint64_t)n * f->pgs_per_line, dropped = 0;
+    uint8_t *marks = f->store + f->lay.off_marks;
+    g_autofree uint64_t *wp = g_new0(uint64_t, n);
+    g_autofree bool *fix = g_new0(bool, n);         /* its record is to be saved again */
+    g_autofree bool *damaged = g_new0(bool, n);
+    g_autofree bool *erased = g_new0(bool, nluns);
+    g_autofree bool *holds = g_new0(bool, nluns);
+    g_autofree uint32_t *order = g_new(uint32_t, n);
+    uint64_t v[FTL_NSTATS];
+
+    f->order = 0;
+    for (uint32_t l = 0; l < n; l++) {
+        const uint8_t *p = line_rec(f, l);
+        if (!line_decode(f, l, p, &f->lines[l], &wp[l])) {
+            damaged[l] = fix[l] = true;
+            f->lines[l] = (FtlLine){ .state = FTL_LINE_FULL,
+                                     .erases = record_get_le(p + 12, 4) };
+        }
+        f->order = MAX(f->order, f->lines[l].order);
+    }
+    /* the mapping: entries that fail their check, or name a page taken, are dropped */
+    for (uint64_t lpn = 0; lpn < f->cfg.exposed_pages; lpn++) {
+        uint64_t e = GUINT64_FROM_LE(f->l2p[lpn]), ppn, i;
+        FtlLine *l;
+        if (!e) {
+            continue;
+        }
+        if (!entry_ok(lpn, e, total) || f->p2l[(e & FTL_PPN_MASK) - 1]) {
+            dropped++;
+            continue;
+        }
+        ppn = (e & FTL_PPN_MASK) - 1;
+        i = ppn % f->pgs_per_line;
+        l = &f->lines[ppn / f->pgs_per_line];
+        if (l->state == FTL_LINE_FREE) {
+            l->state = FTL_LINE_FULL;       /* data in a free line: its record is wrong */
+            damaged[ppn / f->pgs_per_line] = fix[ppn / f->pgs_per_line] = true;
+        } else if (l->state == FTL_LINE_OPEN && i >= wp[ppn / f->pgs_per_line]) {
+            wp[ppn / f->pgs_per_line] = i + 1;
+            fix[ppn / f->pgs_per_line] = true;
+        }
+        f->p2l[ppn] = lpn + 1;
+        l->vpc++;
+    }
+    /* states: one open line and one victim at most; repaired lines get the next orders */
+    for (uint32_t l = 0; l < n; l++) {
+        FtlLine *line = &f->lines[l];
+        if (damaged[l]) {
+            /* no valid page: free (whatever its record said), else a GC candidate */
+            line->state = line->vpc ? FTL_LINE_FULL : FTL_LINE_FREE;
+            line->order = ++f->order;
+        } else if (line->state == FTL_LINE_OPEN &&
+                   (open != FTL_NO_LINE || wp[l] == f->pgs_per_line)) {
+            line->state = FTL_LINE_FULL;    /* filled (its record not saved yet), or a second */
+            line->order = ++f->order;
+            fix[l] = true;
+        } else if (line->state == FTL_LINE_OPEN) {
+            open = l;
+        } else if (line->state == FTL_LINE_VICTIM && victim != FTL_NO_LINE) {
+            line->state = FTL_LINE_FULL;
+            line->order = ++f->order;
+            fix[l] = true;
+        } else if (line->state == FTL_LINE_VICTIM) {
+            victim = l;
+        }
+        nfree += line->state == FTL_LINE_FREE;
+    }
+    if (!nfree && (victim == FTL_NO_LINE || f->lines[victim].vpc)) {
+        *err = g_strdup_printf("the FTL state is damaged beyond repair: the mapping points "
+                               "into all %u lines, none is free for GC to work with", n);
+        return false;
+    }
+    /* accepted: the dropped entries go from the store too, so a second load agrees */
+    for (uint64_t lpn = 0; dropped && lpn < f->cfg.exposed_pages; lpn++) {
+        uint64_t e = GUINT64_FROM_LE(f->l2p[lpn]);
+        if (e && (!entry_ok(lpn, e, total) || f->p2l[(e & FTL_PPN_MASK) - 1] != lpn + 1)) {
+            store_word(&f->l2p[lpn], 0);
+            dropped--;
+        }
+    }
+    for (uint32_t l = 0; l < n; l++) {
+        FtlLine *line = &f->lines[l];
+        if (fix[l]) {
+            line_save(f, l);
+            if (l == open) {
+                wp_save(f, l, wp[l]);
+            }
+        }
+        if (line->state == FTL_LINE_FULL) {
+            ftl_heap_push(&f->heap, l);
+        }
+    }
+    /* the free list in the order the lines were freed (FIFO) */
+    nfree = 0;
+    for (uint32_t l = 0; l < n; l++) {
+        if (f->lines[l].state == FTL_LINE_FREE) {
+            order[nfree++] = l;
+        }
+    }
+    g_qsort_with_data(order, nfree, sizeof(*order), cmp_order, f->lines);
+    f->free_head = f->free_tail = FTL_NO_LINE;
+    f->st.free_lines = 0;
+    for (uint32_t i = 0; i < nfree; i++) {
+        free_push(f, order[i]);
+    }
+    if (open != FTL_NO_LINE) {
+        f->wp_line = open;
+        f->wp_idx = wp[open];
+    }
+    /* the victim: chips marked erased resume so, unless the mapping says otherwise */
+    if (victim != FTL_NO_LINE) {
+        uint64_t base = (uint64_t)victim * f->pgs_per_line;
+        for (uint64_t i = 0; i < f->pgs_per_line; i++) {
+            holds[i % nluns] |= f->p2l[base + i] != 0;
+        }
+        f->bg.line = victim;
+        f->bg.chips_left = 0;
+        for (uint64_t k = 0; k < nluns; k++) {
+            erased[k] = marks[k] && !holds[k];
+            if (marks[k] && !erased[k]) {
+                marks[k] = 0;
+            }
+            f->bg.next[k] = erased[k] ? FTL_NEVER : k;
+            f->bg.read_done[k] = 0;
+            f->bg.chips_left += !erased[k];
+        }
+    }
+    /* the flash's wear as the lines' erases say (the model counts it for read retry) */
+    for (uint32_t l = 0; l < n; l++) {
+        NandAddr a = { .blk = f->cfg.first_block + l };
+        for (a.lun = 0; a.lun < g->luns_per_ch; a.lun++) {
+            for (a.ch = 0; a.ch < g->nchs; a.ch++) {
+                uint32_t e = f->lines[l].erases;
+                if (l == victim && erased[(uint64_t)a.lun * g->nchs + a.ch]) {
+                    e += e < UINT32_MAX;
+                }
+                for (a.pl = 0; a.pl < g->pls_per_lun; a.pl++) {
+                    nand_set_block_wear(f->nand, &a, e);
+                }
+            }
+        }
+    }
+    ftl_slot_load(f->store + f->lay.off_stats, FTL_STATS_REC, SALT_STATS, v, FTL_NSTATS,
+                  &f->stats_seq);
+    f->st = (FtlStats){
+        .host_pages_written = v[0], .host_pages_read = v[1], .unmapped_pages_read = v[2],
+        .prefetch_pages_read = v[3], .nand_pages_written = v[4], .gc_pages_moved = v[5],
+        .gc_runs = v[6], .gc_forced_runs = v[7], .gc_bg_ops = v[8],
+        .gc_read_overtakes = v[9], .blocks_erased = v[10], .pages_trimmed = v[11],
+        .free_lines = f->st.free_lines, .total_lines = n,
+    };
+    f->saved = f->st;
+    return true;
+}
+
+/* The store from now on; blank: all zero, a new drive (the fresh state in memory is its). */
+static bool attach(Ftl *f, uint8_t *s, bool blank, char **err)
+{
+    uint64_t *own = f->l2p;
+
+    if (f->store || f->st.host_pages_written || f->st.pages_trimmed) {
+        *err = g_strdup("the FTL has a store or has done I/O already");     /* a caller's bug */
+        return false;
+    }
+    if ((uintptr_t)s % 8) {
+        *err = g_strdup("the FTL state area is not 8-byte aligned");
+        return false;
+    }
+    f->store = s;
+    f->l2p = (uint64_t *)(s + f->lay.off_map);
+    if (blank) {
+        header_fill(f, s);
+        stored(f);
+    } else if (!load(f, err)) {
+        f->store = NULL;
+        f->l2p = own;
+        memset(f->p2l, 0, nand_total_pages(&f->cfg.geo) * sizeof(*f->p2l));
+        reset_state(f);
+        return false;
+    }
+    if (f->own_l2p) {
+        g_free(own);
+        f->own_l2p = false;
+    }
+    return true;
+}
+
+bool ftl_attach_store(Ftl *f, void *store, char **err)
+{
+    uint8_t *s = store;
+
+    if (record_all_zero(s, FTL_HDR_BYTES)) {
+        if (!record_all_zero(s, f->lay.bytes)) {
+            *err = g_strdup("the FTL state area has no header but is not blank: it holds "
+                            "something else (clear the backend, or use a new one)");
+            return false;
+        }
+        return attach(f, s, true, err);
+    }
+    return header_matches(f, s, err) && attach(f, s, false, err);
+}
+
+bool ftl_format_store(Ftl *f, void *store, char **err)
+{
+    return attach(f, store, true, err);
 }
 
 const FtlStats *ftl_stats(Ftl *f)
@@ -620,14 +1221,53 @@ double ftl_waf(const Ftl *f)
 
 bool ftl_lookup(Ftl *f, uint64_t lpn, NandAddr *out)
 {
-    if (lpn >= f->cfg.exposed_pages || !f->l2p[lpn]) {
+    if (lpn >= f->cfg.exposed_pages || !map_get(f, lpn)) {
         return false;
     }
-    ftl_ppn_to_addr(f, f->l2p[lpn] - 1, out);
+    ftl_ppn_to_addr(f, map_get(f, lpn) - 1, out);
     return true;
 }
 
 #define FAIL(...) do { *err = g_strdup_printf(__VA_ARGS__); goto out; } while (0)
+
+/* What the store says is what memory says (between calls: statistics saved too). */
+static bool store_agrees(Ftl *f, char **err)
+{
+    const uint8_t *marks = f->store + f->lay.off_marks;
+    uint64_t v[FTL_NSTATS], seq;
+    bool ok = false;
+
+    if (!header_matches(f, f->store, err)) {
+        return false;
+    }
+    for (uint32_t l = 0; l < f->nlines; l++) {
+        const FtlLine *m = &f->lines[l];
+        FtlLine d;
+        uint64_t wp;
+        if (!line_decode(f, l, line_rec(f, l), &d, &wp) || d.state != m->state ||
+            d.erases != m->erases || d.order != m->order ||
+            (l == f->wp_line && wp != f->wp_idx)) {
+            FAIL("line %u's record in the store does not say what memory does (state %d, "
+                 "%u erases, order %" G_GUINT64_FORMAT ")", l, m->state, m->erases, m->order);
+        }
+    }
+    for (uint64_t k = 0; f->bg.line != FTL_NO_LINE && k < nand_luns(&f->cfg.geo); k++) {
+        if (!marks[k] != (f->bg.next[k] != FTL_NEVER)) {
+            FAIL("the victim's erase mark of chip %" G_GUINT64_FORMAT " is wrong", k);
+        }
+    }
+    if (!ftl_slot_load(f->store + f->lay.off_stats, FTL_STATS_REC, SALT_STATS, v, FTL_NSTATS,
+                       &seq) ? f->st.host_pages_written || f->st.host_pages_read ||
+                               f->st.pages_trimmed || f->st.gc_runs
+                             : seq != f->stats_seq || v[0] != f->st.host_pages_written ||
+                               v[4] != f->st.nand_pages_written || v[6] != f->st.gc_runs ||
+                               v[10] != f->st.blocks_erased || v[11] != f->st.pages_trimmed) {
+        FAIL("the statistics in the store are not the last ones");
+    }
+    ok = true;
+out:
+    return ok;
+}
 
 bool ftl_check_consistency(Ftl *f, char **err)
 {
@@ -637,11 +1277,14 @@ bool ftl_check_consistency(Ftl *f, char **err)
     bool ok = false;
 
     for (uint64_t lpn = 0; lpn < f->cfg.exposed_pages; lpn++) {
-        uint64_t m = f->l2p[lpn];
-        if (!m) {
+        uint64_t e = GUINT64_FROM_LE(f->l2p[lpn]), m = e & FTL_PPN_MASK;
+        if (!e) {
             continue;
         }
-        if (m - 1 >= total || f->p2l[m - 1] != lpn + 1) {
+        if (!entry_ok(lpn, e, total)) {
+            FAIL("lpn %" G_GUINT64_FORMAT ": its mapping entry fails its check", lpn);
+        }
+        if (f->p2l[m - 1] != lpn + 1) {
             FAIL("lpn %" G_GUINT64_FORMAT " maps to ppn %" G_GUINT64_FORMAT
                  " whose reverse entry does not name it", lpn, m - 1);
         }
@@ -653,7 +1296,7 @@ bool ftl_check_consistency(Ftl *f, char **err)
         if (!r) {
             continue;
         }
-        if (r - 1 >= f->cfg.exposed_pages || f->l2p[r - 1] != ppn + 1) {
+        if (r - 1 >= f->cfg.exposed_pages || map_get(f, r - 1) != ppn + 1) {
             FAIL("ppn %" G_GUINT64_FORMAT " claims lpn %" G_GUINT64_FORMAT
                  " which maps elsewhere", ppn, r - 1);
         }
@@ -715,6 +1358,9 @@ bool ftl_check_consistency(Ftl *f, char **err)
     }
     if (ftl_heap_disorder(&f->heap)) {
         FAIL("victim heap out of order at %u", ftl_heap_disorder(&f->heap));
+    }
+    if (f->store && !store_agrees(f, err)) {
+        goto out;
     }
     ok = true;
 out:

@@ -24,6 +24,15 @@
  * and answers from the controller, and a researcher must not see unwritten reads beat a
  * no-media device.
  *
+ * State: with a store (ftl_attach_store: a memory area the device keeps in its backend
+ * after the data), every change is written through, so a restart or a kill of QEMU keeps
+ * the mapping, every line's state, write position, erase count and order, the background
+ * GC victim's progress and the statistics; the NAND model gets its blocks' wear back. Each
+ * mapping entry carries its own check, each line record a CRC; valid counts and the reverse
+ * map are rebuilt from the mapping at a load, so a kill between two stores cannot leave
+ * them disagreeing. A victim among lines of equal valid pages is the one filled first, so
+ * GC's choices depend on the saved state alone. Without a store, state lives in memory.
+ *
  * QEMU-free. SPDX-License-Identifier: GPL-2.0-or-later
  */
 #ifndef FEMU_BBSSD_FTL_H
@@ -87,6 +96,25 @@ bool ftl_config_check(const FtlConfig *c, char **err);
 
 Ftl *ftl_new(const FtlConfig *c, char **err);
 void ftl_free(Ftl *f);
+
+/* Bytes of store a configuration needs (header, statistics, line records, mapping). */
+uint64_t ftl_store_bytes(const FtlConfig *c);
+/*
+ * Binds the FTL to its store (ftl_store_bytes long, 8-byte aligned; it survives as the
+ * backend does). A blank store (all zero) is formatted: a new drive; a store of this
+ * configuration is loaded; a store of another configuration, a damaged header or state
+ * beyond repair are refused with *err saying what differs (the property), and the FTL
+ * stays as it was. Call before any I/O. Without a store the FTL keeps its state in memory.
+ */
+bool ftl_attach_store(Ftl *f, void *store, char **err);
+/*
+ * The same for a store the caller knows is all zero (a hole of a sparse file, fresh memory):
+ * formatted without reading it through, which for a large drive is most of the work.
+ */
+bool ftl_format_store(Ftl *f, void *store, char **err);
+/* Where the store keeps line's record and lpn's mapping entry (byte offsets), for tests. */
+uint64_t ftl_store_line_offset(const FtlConfig *c, uint32_t line);
+uint64_t ftl_store_map_offset(const FtlConfig *c, uint64_t lpn);
 
 /* Each returns the completion time of the whole request: the latest of its pages. */
 uint64_t ftl_write(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns);

@@ -43,7 +43,7 @@
  *                         handle types, first_block), CRC32.
  *   global statistics     two slots {seq, host pages read, unmapped reads, pages trimmed,
  *                         CRC}: written into the slot the newest does not use; the newest
- *                         valid one wins.
+ *                         valid one wins (ftl-common's two-slot records and checks).
  *   per-group statistics  two slots each {seq, GC runs, forced runs, RUs erased, pages
  *                         skipped, pages redirected, per handle: host pages, pages moved,
  *                         CRC}. Totals are sums of these, so the identities hold after a load.
@@ -175,38 +175,6 @@ struct FdpFtl {
 static uint64_t div_up(uint64_t a, uint64_t b)
 {
     return a / b + (a % b != 0);
-}
-
-static uint32_t crc_table[256];
-
-static gpointer crc_table_init(gpointer unused G_GNUC_UNUSED)
-{
-    for (uint32_t i = 0; i < 256; i++) {
-        uint32_t c = i;
-        for (int j = 0; j < 8; j++) {
-            c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
-        }
-        crc_table[i] = c;
-    }
-    return NULL;
-}
-
-/* CRC-32 (IEEE) of salt then p: a check against torn and misplaced records. */
-static uint32_t crc32_salted(uint64_t salt, const uint8_t *p, size_t len)
-{
-    static GOnce once = G_ONCE_INIT;
-    uint8_t s[8];
-    uint32_t c = 0xffffffffu;
-
-    g_once(&once, crc_table_init, NULL);
-    record_put_le(s, salt, 8);
-    for (size_t i = 0; i < 8; i++) {
-        c = crc_table[(c ^ s[i]) & 0xff] ^ (c >> 8);
-    }
-    for (size_t i = 0; i < len; i++) {
-        c = crc_table[(c ^ p[i]) & 0xff] ^ (c >> 8);
-    }
-    return ~c;
 }
 
 static bool is_pi(const FdpFtlConfig *c, uint32_t ruh)
@@ -345,23 +313,11 @@ static FdpRuhCount *count_of(FdpFtl *f, uint32_t rg, uint32_t ruh)
 
 /* ---- the mapping: entries as stored ---- */
 
-static uint16_t map_check(uint64_t lpn, uint64_t low)
-{
-    uint64_t x = lpn * 0x9e3779b97f4a7c15ULL ^ low;
-
-    x ^= x >> 31;
-    x *= 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 29;
-    x *= 0x94d049bb133111ebULL;
-    x ^= x >> 32;
-    return (uint16_t)(x >> 48);
-}
-
 static uint64_t map_entry(uint64_t lpn, uint64_t ppn, uint32_t ruh)
 {
     uint64_t low = (ppn + 1) | (uint64_t)ruh << FDP_PPN_BITS;
 
-    return low | (uint64_t)map_check(lpn, low) << 48;
+    return low | (uint64_t)ftl_map_check(lpn, low) << 48;
 }
 
 static uint64_t map_raw(const FdpFtl *f, uint64_t lpn)
@@ -383,7 +339,7 @@ static bool entry_ok(const FdpFtl *f, uint64_t lpn, uint64_t e)
     uint64_t low = e & ((1ULL << 48) - 1);
 
     return (e & FDP_PPN_MASK) && (e & FDP_PPN_MASK) <= f->total_pages &&
-           ((e >> FDP_PPN_BITS) & 0xff) < f->cfg.nruh && map_check(lpn, low) == e >> 48;
+           ((e >> FDP_PPN_BITS) & 0xff) < f->cfg.nruh && ftl_map_check(lpn, low) == e >> 48;
 }
 
 /* An entry's page and handle (entries in memory are always valid ones). */
@@ -445,45 +401,7 @@ static void ru_save(FdpFtl *f, uint32_t u)
     record_put_le(p + 16, r->opened_ns, 8);
     record_put_le(p + 24, r->order, 8);
     record_put_le(p + 32, 0, 4);
-    record_put_le(p + 36, crc32_salted(SALT_RU | u, p, 36), 4);
-}
-
-/* Writes a two-slot record: the slot of seq + 1, which the newest does not use. */
-static void slot_save(uint8_t *slots, uint64_t rec, uint64_t *seq, uint64_t salt,
-                      const uint64_t *v, uint32_t n)
-{
-    uint64_t s = ++*seq;
-    uint8_t *p = slots + (s % 2) * rec;
-
-    record_put_le(p, s, 8);
-    for (uint32_t i = 0; i < n; i++) {
-        record_put_le(p + 8 + 8 * i, v[i], 8);
-    }
-    record_put_le(p + rec - 8, crc32_salted(salt, p, rec - 8), 4);
-    record_put_le(p + rec - 4, 0, 4);
-}
-
-/* The newest valid slot's values (n of them) and seq; false when neither is valid. */
-static bool slot_load(const uint8_t *slots, uint64_t rec, uint64_t salt, uint64_t *v,
-                      uint32_t n, uint64_t *seq)
-{
-    const uint8_t *best = NULL;
-    uint64_t best_seq = 0;
-
-    for (unsigned s = 0; s < 2; s++) {
-        const uint8_t *p = slots + s * rec;
-        uint64_t q = record_get_le(p, 8);
-        if (q && q % 2 == s && record_get_le(p + rec - 8, 4) == crc32_salted(salt, p, rec - 8) &&
-            q > best_seq) {
-            best = p;
-            best_seq = q;
-        }
-    }
-    *seq = best_seq;
-    for (uint32_t i = 0; i < n; i++) {
-        v[i] = best ? record_get_le(best + 8 + 8 * i, 8) : 0;
-    }
-    return best != NULL;
+    record_put_le(p + 36, ftl_crc32_salted(SALT_RU | u, p, 36), 4);
 }
 
 static void stats_save(FdpFtl *f)
@@ -498,8 +416,8 @@ static void stats_save(FdpFtl *f)
     if (f->global_dirty) {
         uint64_t v[3] = { f->st.host_pages_read, f->st.unmapped_pages_read,
                           f->st.pages_trimmed };
-        slot_save(f->store + f->lay.off_global, FDP_GLOBAL_REC, &f->global_seq, SALT_GLOBAL,
-                  v, 3);
+        ftl_slot_save(f->store + f->lay.off_global, FDP_GLOBAL_REC, &f->global_seq,
+                      SALT_GLOBAL, v, 3);
         f->global_dirty = false;
     }
     for (uint32_t g = 0; g < f->cfg.nrg; g++) {
@@ -518,8 +436,8 @@ static void stats_save(FdpFtl *f)
             v[5 + 2 * h] = count_of(f, g, h)->host;
             v[6 + 2 * h] = count_of(f, g, h)->moved;
         }
-        slot_save(f->store + f->lay.off_rg + 2ULL * g * f->lay.rg_rec, f->lay.rg_rec, &gr->seq,
-                  SALT_RG | g, v, n);
+        ftl_slot_save(f->store + f->lay.off_rg + 2ULL * g * f->lay.rg_rec, f->lay.rg_rec,
+                      &gr->seq, SALT_RG | g, v, n);
         gr->dirty = false;
     }
 }
@@ -1217,7 +1135,7 @@ static void header_fill(const FdpFtl *f, uint8_t *h)
     record_put_le(h + 44, f->cfg.nruh, 4);
     record_put_le(h + 48, f->cfg.first_block, 4);
     memcpy(h + 56, f->cfg.ruh_type, f->cfg.nruh);
-    record_put_le(h + FDP_HDR_CRC_AT, crc32_salted(SALT_HEADER, h, FDP_HDR_CRC_AT), 4);
+    record_put_le(h + FDP_HDR_CRC_AT, ftl_crc32_salted(SALT_HEADER, h, FDP_HDR_CRC_AT), 4);
 }
 
 static char *types_str(const uint8_t *t, uint32_t n)
@@ -1261,7 +1179,8 @@ static bool header_matches(const FdpFtl *f, const uint8_t *h, char **err)
                                "version %u only", version, FDP_STORE_VERSION);
         return false;
     }
-    if (record_get_le(h + FDP_HDR_CRC_AT, 4) != crc32_salted(SALT_HEADER, h, FDP_HDR_CRC_AT)) {
+    if (record_get_le(h + FDP_HDR_CRC_AT, 4) !=
+        ftl_crc32_salted(SALT_HEADER, h, FDP_HDR_CRC_AT)) {
         *err = g_strdup("the FDP state header is damaged (its checksum does not match)");
         return false;
     }
@@ -1295,7 +1214,7 @@ static bool ru_decode(const FdpFtl *f, uint32_t u, const uint8_t *p, FdpRu *r)
         *r = (FdpRu){ .state = RU_FREE, .kind = RU_HOST, .ruh = FDP_NO_RUH };
         return true;
     }
-    if (record_get_le(p + 36, 4) != crc32_salted(SALT_RU | u, p, 36) ||
+    if (record_get_le(p + 36, 4) != ftl_crc32_salted(SALT_RU | u, p, 36) ||
         state > RU_CLOSED || kind > RU_GC_II || wp > f->ru_pages) {
         return false;
     }
@@ -1460,15 +1379,15 @@ static void load_stats(FdpFtl *f)
     uint32_t n = 5 + 2 * f->cfg.nruh;
     g_autofree uint64_t *v = g_new(uint64_t, n);
 
-    slot_load(f->store + f->lay.off_global, FDP_GLOBAL_REC, SALT_GLOBAL, v3, 3,
-              &f->global_seq);
+    ftl_slot_load(f->store + f->lay.off_global, FDP_GLOBAL_REC, SALT_GLOBAL, v3, 3,
+                  &f->global_seq);
     f->st.host_pages_read = v3[0];
     f->st.unmapped_pages_read = v3[1];
     f->st.pages_trimmed = v3[2];
     for (uint32_t g = 0; g < f->cfg.nrg; g++) {
         FdpGroup *gr = &f->grp[g];
-        slot_load(f->store + f->lay.off_rg + 2ULL * g * f->lay.rg_rec, f->lay.rg_rec,
-                  SALT_RG | g, v, n, &gr->seq);
+        ftl_slot_load(f->store + f->lay.off_rg + 2ULL * g * f->lay.rg_rec, f->lay.rg_rec,
+                      SALT_RG | g, v, n, &gr->seq);
         gr->gc_runs = v[0];
         gr->gc_forced_runs = v[1];
         gr->rus_erased = v[2];

@@ -140,8 +140,11 @@ typedef struct FemuReadAhead {
 
 /* blackbox: a conventional SSD (page-level FTL with GC on the NAND model). */
 struct FtlConfig;
+struct Ftl;
 FemuMedia *femu_media_bbssd_new(const struct FtlConfig *cfg, const FemuReadAhead *ra,
                                 char **err);
+/* Its FTL (to attach its store), or NULL for a model of another kind. */
+struct Ftl *femu_media_bbssd_ftl(FemuMedia *m);
 
 /*
  * zns: zones striped over the NAND model with per-zone write buffers or, with plp (its

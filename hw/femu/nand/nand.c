@@ -292,6 +292,16 @@ uint32_t nand_block_wear(const NandModel *m, const NandAddr *a)
     return m->wear ? m->tm.base_pe + m->wear[block_index(m, a, a->pl)] : 0;
 }
 
+void nand_set_block_wear(NandModel *m, const NandAddr *a, uint32_t erases)
+{
+    const NandGeometry *g = &m->geo;
+
+    if (m->wear && a->ch < g->nchs && a->lun < g->luns_per_ch && a->pl < g->pls_per_lun &&
+        a->blk < g->blks_per_pl) {
+        m->wear[block_index(m, a, a->pl)] = erases;
+    }
+}
+
 /* Extra tR of a read: from the most worn block among its planes. */
 static uint32_t read_retries(const NandModel *m, const NandReq *r)
 {

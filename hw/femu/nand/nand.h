@@ -214,6 +214,11 @@ uint64_t nand_probe(const NandModel *m, NandOp op, const NandAddr *a, uint64_t a
 uint64_t nand_probe_req(const NandModel *m, const NandReq *r, uint64_t arrival_ns);
 /* Erases of a block seen so far plus base_pe (0 without retry_pe). */
 uint32_t nand_block_wear(const NandModel *m, const NandAddr *a);
+/*
+ * Sets the erases seen of the block at a (plane a->pl), base_pe not included: the wear an
+ * FTL saved, brought back when it loads. Nothing without retry_pe or outside the flash.
+ */
+void nand_set_block_wear(NandModel *m, const NandAddr *a, uint32_t erases);
 
 /*
  * The caller promises that no later operation arrives before t (e.g. a command's arrival,
