@@ -733,9 +733,59 @@ static FemuMedia *bbssd_media_new(SimDevice *d, uint64_t bytes, NandModel *share
                                   first_block, err);
 }
 
+/*
+ * The FTL's state is the metadata of the namespace whose model it is, as the device keeps
+ * it (bbssd.c): namespace 1's for a device of blackbox namespaces only (one model for all),
+ * each blackbox namespace's own beside other kinds.
+ */
+static bool bbssd_size_ns(SimDevice *d, uint32_t nsid, uint64_t *bytes, bool derived,
+                          uint64_t *meta_bytes, char **err)
+{
+    uint64_t all = 0;
+    bool mixed = false;
+    FtlConfig c;
+
+    (void)bytes, (void)derived;
+    for (uint32_t i = 0; i < d->nr_ns; i++) {
+        mixed |= d->ns[i].kind != d->ns[0].kind;
+        all += d->ns[i].bytes;
+    }
+    if (mixed) {
+        all = d->ns[nsid - 1].bytes;
+    } else if (nsid != 1) {
+        return true;
+    }
+    if (!bbssd_params_ftl_config(&d->p.flash, &d->p.bbssd, all, &c, 0, err)) {
+        return false;
+    }
+    *meta_bytes = (ftl_store_bytes(&c) + 4095) / 4096 * 4096;
+    return true;
+}
+
+static bool bbssd_attach_state(SimDevice *d, SimNs *ns, uint8_t *meta, bool data, char **err)
+{
+    static const uint8_t blank[64];
+    g_autofree char *why = NULL;
+
+    (void)d;
+    if (data && !memcmp(meta, blank, sizeof(blank))) {
+        *err = g_strdup_printf("blackbox namespace %u: the backing file's data area holds "
+                               "data but there is no FTL state after it (a drive of another "
+                               "femu_mode or size?)", ns->nsid);
+        return false;
+    }
+    if (!ftl_attach_store(femu_media_bbssd_ftl(ns->media), meta, &why)) {
+        *err = g_strdup_printf("blackbox namespace %u in the backing file: its FTL state: %s",
+                               ns->nsid, why);
+        return false;
+    }
+    return true;
+}
+
 static const SimKind sim_blackbox = {
-    .name = "blackbox", .femu_mode = 1, .read_ahead = true,
+    .name = "blackbox", .femu_mode = 1, .read_ahead = true, .size_ns = bbssd_size_ns,
     .flash_blocks = bbssd_flash_blocks, .media_new = bbssd_media_new,
+    .attach_state = bbssd_attach_state,
 };
 
 /* In femu_mode order, as the QEMU device lists them in messages. */
