@@ -613,29 +613,6 @@ void sim_device_advance(SimDevice *d, uint64_t now)
     }
 }
 
-typedef struct Prefixed {
-    FemuMediaStatFn *emit;
-    void *opaque;
-    const char *prefix;
-} Prefixed;
-
-static void emit_prefixed(void *opaque, const char *name, uint64_t value)
-{
-    Prefixed *p = opaque;
-    g_autofree char *full = g_strconcat(p->prefix, name, NULL);
-    p->emit(p->opaque, full, value);
-}
-
-static void emit_io(const IoCounters *io, FemuMediaStatFn *emit, void *opaque)
-{
-    emit(opaque, "host_read_commands", io->read_cmds);
-    emit(opaque, "host_write_commands", io->write_cmds);
-    emit(opaque, "host_bytes_read", io->bytes_read);
-    emit(opaque, "host_bytes_written", io->bytes_written);
-    emit(opaque, "media_reads", io->media_reads);
-    emit(opaque, "media_read_ns", io->media_read_ns);
-}
-
 void sim_device_stats(SimDevice *d, FemuMediaStatFn *emit, void *opaque)
 {
     IoCounters io = { 0 };
@@ -643,16 +620,10 @@ void sim_device_stats(SimDevice *d, FemuMediaStatFn *emit, void *opaque)
     for (uint32_t i = 0; i < d->nr_ns; i++) {
         io_counters_add(&io, &d->ns[i].io);
     }
-    emit_io(&io, emit, opaque);
+    femu_io_counters_emit(&io, emit, opaque);
     emit(opaque, "completions", d->completions);
     if (d->frontend) {
-        const FemuFrontendStats *fs = femu_frontend_stats(d->frontend);
-        emit(opaque, "fw_commands", fs->commands);
-        emit(opaque, "fw_busy_ns", fs->fw_busy_ns);
-        emit(opaque, "pcie_bytes_to_host", fs->bytes_to_host);
-        emit(opaque, "pcie_bytes_to_device", fs->bytes_to_device);
-        emit(opaque, "pcie_to_host_busy_ns", fs->link_busy_ns[1]);
-        emit(opaque, "pcie_to_device_busy_ns", fs->link_busy_ns[0]);
+        femu_frontend_emit(d->frontend, emit, opaque);
     }
     for (uint32_t i = 0; i < d->nr_medias; i++) {
         g_autofree char *prefix = g_strdup("");
@@ -663,19 +634,19 @@ void sim_device_stats(SimDevice *d, FemuMediaStatFn *emit, void *opaque)
                 break;
             }
         }
-        Prefixed pe = { emit, opaque, prefix };
-        femu_media_stats(d->medias[i], emit_prefixed, &pe);
+        FemuStatPrefix pe = { emit, opaque, prefix };
+        femu_media_stats(d->medias[i], femu_stat_prefixed, &pe);
     }
     for (uint32_t i = 0; i < d->nr_ns; i++) {
         SimNs *ns = &d->ns[i];
         g_autofree char *prefix = d->nr_ns > 1 ? g_strdup_printf("ns%u_", ns->nsid)
                                                : g_strdup("");
-        Prefixed pe = { emit, opaque, prefix };
+        FemuStatPrefix pe = { emit, opaque, prefix };
         if (d->nr_ns > 1) {
-            emit_io(&ns->io, emit_prefixed, &pe);
+            femu_io_counters_emit(&ns->io, femu_stat_prefixed, &pe);
         }
         if (ns->kind->stats) {
-            ns->kind->stats(ns, emit_prefixed, &pe);
+            ns->kind->stats(ns, femu_stat_prefixed, &pe);
         }
     }
 }

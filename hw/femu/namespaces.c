@@ -474,19 +474,6 @@ void femu_media_idle_all(FemuCtrl *n, uint64_t now_ns)
     }
 }
 
-typedef struct PrefixedEmit {
-    FemuMediaStatFn *emit;
-    void *opaque;
-    const char *prefix;
-} PrefixedEmit;
-
-static void emit_prefixed(void *opaque, const char *name, uint64_t value)
-{
-    PrefixedEmit *p = opaque;
-    g_autofree char *full = g_strconcat(p->prefix, name, NULL);
-    p->emit(p->opaque, full, value);
-}
-
 /* "nsN_" for the namespace a model times, when several models report. */
 static char *media_prefix(FemuCtrl *n, FemuMedia *m)
 {
@@ -498,16 +485,6 @@ static char *media_prefix(FemuCtrl *n, FemuMedia *m)
     return g_strdup("");
 }
 
-static void emit_io(const IoCounters *io, FemuMediaStatFn *emit, void *opaque)
-{
-    emit(opaque, "host_read_commands", io->read_cmds);
-    emit(opaque, "host_write_commands", io->write_cmds);
-    emit(opaque, "host_bytes_read", io->bytes_read);
-    emit(opaque, "host_bytes_written", io->bytes_written);
-    emit(opaque, "media_reads", io->media_reads);
-    emit(opaque, "media_read_ns", io->media_read_ns);
-}
-
 void femu_stats_emit(FemuCtrl *n, FemuMediaStatFn *emit, void *opaque)
 {
     IoCounters io = { 0 };
@@ -515,36 +492,30 @@ void femu_stats_emit(FemuCtrl *n, FemuMediaStatFn *emit, void *opaque)
     for (uint32_t i = 0; i < n->num_namespaces; i++) {
         io_counters_add(&io, &n->ns[i].io);
     }
-    emit_io(&io, emit, opaque);
+    femu_io_counters_emit(&io, emit, opaque);
     emit(opaque, "completions", n->lateness.count);
     emit(opaque, "lateness_p50_ns", lateness_quantile(&n->lateness, 0.5));
     emit(opaque, "lateness_p99_ns", lateness_quantile(&n->lateness, 0.99));
     emit(opaque, "lateness_max_ns", n->lateness.max_ns);
     emit(opaque, "power_cuts", n->power_cuts);
     if (n->frontend) {
-        const FemuFrontendStats *fs = femu_frontend_stats(n->frontend);
-        emit(opaque, "fw_commands", fs->commands);
-        emit(opaque, "fw_busy_ns", fs->fw_busy_ns);
-        emit(opaque, "pcie_bytes_to_host", fs->bytes_to_host);
-        emit(opaque, "pcie_bytes_to_device", fs->bytes_to_device);
-        emit(opaque, "pcie_to_host_busy_ns", fs->link_busy_ns[1]);
-        emit(opaque, "pcie_to_device_busy_ns", fs->link_busy_ns[0]);
+        femu_frontend_emit(n->frontend, emit, opaque);
     }
     for (uint32_t i = 0; i < n->nr_medias; i++) {
         g_autofree char *prefix = media_prefix(n, n->medias[i]);
-        PrefixedEmit p = { emit, opaque, prefix };
-        femu_media_stats(n->medias[i], emit_prefixed, &p);
+        FemuStatPrefix p = { emit, opaque, prefix };
+        femu_media_stats(n->medias[i], femu_stat_prefixed, &p);
     }
     for (uint32_t i = 0; i < n->num_namespaces; i++) {
         FemuNamespace *ns = &n->ns[i];
         g_autofree char *prefix = n->num_namespaces > 1 ? g_strdup_printf("ns%u_", ns->nsid)
                                                         : g_strdup("");
-        PrefixedEmit p = { emit, opaque, prefix };
+        FemuStatPrefix p = { emit, opaque, prefix };
         if (n->num_namespaces > 1) {
-            emit_io(&ns->io, emit_prefixed, &p);
+            femu_io_counters_emit(&ns->io, femu_stat_prefixed, &p);
         }
         if (ns->kind->stats) {
-            ns->kind->stats(ns, emit_prefixed, &p);
+            ns->kind->stats(ns, femu_stat_prefixed, &p);
         }
     }
 }

@@ -5,6 +5,8 @@
  */
 #include "media.h"
 #include "../nand/nand.h"
+#include "../stats/io-counters.h"
+#include "frontend.h"
 
 #include <glib.h>
 
@@ -26,4 +28,34 @@ void femu_media_retire(FemuMedia *m, NandModel *nand, uint64_t arrival_ns)
 {
     nand_retire(nand, MIN(m->last_arrival_ns, arrival_ns));
     m->last_arrival_ns = arrival_ns;
+}
+
+void femu_stat_prefixed(void *opaque, const char *name, uint64_t value)
+{
+    FemuStatPrefix *p = opaque;
+    g_autofree char *full = g_strconcat(p->prefix, name, NULL);
+
+    p->emit(p->opaque, full, value);
+}
+
+void femu_io_counters_emit(const IoCounters *io, FemuMediaStatFn *emit, void *opaque)
+{
+    emit(opaque, "host_read_commands", io->read_cmds);
+    emit(opaque, "host_write_commands", io->write_cmds);
+    emit(opaque, "host_bytes_read", io->bytes_read);
+    emit(opaque, "host_bytes_written", io->bytes_written);
+    emit(opaque, "media_reads", io->media_reads);
+    emit(opaque, "media_read_ns", io->media_read_ns);
+}
+
+void femu_frontend_emit(const FemuFrontend *f, FemuMediaStatFn *emit, void *opaque)
+{
+    const FemuFrontendStats *fs = femu_frontend_stats(f);
+
+    emit(opaque, "fw_commands", fs->commands);
+    emit(opaque, "fw_busy_ns", fs->fw_busy_ns);
+    emit(opaque, "pcie_bytes_to_host", fs->bytes_to_host);
+    emit(opaque, "pcie_bytes_to_device", fs->bytes_to_device);
+    emit(opaque, "pcie_to_host_busy_ns", fs->link_busy_ns[1]);
+    emit(opaque, "pcie_to_device_busy_ns", fs->link_busy_ns[0]);
 }

@@ -110,6 +110,18 @@ static inline void femu_media_stats(FemuMedia *m, FemuMediaStatFn *emit, void *o
 struct NandModel;
 void femu_media_emit_chip_busy(const struct NandModel *nand, FemuMediaStatFn *emit,
                                void *opaque);
+/* An emitter that passes every name on with a prefix ("nsN_"): femu_stat_prefixed's opaque. */
+typedef struct FemuStatPrefix {
+    FemuMediaStatFn *emit;
+    void *opaque;
+    const char *prefix;
+} FemuStatPrefix;
+void femu_stat_prefixed(void *opaque, const char *name, uint64_t value);
+/* Host I/O counters and the front end's, under the stats property's names. */
+struct IoCounters;
+struct FemuFrontend;
+void femu_io_counters_emit(const struct IoCounters *io, FemuMediaStatFn *emit, void *opaque);
+void femu_frontend_emit(const struct FemuFrontend *f, FemuMediaStatFn *emit, void *opaque);
 /*
  * Called by a media model with each request's arrival: the NAND timelines forget what
  * ended before the previous request arrived (requests arrive in time order).
