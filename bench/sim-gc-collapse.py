@@ -86,6 +86,9 @@ def main():
           f"analytic {bblib.greedy_waf(alpha):.2f} at raw/data {alpha:.3f} ({bblib.WAF_MODEL})")
     print(f"femu-sim: {wall:.1f} s wall, {ops / 1e6:.1f} M NAND ops ({ops / wall / 1e6:.2f} "
           f"M/s), {res['end_ns'] / 1e9:.1f} s virtual; lines {st.get('total_lines')}")
+    if size < 256:
+        print(f"full form (256 GiB) estimated from this run: {wall * 256 / size / 60:.0f} min "
+              f"or more (ops/s fall with the chip count and the drive's size)")
     print(f"reference: {REFERENCE}")
     out = dict(reference=REFERENCE, dev=dev, util_pcent=a.util, windows=rows,
                fill_mbps=fill["write"]["bw_bytes"] / 1e6, steady_waf=s_waf,

@@ -148,6 +148,11 @@ def main():
         alpha = 1 + op / 100    # op_pcent: (raw - exposed) / exposed
         print(f"greedy GC's analytic WAF at {op} % OP: {bblib.greedy_waf(alpha):.2f} "
               f"({bblib.WAF_MODEL})")
+    if a.size_gib < 256:
+        # the full form's time at this run's ops/s (2 drives at once, the slowest last)
+        est = max(d["wall_s"] for d in out["drives"].values()) * 256 / a.size_gib
+        print(f"full form (256 GiB) estimated from this run: {est / 60:.0f} min or more "
+              f"(ops/s fall with the chip count and the drive's size)")
     print(f"\npublished: {PUBLISHED}")
     if plt:
         ax1.set_ylabel("write MB/s (per window)")
