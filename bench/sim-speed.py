@@ -26,6 +26,7 @@ Usage: bench/sim-speed.py [--short] [--size-gib 1024] [--caps 4]
 """
 
 import argparse
+import json
 import os
 import resource
 import shutil
@@ -64,7 +65,6 @@ def run(dev, jobs):
             rss = int(tf.read_text().split()[-1])
         else:
             rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    import json
     return json.loads(out.stdout), wall, rss
 
 
