@@ -19,6 +19,12 @@ BUILD = Path(os.environ.get("FEMU_BUILD", REPO / "build"))
 FEMU_SIM = Path(os.environ.get("FEMU_SIM", BUILD / "femu-sim"))
 
 
+# femu-sim's NAND ops per wall second on dc-tlc's full geometry (16 ch x 8 chips, 256 GiB,
+# blackbox GC), measured by sim-gc-collapse.py's full form: the short forms' smaller
+# geometries run 3-4x faster, so their own rate would underestimate a full run
+FULL_OPS_PER_S = 1.2e6
+
+
 def props(d):
     """{'k': v} or "k=v,..." -> "k=v,..." (booleans as on/off)."""
     if isinstance(d, str):
