@@ -3,7 +3,8 @@
 # print figures; they are not tests and never fail on a number. Then the kill
 # campaign (kill-loop.py), which fails on a violation.
 # By default each runs in its short form (--short, about 47 minutes in all on
-# 2 cores); FEMU_BENCH_FULL=1 runs them at full length (about 90 minutes).
+# 2 cores, plus about 5 for the femu-sim ones, sim-*.py); FEMU_BENCH_FULL=1 runs them at
+# full length (about 90 minutes, plus the femu-sim ones' hours: see the README).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # they need qemu.qmp and matplotlib: the project's venv
@@ -13,7 +14,8 @@ short=(--short)
 [[ ${FEMU_BENCH_FULL:-0} == 1 ]] && short=()
 for b in nand-booking ftl-write nossd-vs-stock bb-latency bb-parallelism bb-gc-waf zns-vs-blackbox zns-stripe \
 	zns-gc-free wb-pu-scaling wb-vs-modes wb-gc sra-readahead plp-flush-time plp-dbbench \
-	plp-size-sweep presets fdp-hotcold fdp-cachelib fdp-warp; do
+	plp-size-sweep presets fdp-hotcold fdp-cachelib fdp-warp sim-zns-fig1 sim-gc-collapse \
+	sim-speed; do
 	echo
 	echo "=== $b ${short[*]}"
 	start=$SECONDS

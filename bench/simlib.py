@@ -19,6 +19,12 @@ BUILD = Path(os.environ.get("FEMU_BUILD", REPO / "build"))
 FEMU_SIM = Path(os.environ.get("FEMU_SIM", BUILD / "femu-sim"))
 
 
+# femu-sim's NAND ops per wall second on dc-tlc's full geometry (16 ch x 8 chips, 256 GiB,
+# blackbox GC), measured by sim-gc-collapse.py's full form: the short forms' smaller
+# geometries run 3-4x faster, so their own rate would underestimate a full run
+FULL_OPS_PER_S = 1.2e6
+
+
 def props(d):
     """{'k': v} or "k=v,..." -> "k=v,..." (booleans as on/off)."""
     if isinstance(d, str):
@@ -56,8 +62,12 @@ def run(dev, jobs, glob=None, series_stats=None, extra_files=(), timeout=None):
 
 def nand_ops(stats):
     """NAND page operations the model booked (reads, programs, erases)."""
-    return stats.get("nand_reads", 0) + stats.get("nand_programs", 0) + \
-        stats.get("nand_erases", 0)
+    if "nand_programs" in stats:
+        return stats.get("nand_reads", 0) + stats["nand_programs"] + \
+            stats.get("nand_erases", 0)
+    # zns names them otherwise
+    return stats.get("pages_read", 0) + stats.get("pages_programmed", 0) + \
+        stats.get("blocks_erased", 0)
 
 
 def job(result, name, index=0):
@@ -66,3 +76,52 @@ def job(result, name, index=0):
         if j["jobname"] == name and j["job_index"] == index:
             return j
     raise KeyError(name)
+
+
+def windows(result, prefix):
+    """Jobs named PREFIX<k> (k = 0, 1, ...; numjobs clones summed) as windows, in order:
+    [{k, t0_ns, t1_ns, bytes, mbps, iops, stats (at the window's end), lat (clone 0's
+    write lat_ns, or the worst clone's percentiles)}]."""
+    groups = {}
+    for j in result["jobs"]:
+        name = j["jobname"]
+        if name.startswith(prefix) and name[len(prefix):].isdigit():
+            groups.setdefault(int(name[len(prefix):]), []).append(j)
+    out = []
+    for k in sorted(groups):
+        js = groups[k]
+        t0 = min(j["job_start_ns"] for j in js)
+        last = max(js, key=lambda j: j["job_start_ns"] + j["elapsed_ns"])
+        t1 = last["job_start_ns"] + last["elapsed_ns"]
+        nbytes = sum(j["write"]["io_bytes"] + j["read"]["io_bytes"] for j in js)
+        ios = sum(j["write"]["total_ios"] + j["read"]["total_ios"] for j in js)
+        pct = {}
+        for j in js:
+            for d in ("write", "read"):
+                for p, v in j[d]["lat_ns"].get("percentile", {}).items():
+                    if j[d]["total_ios"]:
+                        pct[p] = max(pct.get(p, 0), v)
+        dt = max(t1 - t0, 1)
+        out.append(dict(k=k, t0_ns=t0, t1_ns=t1, bytes=nbytes, mbps=nbytes / dt * 1e3,
+                        iops=ios / dt * 1e9, stats=last["stats"], lat_pct=pct))
+    return out
+
+
+def host_pages(s):
+    return s.get("host_pages_written", s.get("host_bytes_written", 0) // 4096)
+
+
+def nand_pages(s):
+    """Pages programmed (zns: with its padding)."""
+    return s.get("nand_pages_written", s.get("pages_programmed", 0))
+
+
+def waf(s):
+    return nand_pages(s) / host_pages(s) if host_pages(s) else float("nan")
+
+
+def waf_between(s0, s1):
+    """NAND pages written per host page written between two statistics snapshots."""
+    h = host_pages(s1) - host_pages(s0)
+    n = nand_pages(s1) - nand_pages(s0)
+    return n / h if h else float("nan")
