@@ -46,6 +46,13 @@ typedef struct FtlBgJob {
     uint32_t chips_left;        /* chips whose blocks are not erased yet */
     uint64_t *next;             /* per stripe slot (chip): next page index; FTL_NEVER: erased */
     uint64_t *read_done;        /* per slot: when its latest GC read is done */
+    /*
+     * Per slot: the earliest its next operation could start, as last computed (it never
+     * moves earlier: the chip's bookings and pump_ns only grow); the least over the slots
+     * with work left. A host command before them needs no look at the chips.
+     */
+    uint64_t *ready_at;
+    uint64_t min_ready;
 } FtlBgJob;
 
 struct Ftl {

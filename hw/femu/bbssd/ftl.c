@@ -525,17 +525,24 @@ static void bg_chip(Ftl *f, uint64_t k, uint64_t limit)
     uint64_t base = (uint64_t)j->line * f->pgs_per_line, nluns = nand_luns(&f->cfg.geo);
     NandAddr a;
 
+    if (j->ready_at[k] >= limit) {
+        return;
+    }
     while (j->next[k] != FTL_NEVER) {
         uint64_t i = j->next[k], at, rd;
         while (i < f->pgs_per_line && !f->p2l[base + i]) {
             i += nluns;                 /* overwritten or trimmed since: nothing to move */
         }
         j->next[k] = i;
-        ftl_ppn_to_addr(f, base + (i < f->pgs_per_line ? i : k), &a);
-        at = MAX(f->pump_ns, nand_chip_busy_until(f->nand, nand_lun_index(f->nand, &a)));
+        /* slot k is chip (ch k % nchs, lun k / nchs): no address until there is work */
+        at = MAX(f->pump_ns, nand_chip_busy_until(f->nand, (k % f->cfg.geo.nchs) *
+                                                  f->cfg.geo.luns_per_ch +
+                                                  k / f->cfg.geo.nchs));
         if (at >= limit) {
+            j->ready_at[k] = at;
             return;
         }
+        ftl_ppn_to_addr(f, base + (i < f->pgs_per_line ? i : k), &a);
         f->st.gc_bg_ops++;
         if (i < f->pgs_per_line) {
             rd = nand_op(f->nand, NAND_OP_READ, &a, at);
@@ -558,10 +565,18 @@ static void bg_chip(Ftl *f, uint64_t k, uint64_t limit)
 static bool bg_run(Ftl *f, uint64_t limit)
 {
     FtlBgJob *j = &f->bg;
+    uint64_t min_ready = FTL_NEVER;
 
+    if (j->chips_left && limit <= j->min_ready) {
+        return false;       /* no chip with work left can start before limit */
+    }
     for (uint64_t k = 0; k < nand_luns(&f->cfg.geo); k++) {
         bg_chip(f, k, limit);
+        if (j->next[k] != FTL_NEVER) {
+            min_ready = MIN(min_ready, j->ready_at[k]);
+        }
     }
+    j->min_ready = min_ready;
     if (j->chips_left) {
         return false;
     }
@@ -589,7 +604,9 @@ static void gc_background(Ftl *f, uint64_t limit)
             for (uint64_t k = 0; k < j->chips_left; k++) {
                 j->next[k] = k;
                 j->read_done[k] = 0;
+                j->ready_at[k] = 0;
             }
+            j->min_ready = 0;
         }
         if (!bg_run(f, limit)) {
             return;
@@ -832,6 +849,7 @@ Ftl *ftl_new(const FtlConfig *c, char **err)
     f->lun_read_ns = g_new0(uint64_t, nand_luns(&c->geo));
     f->bg.next = g_new0(uint64_t, nand_luns(&c->geo));
     f->bg.read_done = g_new0(uint64_t, nand_luns(&c->geo));
+    f->bg.ready_at = g_new0(uint64_t, nand_luns(&c->geo));
     reset_state(f);
     return f;
 }
@@ -853,6 +871,7 @@ void ftl_free(Ftl *f)
         g_free(f->lun_read_ns);
         g_free(f->bg.next);
         g_free(f->bg.read_done);
+        g_free(f->bg.ready_at);
         g_free(f);
     }
 }
@@ -1121,8 +1140,10 @@ static bool load(Ftl *f, char **err)
             }
             f->bg.next[k] = erased[k] ? FTL_NEVER : k;
             f->bg.read_done[k] = 0;
+            f->bg.ready_at[k] = 0;
             f->bg.chips_left += !erased[k];
         }
+        f->bg.min_ready = 0;
     }
     /* the flash's wear as the lines' erases say (the model counts it for read retry) */
     for (uint32_t l = 0; l < n; l++) {
