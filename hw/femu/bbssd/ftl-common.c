@@ -7,6 +7,7 @@
 #include "../media/record.h"
 
 #include <glib.h>
+#include <sys/mman.h>
 
 /* ---- configuration ---- */
 
@@ -328,4 +329,28 @@ uint32_t ftl_heap_disorder(const FtlHeap *h)
         }
     }
     return 0;
+}
+
+void *ftl_table_new(uint64_t n, size_t size)
+{
+    void *t;
+
+    if (!n || n > SIZE_MAX / size) {
+        return NULL;
+    }
+    t = mmap(NULL, n * size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (t == MAP_FAILED) {
+        return NULL;
+    }
+#ifdef MADV_HUGEPAGE
+    madvise(t, n * size, MADV_HUGEPAGE);
+#endif
+    return t;
+}
+
+void ftl_table_free(void *table, uint64_t n, size_t size)
+{
+    if (table) {
+        munmap(table, n * size);
+    }
 }

@@ -131,4 +131,12 @@ bool ftl_heap_holds(const FtlHeap *h, uint32_t id);
 /* For consistency checks: the first index out of order, 0 if none. */
 uint32_t ftl_heap_disorder(const FtlHeap *h);
 
+/*
+ * A mapping table of n entries of `size` bytes: zeroed, its memory taken as it is touched,
+ * in huge pages where the host gives them (random lookups miss the TLB less). NULL when
+ * there is no room. ftl_table_free takes the same n and size.
+ */
+void *ftl_table_new(uint64_t n, size_t size);
+void ftl_table_free(void *table, uint64_t n, size_t size);
+
 #endif

@@ -833,9 +833,9 @@ Ftl *ftl_new(const FtlConfig *c, char **err)
     f->lay = layout_of(c);
     total = nand_total_pages(&c->geo);
     /* zeroed and sparse: memory grows with the pages written, not the capacity */
-    f->l2p = g_try_malloc0_n(c->exposed_pages, sizeof(uint64_t));
+    f->l2p = ftl_table_new(c->exposed_pages, sizeof(uint64_t));
     f->own_l2p = true;
-    f->p2l = g_try_malloc0_n(total, sizeof(uint64_t));
+    f->p2l = ftl_table_new(total, sizeof(uint64_t));
     if (!f->l2p || !f->p2l) {
         *err = g_strdup_printf("cannot allocate the FTL mapping tables (%" G_GUINT64_FORMAT
                                " MiB): lower devsz_mb", (c->exposed_pages + total) * 8 >> 20);
@@ -861,9 +861,9 @@ void ftl_free(Ftl *f)
             nand_model_free(f->nand);
         }
         if (f->own_l2p) {
-            g_free(f->l2p);
+            ftl_table_free(f->l2p, f->cfg.exposed_pages, sizeof(uint64_t));
         }
-        g_free(f->p2l);
+        ftl_table_free(f->p2l, nand_total_pages(&f->cfg.geo), sizeof(uint64_t));
         g_free(f->lines);
         ftl_heap_destroy(&f->heap);
         g_free(f->heap_pos);
@@ -1199,7 +1199,7 @@ static bool attach(Ftl *f, uint8_t *s, bool blank, char **err)
         return false;
     }
     if (f->own_l2p) {
-        g_free(own);
+        ftl_table_free(own, f->cfg.exposed_pages, sizeof(uint64_t));
         f->own_l2p = false;
     }
     return true;
