@@ -22,9 +22,25 @@ balanced flush cuts the flush time by 96 % on average over PLP buffers of 32-256
 What transfers: all of it (model time of the flush, the same code as the emulator's,
 which plp-flush-time.py reads after a QMP power cut).
 
-Usage: bench/sim-plp.py [--short] [--sizes 32,64,128,256] [--stripes 1,2,8,64]
-       [--rounds 2] [--zone-fill-mb 15]
-Short: stripes 1 and 8 (about 20 s); full: stripes 1, 2, 8, 64 (about 35 s).
+Part dbbench (SYNTHETIC: no block trace of db_bench was recorded in a guest; the traces
+are generated): db_bench fillseq / overwrite with sync=1 as plp-dbbench.py runs it, as
+two traces replayed at once on a drive with two zoned namespaces (plplib.TWO_NS):
+  WAL (ns2)   per Put a 1 KiB append (100 B key, 800 B value, record header) and a
+              flush (the fsync), QD1, as fast as the drive answers;
+  data (ns1)  per 8 MiB of Puts (the memtable) an SST of 8 MiB in 512 KiB writes and a
+              flush; overwrite adds a compaction per memtable: 16 MiB read and rewritten;
+both logs wrap over their namespace with zone resets (WAL files and SSTs deleted). For
+none / full / selective (plplib.mode_props: one buffer of W, selective's PLP region
+--plp-mb for the WAL namespace) and W of 64-512 MiB: Puts/s (the WAL job's) and the
+ratio to none, beside the paper (plp-dbbench.py). What transfers: the ordering and the
+device's time per Put for this access pattern; not db_bench's own figures (no file
+system, no CPU time, no fsync log of btrfs).
+
+Usage: bench/sim-plp.py [--short] [--parts flush,dbbench] [--sizes 32,64,128,256]
+       [--stripes 1,2,8,64] [--rounds 2] [--zone-fill-mb 15] [--puts 300000]
+       [--buffers 64,128,256,512]
+Short: stripes 1 and 8, 30000 Puts, buffers 64 and 512 (about 30 s); full: stripes 1, 2,
+8, 64, 300000 Puts (the paper's 3M with --puts 3000000).
 """
 
 import argparse
@@ -42,14 +58,18 @@ import plplib  # noqa: E402
 import simlib  # noqa: E402
 
 
-def _published():
-    spec = importlib.util.spec_from_file_location("plp_flush_time", HERE / "plp-flush-time.py")
+def _published(name, file):
+    spec = importlib.util.spec_from_file_location(name, HERE / file)
     m = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(m)
-    return m.CITATION, m.PAPER_REDUCTION, m.ROUND_SHIFT
+    return m
 
 
-CITATION, PAPER_REDUCTION, ROUND_SHIFT = _published()
+_ft = _published("plp_flush_time", "plp-flush-time.py")
+_db = _published("plp_dbbench", "plp-dbbench.py")
+CITATION, PAPER_REDUCTION, ROUND_SHIFT = _ft.CITATION, _ft.PAPER_REDUCTION, _ft.ROUND_SHIFT
+DB_CITATION, DB_PAPER, MODES = _db.CITATION, _db.PAPER, _db.MODES
+MIB = 1 << 20
 ZONE_MB = plplib.ZONE_MB
 WRITE = 512 * 1024
 
@@ -61,8 +81,18 @@ def parse_args():
     ap.add_argument("--rounds", type=int, default=2, help="log start zones per size")
     ap.add_argument("--zone-fill-mb", type=int, default=15,
                     help="MiB written per zone before the next (below 16: zones stay open)")
+    ap.add_argument("--parts", default="flush,dbbench")
+    ap.add_argument("--puts", type=int, default=300000, help="dbbench: Puts per run")
+    ap.add_argument("--buffers", default="64,128,256,512", help="dbbench: W, MiB")
+    ap.add_argument("--plp-mb", type=int, default=32, help="dbbench: selective's region")
+    ap.add_argument("--stripe", type=int, default=8, help="dbbench: zns_stripe")
     ap.add_argument("--short", action="store_true", help="stripes 1 and 8 only")
     a = ap.parse_args()
+    a.parts = a.parts.split(",")
+    a.buffers = [int(x) for x in a.buffers.split(",")]
+    if a.short:
+        a.puts = 30000 if a.puts == 300000 else a.puts
+        a.buffers = [a.buffers[0], a.buffers[-1]]
     a.sizes = [int(x) for x in a.sizes.split(",")]
     a.stripes = [int(x) for x in a.stripes.split(",")]
     if a.short:
@@ -118,6 +148,17 @@ def reduction(normal, balanced):
 
 def main():
     a = parse_args()
+    out = {}
+    if "flush" in a.parts:
+        out["flush"] = flush_table(a)
+    if "dbbench" in a.parts:
+        out["dbbench"] = dbbench(a)
+    print("results: " + str(bblib.save_json("sim-plp", dict(
+        args=vars(a), **out, citation=CITATION, paper_reduction_pct=PAPER_REDUCTION,
+        dbbench_citation=DB_CITATION, dbbench_paper=DB_PAPER))))
+
+
+def flush_table(a):
     t0 = time.monotonic()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -156,9 +197,101 @@ def main():
     wall = time.monotonic() - t0
     print(f"wall time: {wall:.1f} s")
     plot(a, rows)
-    print("results: " + str(bblib.save_json("sim-plp", dict(
-        args=vars(a), rows=rows, averages=averages, wall_s=wall, citation=CITATION,
-        paper_reduction_pct=PAPER_REDUCTION))))
+    return dict(rows=rows, averages=averages, wall_s=wall)
+
+
+class Log:
+    """Appends to a zoned namespace as a log, wrapping with zone resets."""
+
+    def __init__(self, lines, ns_bytes):
+        self.lines, self.ns, self.pos, self.wrapped = lines, ns_bytes, 0, False
+
+    def append(self, n):
+        zb = ZONE_MB * MIB
+        if self.pos % zb + n > zb:              # no write across zones: the next zone
+            self.pos = (self.pos // zb + 1) * zb
+        if self.pos >= self.ns:
+            self.pos, self.wrapped = 0, True
+        if self.wrapped and self.pos % zb == 0:
+            self.lines.append(f"0,zone_reset,{self.pos},{zb}")
+        self.lines.append(f"0,write,{self.pos},{n}")
+        self.pos += n
+
+
+def db_traces(a, tmp, bench):
+    """(WAL trace, data trace) of `bench` (fillseq, overwrite): Puts of 1 KiB."""
+    ns = plplib.NS_MB * MIB
+    wal, data = ["time_us,op,offset,length"], ["time_us,op,offset,length"]
+    wl, dl = Log(wal, ns), Log(data, ns)
+    per_mt = 8 * MIB // 1024
+    last_sst = 0
+    for i in range(1, a.puts + 1):
+        wl.append(1024)
+        wal.append("0,flush,,")
+        if i % per_mt == 0:
+            start = dl.pos
+            for _ in range(16):
+                dl.append(512 * 1024)
+            data.append("0,flush,,")
+            if bench == "overwrite":
+                for k in range(32):             # compaction: 16 MiB read, then rewritten
+                    off = (last_sst + k * 512 * 1024) % ns
+                    data.append(f"0,read,{off},{512 * 1024}")
+                for _ in range(32):
+                    dl.append(512 * 1024)
+                data.append("0,flush,,")
+            last_sst = start
+    paths = []
+    for name, lines in (("wal", wal), ("data", data)):
+        p = Path(tmp) / f"{bench}-{name}.csv"
+        p.write_text("\n".join(lines) + "\n")
+        paths.append(p)
+    return paths
+
+
+def dbbench(a):
+    t0 = time.monotonic()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for bench in ("fillseq", "overwrite"):
+            wal, data = db_traces(a, tmp, bench)
+            for w in a.buffers:
+                ops = {}
+                for mode in MODES:
+                    dev = dict(femu_mode=3, devsz_mb=plplib.DRIVE_MB, **plplib.PAPER_FLASH,
+                               **plplib.TWO_NS, zns_stripe=a.stripe, plp_flush_pct=70,
+                               **plplib.mode_props(mode, w, a.plp_mb))
+                    jobs = [("wal", dict(filename="/dev/nvme0n2", read_iolog=str(wal),
+                                         iodepth=1, replay_no_stall=1)),
+                            ("data", dict(filename="/dev/nvme0n1", read_iolog=str(data),
+                                          iodepth=1, replay_no_stall=1))]
+                    res, wall = simlib.run(dev, jobs)
+                    j = simlib.job(res, "wal")
+                    secs = j["elapsed_ns"] / 1e9
+                    s = res["stats"]
+                    ops[mode] = dict(ops=a.puts / secs, us_per_put=1e6 * secs / a.puts,
+                                     wall_s=wall, cap_uf=s.get("plp_worst_balanced_capacitance_uf"))
+                rows.append(dict(bench=bench, w_mb=w, modes=ops))
+    print(f"\ndb_bench, SYNTHETIC traces (see the docstring): {a.puts} Puts of 1 KiB with "
+          f"sync=1, 8 MiB memtables; two 1 GiB zoned namespaces (data, WAL), the paper's "
+          f"flash, zns_stripe={a.stripe}; selective: {a.plp_mb} MiB PLP for the WAL")
+    print(f"{'bench':9} {'W MiB':>5} | " + " ".join(f"{m + ' Puts/s':>16}" for m in MODES)
+          + " | " + " ".join(f"{m + '/none':>14}" for m in MODES[1:])
+          + " | " + " ".join(f"{m + ' us/Put':>16}" for m in MODES)
+          + f" | {'worst uF full':>13} {'sel.':>6}")
+    for r in rows:
+        m = r["modes"]
+        print(f"{r['bench']:9} {r['w_mb']:>5} | "
+              + " ".join(f"{m[k]['ops']:16.0f}" for k in MODES) + " | "
+              + " ".join(f"{m[k]['ops'] / m['none']['ops']:14.2f}" for k in MODES[1:])
+              + " | " + " ".join(f"{m[k]['us_per_put']:16.1f}" for k in MODES)
+              + f" | {m['full']['cap_uf'] or 0:13.0f} {m['selective']['cap_uf'] or 0:6.0f}")
+    print(f"\npublished ({DB_CITATION}): {DB_PAPER}")
+    print("'worst uF': the hold-up capacitance of the device's worst case (a full PLP region, "
+          "balanced flush): full protects W, selective only its PLP region.")
+    wall = time.monotonic() - t0
+    print(f"wall time: {wall:.1f} s")
+    return dict(rows=rows, wall_s=wall, synthetic=True)
 
 
 def plot(a, rows):
