@@ -2,8 +2,9 @@
 # Every benchmark in bench/, one after another, each with its wall time. They
 # print figures; they are not tests and never fail on a number. Then the kill
 # campaign (kill-loop.py), which fails on a violation.
-# By default each runs in its short form (--short, about 47 minutes in all on
-# 2 cores); FEMU_BENCH_FULL=1 runs them at full length (about 90 minutes).
+# By default each runs in its short form (--short, about 49 minutes in all on
+# 2 cores); FEMU_BENCH_FULL=1 runs them at full length (about 90 minutes, and an hour
+# more for sim-fdp.py's 32 GiB drives). The sim-* ones run femu-sim (build/femu-sim).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # they need qemu.qmp and matplotlib: the project's venv
@@ -13,7 +14,7 @@ short=(--short)
 [[ ${FEMU_BENCH_FULL:-0} == 1 ]] && short=()
 for b in nand-booking nossd-vs-stock bb-latency bb-parallelism bb-gc-waf zns-vs-blackbox zns-stripe \
 	zns-gc-free wb-pu-scaling wb-vs-modes wb-gc sra-readahead plp-flush-time plp-dbbench \
-	plp-size-sweep presets fdp-hotcold fdp-cachelib fdp-warp; do
+	plp-size-sweep presets fdp-hotcold fdp-cachelib fdp-warp sim-sra-qd sim-plp sim-fdp; do
 	echo
 	echo "=== $b ${short[*]}"
 	start=$SECONDS
