@@ -39,8 +39,8 @@ system, no CPU time, no fsync log of btrfs).
 Usage: bench/sim-plp.py [--short] [--parts flush,dbbench] [--sizes 32,64,128,256]
        [--stripes 1,2,8,64] [--rounds 2] [--zone-fill-mb 15] [--puts 300000]
        [--buffers 64,128,256,512]
-Short: stripes 1 and 8, 30000 Puts, buffers 64 and 512 (about 30 s); full: stripes 1, 2,
-8, 64, 300000 Puts (the paper's 3M with --puts 3000000).
+Short: stripes 1 and 8, 30000 Puts, buffers 64 and 512 (about a minute); full: stripes 1,
+2, 8, 64, 300000 Puts (about 4 minutes; the paper's 3M keys with --puts 3000000).
 """
 
 import argparse
