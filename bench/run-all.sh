@@ -2,9 +2,10 @@
 # Every benchmark in bench/, one after another, each with its wall time. They
 # print figures; they are not tests and never fail on a number. Then the kill
 # campaign (kill-loop.py), which fails on a violation.
-# By default each runs in its short form (--short, about 47 minutes in all on
-# 2 cores, plus about 5 for the femu-sim ones, sim-*.py); FEMU_BENCH_FULL=1 runs them at
-# full length (about 90 minutes, plus the femu-sim ones' hours: see the README).
+# By default each runs in its short form (--short, about 49 minutes in all on
+# 2 cores, plus about 8 for the femu-sim ones, sim-*.py); FEMU_BENCH_FULL=1 runs them at
+# full length (about 90 minutes, plus the femu-sim ones' hours: see the README). The
+# sim-* ones run femu-sim (build/femu-sim).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # they need qemu.qmp and matplotlib: the project's venv
@@ -15,7 +16,7 @@ short=(--short)
 for b in nand-booking ftl-write nossd-vs-stock bb-latency bb-parallelism bb-gc-waf zns-vs-blackbox zns-stripe \
 	zns-gc-free wb-pu-scaling wb-vs-modes wb-gc sra-readahead plp-flush-time plp-dbbench \
 	plp-size-sweep presets fdp-hotcold fdp-cachelib fdp-warp sim-zns-fig1 sim-gc-collapse \
-	sim-speed; do
+	sim-speed sim-sra-qd sim-plp sim-fdp; do
 	echo
 	echo "=== $b ${short[*]}"
 	start=$SECONDS

@@ -202,6 +202,15 @@ static void issue(SimDevice *d, DeadlineHeap *h, Worker *w, uint64_t now)
             }
             break;
         }
+        /* a trace's power cut: once the job's I/O before it is done; no command */
+        if (w->pending.op == SIM_OP_POWER_CUT) {
+            if (w->inflight) {
+                break;
+            }
+            sim_device_power_cut(d, now);
+            w->has_pending = false;
+            continue;
+        }
         /* as fio: a zone is reset or finished once the job's I/O before it is done */
         if ((w->pending.op == SIM_OP_ZONE_RESET || w->pending.op == SIM_OP_ZONE_FINISH) &&
             w->inflight) {

@@ -613,6 +613,24 @@ void sim_device_advance(SimDevice *d, uint64_t now)
     }
 }
 
+void sim_device_power_cut(SimDevice *d, uint64_t now)
+{
+    sim_device_advance(d, now);
+    for (uint32_t i = 0; i < d->nr_medias; i++) {
+        femu_media_power_loss(d->medias[i], now);
+    }
+    for (uint32_t k = 0; sim_kinds[k]; k++) {
+        for (uint32_t i = 0; i < d->nr_ns; i++) {
+            if (d->ns[i].kind == sim_kinds[k]) {
+                if (sim_kinds[k]->power_on) {
+                    sim_kinds[k]->power_on(d, now);
+                }
+                break;
+            }
+        }
+    }
+}
+
 void sim_device_stats(SimDevice *d, FemuMediaStatFn *emit, void *opaque)
 {
     IoCounters io = { 0 };

@@ -59,6 +59,11 @@ typedef struct SimKind {
     bool (*attach_state)(SimDevice *d, SimNs *ns, uint8_t *meta, bool data, char **err);
     /* Optional: per-namespace statistics, beside the model's. */
     void (*stats)(SimNs *ns, FemuMediaStatFn *emit, void *opaque);
+    /*
+     * Optional: power is back after sim_device_power_cut, as FemuNsKind.power_on followed
+     * by the controller reset's ctrl_reset; once per kind the device has, at now.
+     */
+    void (*power_on)(SimDevice *d, uint64_t now);
 } SimKind;
 
 struct SimNs {
@@ -112,6 +117,14 @@ void sim_device_advance(SimDevice *d, uint64_t now);
  * extended. Call before any command. *bytes: the file's length (the memdev's size).
  */
 bool sim_device_attach_backing(SimDevice *d, const char *path, uint64_t *bytes, char **err);
+
+/*
+ * Power is cut at now and comes back at once, as the QEMU device's power cut and reset:
+ * every model's power_loss (a PLP buffer flushes its region on the capacitors, read-ahead
+ * is gone), then each kind's power_on (recovery). Commands outstanding at now still
+ * complete when they were due (the engine cuts between commands).
+ */
+void sim_device_power_cut(SimDevice *d, uint64_t now);
 
 /* The statistics under the names of the QEMU device's `stats` property. */
 void sim_device_stats(SimDevice *d, FemuMediaStatFn *emit, void *opaque);

@@ -12,8 +12,11 @@
 #include <glib.h>
 
 #include "simkinds.h"
+#include "plp/plp.h"
 #include "zns/zns-io.h"
 #include "zns/zns-params.h"
+
+#define MIB (1024ULL * 1024)
 
 /* A zoned namespace's state (SimNs.priv). */
 typedef struct SimZns {
@@ -266,10 +269,54 @@ static bool zns_attach_state(SimDevice *d, SimNs *ns, uint8_t *meta, bool data, 
     return false;
 }
 
+/*
+ * Power is back after a cut, as zns_power_on and then zns_ctrl_reset in hw/femu/zns/zns.c:
+ * the PLP store's protected data back in place, each zone's write pointer back to where
+ * its durable data ends, then the power cycle (open zones Closed). The data above a write
+ * pointer is not cleared (femu-sim never reads it back).
+ */
+static void zns_power_on(SimDevice *d, uint64_t now)
+{
+    const SimParams *p = sim_device_params(d);
+    PlpBuffer *plp = NULL;
+    uint64_t zone_bytes = (uint64_t)p->zns.zone_size_mb * MIB;
+    PlpRecovery rec;
+
+    if (zns_params_plp_on(&p->zns)) {
+        plp = femu_media_zns_plp(sim_device_ns(d, 1)->media);
+        /* the device takes it at start, on empty zones: nothing to adopt */
+        plp_take_fresh(plp);
+        plp_recover(plp, now, &rec);
+    }
+    for (uint32_t i = 1; i <= sim_device_nr_ns(d); i++) {
+        SimNs *ns = sim_device_ns(d, i);
+        SimZns *z = ns->priv;
+        ZnsCmd c;
+
+        if (ns->kind != &sim_zns) {
+            continue;
+        }
+        for (uint64_t k = 0; plp && k < z->io.zones->cfg.nr_zones; k++) {
+            uint64_t zone = ns->backend_offset / zone_bytes + k;
+            Zone *zn = &z->io.zones->zones[k];
+            uint64_t wp_bytes = (zn->wp - zn->zslba) << z->io.lba_shift;
+
+            if (plp_durable_end(plp, zone) > wp_bytes) {
+                plp_set_durable_end(plp, zone, wp_bytes);
+            }
+            zone_rollback(z->io.zones, k, zn->zslba +
+                          (plp_durable_end(plp, zone) >> z->io.lba_shift));
+        }
+        zns_cmd_begin(&c, &z->io, now, true);
+        zone_power_cycle(z->io.zones);
+        zns_cmd_end(&c);
+    }
+}
+
 const SimKind sim_zns = {
     .name = "zns", .femu_mode = 3, .read_ahead = true,
     .check = zns_check, .size_ns = zns_size_ns, .flash_blocks = zns_flash_blocks,
     .media_new = zns_media_new, .ns_init = zns_ns_init, .ns_free = zns_ns_free,
-    .io = zns_io, .target = zns_target, .stats = zns_stats,
+    .io = zns_io, .target = zns_target, .stats = zns_stats, .power_on = zns_power_on,
     .attach_state = zns_attach_state,
 };

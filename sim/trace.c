@@ -7,7 +7,9 @@
  * CSV: an optional header names the columns; its first name gives the time unit:
  * time, time_s, s, seconds (seconds, the default without a header), time_ms, ms, time_us,
  * us, time_ns, ns. Times are decimals (exact to the ns), offsets and lengths bytes; ops
- * read, write, trim, flush, zone_reset, zone_finish or R, W, T, F, ZR, ZF. `#` comments.
+ * read, write, trim, flush, zone_reset, zone_finish, power_cut or R, W, T, F, ZR, ZF, PC
+ * (power_cut: offset and length empty; the engine cuts the power and brings it back once
+ * the job's I/O before it has completed). `#` comments.
  *
  * blkparse: sectors of 512 bytes, times in seconds; RWBS R, W, D (discard: trim), a
  * leading F (preflush: a flush before the op, or alone a flush); other requests and events
@@ -302,6 +304,7 @@ static LineKind csv_line(SimTrace *tr, char *line, SimTraceRec *rec, char **err)
         { "flush", SIM_OP_FLUSH }, { "f", SIM_OP_FLUSH },
         { "zone_reset", SIM_OP_ZONE_RESET }, { "zr", SIM_OP_ZONE_RESET },
         { "zone_finish", SIM_OP_ZONE_FINISH }, { "zf", SIM_OP_ZONE_FINISH },
+        { "power_cut", SIM_OP_POWER_CUT }, { "pc", SIM_OP_POWER_CUT },
     };
     char *f[4], *s = line, *c;
     int n = 0;
@@ -357,12 +360,12 @@ static LineKind csv_line(SimTrace *tr, char *line, SimTraceRec *rec, char **err)
     }
     if (!found) {
         tfail(tr, err, "bad op '%s' (allowed: read, write, trim, flush, zone_reset, "
-              "zone_finish, or R, W, T, F, ZR, ZF)", f[1]);
+              "zone_finish, power_cut, or R, W, T, F, ZR, ZF, PC)", f[1]);
         return LINE_ERROR;
     }
     rec->preflush = false;
     rec->offset = rec->len = 0;
-    if (rec->op == SIM_OP_FLUSH && !*f[2] && !*f[3]) {
+    if ((rec->op == SIM_OP_FLUSH || rec->op == SIM_OP_POWER_CUT) && !*f[2] && !*f[3]) {
         return LINE_IO;
     }
     if (!parse_u64(f[2], &rec->offset)) {
@@ -386,7 +389,7 @@ static bool trace_fit(SimTrace *tr, const SimTarget *t, SimTraceRec *rec, char *
 {
     uint64_t end;
 
-    if (rec->op == SIM_OP_FLUSH) {
+    if (rec->op == SIM_OP_FLUSH || rec->op == SIM_OP_POWER_CUT) {
         rec->offset = rec->len = 0;
         return true;
     }

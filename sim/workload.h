@@ -22,6 +22,7 @@ typedef enum SimOp {
     SIM_OP_FLUSH,
     SIM_OP_ZONE_RESET,      /* offset: the zone's start; len: the zone size */
     SIM_OP_ZONE_FINISH,
+    SIM_OP_POWER_CUT,       /* traces only: power is cut and comes back (no command) */
 } SimOp;
 
 typedef struct SimIo {

@@ -390,6 +390,35 @@ static void test_zns_plp(void)
                  "plp= needs every namespace zoned");
 }
 
+/* A power cut flushes the PLP region (the plp_loss_* statistics) and recovers it. */
+static void test_zns_power_cut(void)
+{
+    Dev v;
+
+    dev_open(&v, ZNS_PLP);
+    g_assert_cmpuint(cmd(&v, 1, SIM_OP_WRITE, 0, 16 * KIB, NULL), ==, 0);
+    g_assert_cmpuint(cmd(&v, 1, SIM_OP_WRITE, ZONE, 8 * KIB, NULL), ==, 0);
+    g_assert_cmpuint(stat(&v, "plp_power_losses"), ==, 0);
+    g_assert_cmpuint(stat(&v, "plp_loss_normal_flush_ns"), ==, 0);
+    sim_device_power_cut(v.d, v.now);
+    g_assert_cmpuint(stat(&v, "plp_power_losses"), ==, 1);
+    g_assert_cmpuint(stat(&v, "plp_loss_pages"), >, 0);
+    g_assert_cmpuint(stat(&v, "plp_loss_normal_flush_ns"), >, 0);
+    g_assert_cmpuint(stat(&v, "plp_loss_balanced_flush_ns"), >, 0);
+    g_assert_cmpuint(stat(&v, "plp_loss_normal_energy_uj"), >, 0);
+    /* the volatile region's 16 KiB are lost, the protected 8 KiB recovered */
+    g_assert_cmpuint(stat(&v, "plp_lost_sectors"), ==, 32);
+    g_assert_cmpuint(stat(&v, "plp_spor_sectors"), ==, 16);
+    g_assert_cmpuint(stat(&v, "plp_region_used_bytes"), ==, 0);
+    g_assert_cmpuint(zone_written(&v, 1, 0), ==, 0);
+    g_assert_cmpuint(zone_written(&v, 1, 1), ==, 8 * KIB);
+    /* the drive works on: zone 1 goes on at its write pointer, zone 0 from its start */
+    v.now += 10 * 1000 * US;
+    g_assert_cmpuint(cmd(&v, 1, SIM_OP_WRITE, ZONE + 8 * KIB, 4 * KIB, NULL), ==, 0);
+    g_assert_cmpuint(cmd(&v, 1, SIM_OP_WRITE, 0, 4 * KIB, NULL), ==, 0);
+    dev_close(&v);
+}
+
 static void test_zns_errors(void)
 {
     assert_error("femu_mode=3,zns_zone_size_mb=3", "zns_zone_size_mb=3 is invalid");
@@ -711,6 +740,7 @@ int main(int argc, char **argv)
     g_test_add_func("/sim-device/zns/reset-finish-read", test_zns_reset_finish_read);
     g_test_add_func("/sim-device/zns/read-ahead", test_zns_read_ahead);
     g_test_add_func("/sim-device/zns/plp", test_zns_plp);
+    g_test_add_func("/sim-device/zns/power-cut", test_zns_power_cut);
     g_test_add_func("/sim-device/zns/errors", test_zns_errors);
     g_test_add_func("/sim-device/fdp/placement", test_fdp_placement);
     g_test_add_func("/sim-device/fdp/off-and-lists", test_fdp_off_and_lists);

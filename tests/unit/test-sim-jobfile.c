@@ -1605,7 +1605,9 @@ static void test_trace_csv(void)
                            "2,F,0,0\n"
                            "2.5,zone_reset,1048576,0\n"
                            "2.5,ZF,2097152,999\n"
-                           "3,w,100,100\n");
+                           "3,w,100,100\n"
+                           "3.5,power_cut,,\n"
+                           "4,PC,0,0\n");
     SimJobFile *f = trace_job(path, "");
     ZModel m = { 0 };
     SimTarget t = zoned_target(&m, 4, MiB, MiB, 0);
@@ -1619,6 +1621,8 @@ static void test_trace_csv(void)
         { SIM_OP_ZONE_RESET, MiB, MiB, SIM_NO_PLID, 10 + 2000000000 },
         { SIM_OP_ZONE_FINISH, 2 * MiB, MiB, SIM_NO_PLID, 10 + 2000000000 },
         { SIM_OP_WRITE, 0, 4096, SIM_NO_PLID, 10 + 2500000000ull },
+        { SIM_OP_POWER_CUT, 0, 0, SIM_NO_PLID, 10 + 3000000000ull },
+        { SIM_OP_POWER_CUT, 0, 0, SIM_NO_PLID, 10 + 3500000000ull },
     };
     SimIo io;
 
@@ -1695,8 +1699,8 @@ static void test_trace_errors(void)
     trace_fails("a.csv", "0,write,0,4096\n0.1,write,0\n", &t, ":2: 3 fields (expected "
                 "time,op,offset,length)");
     trace_fails("b.csv", "0,write,0,4096\n0.1,append,0,4096\n", &t, ":2: bad op 'append' "
-                "(allowed: read, write, trim, flush, zone_reset, zone_finish, or R, W, T, F, "
-                "ZR, ZF)");
+                "(allowed: read, write, trim, flush, zone_reset, zone_finish, power_cut, or R, "
+                "W, T, F, ZR, ZF, PC)");
     trace_fails("c.csv", "0,write,0,4096\n-1,write,0,4096\n", &t, ":2: bad time '-1'");
     trace_fails("d.csv", "0,write,0,4096\n1,write,0x10,4096\n", &t, ":2: bad offset '0x10'");
     trace_fails("e.csv", "0,write,0,4096\n1,write,0,0\n", &t, ":2: length 0 for a write");
