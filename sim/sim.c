@@ -50,6 +50,7 @@ typedef struct Slot {
     int op;                     /* SimOp, or -1 for a wake-up */
     uint64_t len;
     uint64_t submit_ns;
+    uint32_t cmds;              /* device commands it took (a split transfer: several) */
     bool free;
 } Slot;
 
@@ -146,7 +147,10 @@ static void complete(SimDevice *d, Slot *s, uint64_t now)
     Worker *w = s->w;
     int dir = dir_of(s->op);
 
-    sim_device_complete(d, now);
+    /* a split transfer's commands are outstanding until its last one completes */
+    for (uint32_t i = 0; i < s->cmds; i++) {
+        sim_device_complete(d, now);
+    }
     w->inflight--;
     s->free = true;
     w->last_done_ns = MAX(w->last_done_ns, now);
@@ -174,6 +178,36 @@ static Slot *free_slot(Worker *w)
         }
     }
     return NULL;
+}
+
+/*
+ * One I/O as the host's block layer sends it: a read or write longer than the drive's
+ * largest transfer (MDTS) goes as several commands at once, done when the last is. 0 or
+ * the status that refused one; *cmds: the commands submitted.
+ */
+static uint16_t submit_split(SimDevice *d, SimNs *ns, const SimIo *io, uint64_t now,
+                             uint64_t *done, uint32_t *cmds)
+{
+    uint64_t max = sim_device_max_transfer(d, ns), t;
+    SimIo part = *io;
+    uint16_t status;
+
+    *cmds = 0;
+    *done = now;
+    if ((io->op != SIM_OP_READ && io->op != SIM_OP_WRITE) || io->len <= max) {
+        max = io->len ? io->len : 1;
+    }
+    for (uint64_t off = 0; off < io->len || !*cmds; off += max) {
+        part.offset = io->offset + off;
+        part.len = io->len ? MIN(max, io->len - off) : 0;
+        status = sim_device_submit(d, ns, &part, now, &t);
+        ++*cmds;
+        if (status) {
+            return status;
+        }
+        *done = MAX(*done, t);
+    }
+    return 0;
 }
 
 /* Issue what the worker may at now: up to its depth, not before its I/O's time. */
@@ -218,10 +252,12 @@ static void issue(SimDevice *d, DeadlineHeap *h, Worker *w, uint64_t now)
         }
         s = free_slot(w);
         *s = (Slot){ .w = w, .op = w->pending.op, .len = w->pending.len, .submit_ns = now };
-        w->error = sim_device_submit(d, w->ns, &w->pending, now, &done);
+        w->error = submit_split(d, w->ns, &w->pending, now, &done, &s->cmds);
         if (w->error) {
             w->error_op = w->pending.op;
-            sim_device_complete(d, now);
+            while (s->cmds--) {
+                sim_device_complete(d, now);
+            }
             s->free = true;
             break;
         }
@@ -243,11 +279,8 @@ static bool start_worker(SimDevice *d, Worker *w, uint64_t now, char **err)
         return false;
     }
     sim_device_target(d, w->ns, &t);
-    w->gen = sim_gen_new(j, w->clone, &t, err);
+    w->gen = sim_gen_new(j, w->clone, &t, err);    /* its messages name the job */
     if (!w->gen) {
-        char *why = *err;
-        *err = g_strdup_printf("job '%s': %s", j->name, why);
-        g_free(why);
         return false;
     }
     w->slots = g_new0(Slot, j->iodepth);

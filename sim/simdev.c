@@ -523,6 +523,13 @@ uint64_t sim_ns_media(SimDevice *d, SimNs *ns, FemuMediaOp op, uint64_t offset, 
     return sim_ns_submit(d, ns, &r);
 }
 
+uint64_t sim_device_max_transfer(const SimDevice *d, const SimNs *ns)
+{
+    uint64_t nlb_bytes = (uint64_t)SIM_MAX_NLB * ns->lba_bytes;
+
+    return d->p.mdts ? MIN(4096ULL << d->p.mdts, nlb_bytes) : nlb_bytes;
+}
+
 bool sim_io_lbas(const SimNs *ns, const SimIo *io, uint64_t *slba, uint64_t *nlb)
 {
     if (!io->len || io->offset % ns->lba_bytes || io->len % ns->lba_bytes) {

@@ -136,6 +136,8 @@ void sim_device_stats(SimDevice *d, FemuMediaStatFn *emit, void *opaque);
 bool sim_io_lbas(const SimNs *ns, const SimIo *io, uint64_t *slba, uint64_t *nlb);
 /* No NVMe read or write carries more LBAs (NLB is 16 bits, 0-based). */
 #define SIM_MAX_NLB 65536
+/* The largest read or write one command of ns may move (MDTS, NLB's 16 bits). */
+uint64_t sim_device_max_transfer(const SimDevice *d, const SimNs *ns);
 /* The NVM command set's handling of an I/O, for kinds that build on it. */
 uint16_t sim_nvm_io(SimDevice *d, SimNs *ns, const SimIo *io, uint64_t now, uint64_t *done);
 /*

@@ -21,6 +21,8 @@ FEMU_BUILD = os.environ.get("FEMU_BUILD",
                             os.path.join(os.path.dirname(__file__), "..", "..", "build"))
 FEMU_SIM = os.environ.get("FEMU_SIM", os.path.join(FEMU_BUILD, "femu-sim"))
 PAGE = 4096
+MAX_TRANSFER = 4096 << 7        # the device's default MDTS (mdts=7)
+MAX_QD = 64
 OPCODES = {"read": nvme.IO_READ, "write": nvme.IO_WRITE}
 
 
@@ -55,8 +57,10 @@ class ClosedLoop:
         self.m, self.qt, self.ctrl, self.sq = machine, machine.qt, ctrl, sq
         self.bs = ctrl.block_size(1)
         # one data buffer per SQ slot (reused), its PRPs per length
+        # (a transfer's parts share its slot's buffer: the data is not compared)
+        max_len = min(max_len, MAX_TRANSFER)
         self.bufs = [ctrl.alloc.alloc(max_len + PAGE) // PAGE * PAGE + PAGE
-                     for _ in range(sq.size)]
+                     for _ in range(MAX_QD)]
         self.prp_cache = {}
 
     def _prps(self, slot, length):
@@ -89,22 +93,30 @@ class ClosedLoop:
                 self.m.qmp("query-status")
         raise AssertionError("the device never armed its timer")
 
-    def run(self, qd, cmds):
+    def run(self, qd, cmds, max_transfer=MAX_TRANSFER):
+        """cmds at queue depth qd; a transfer above max_transfer (the device's MDTS) goes as
+        several commands at once, as the block layer splits it (and femu-sim does)."""
+        assert qd <= MAX_QD, "queue depth %d: at most %d here" % (qd, MAX_QD)
         st = self.m.qmp("qom-get", path="/machine/peripheral/femu0", property="stats")["return"]
         self.base = st["host-read-commands"] + st["host-write-commands"]
         ctrl, sq, cq = self.ctrl, self.sq, self.sq.cq
-        pending, free, i = {}, list(range(qd)), 0
+        pending, parts, free, i, sent = {}, {}, list(range(qd)), 0, 0
         while i < len(cmds) or pending:
             while i < len(cmds) and free:
                 op, off, length = cmds[i]
                 slot = free.pop()
-                p1, p2 = self._prps(slot, length)
-                cid = ctrl.queue_cmd(sq, ctrl.rw_cmd(OPCODES[op], 1, off // self.bs,
-                                                     length // self.bs, prp1=p1, prp2=p2))
-                pending[cid] = slot
+                parts[slot] = 0
+                for at in range(0, length, max_transfer):
+                    n = min(max_transfer, length - at)
+                    p1, p2 = self._prps(slot, n)
+                    cid = ctrl.queue_cmd(sq, ctrl.rw_cmd(OPCODES[op], 1, (off + at) // self.bs,
+                                                         n // self.bs, prp1=p1, prp2=p2))
+                    pending[cid] = slot
+                    parts[slot] += 1
+                    sent += 1
                 i += 1
             ctrl.ring_sq(sq)
-            self._wait_fetched(i)
+            self._wait_fetched(sent)
             # what completed at this time was posted when it was fetched
             if not ctrl.reap(cq):
                 self._step()
@@ -114,7 +126,10 @@ class ClosedLoop:
             for key in [k for k in cq.done if k[0] == sq.qid and k[1] in pending]:
                 c = cq.done.pop(key)
                 assert c.ok, "command %d: %s" % (key[1], c)
-                free.append(pending.pop(key[1]))
+                slot = pending.pop(key[1])
+                parts[slot] -= 1
+                if not parts[slot]:
+                    free.append(slot)
 
 
 def run_emulator(props, phases, workdir, size_mb):

@@ -66,6 +66,15 @@ def test_sequential_with_link_and_firmware(tmp_path):
     check(tmp_path, props, 8, phases)
 
 
+def test_transfers_above_mdts_go_as_several_commands(tmp_path):
+    """2 MiB writes and reads (MDTS 512 KiB): four commands each, submitted together and
+    done when the last is, as the host's block layer splits them."""
+    props = "femu_mode=1,devsz_mb=8," + FLASH
+    phases = [(2, seq("write", 0, 3, 2 << 20)), (2, seq("read", 0, 3, 2 << 20))]
+    emu, _ = check(tmp_path, props, 8, phases)
+    assert emu["host_write_commands"] == 12 and emu["host_read_commands"] == 12
+
+
 @pytest.mark.parametrize("sra", ["off", "on"])
 def test_read_ahead(tmp_path, sra):
     """Sequential 4 KiB reads at QD 1: with sra=on most come from the prefetch cache."""
