@@ -173,3 +173,21 @@ def compare(emu, sim, tolerance=float(os.environ.get("SIMCHECK_TOLERANCE", "0.02
         if abs(got - want) > max(tolerance * abs(want), 1):
             bad.append("%s: emulator %d, femu-sim %d" % (name, want, got))
     return bad
+
+
+def seq(op, start, count, size=PAGE):
+    """count commands of size bytes from start on, in order."""
+    return [(op, start + i * size, size) for i in range(count)]
+
+
+def check(tmp_path, props, size_mb, phases):
+    """The phases through femu-sim and the emulator: every statistic the same (compare);
+    the emulator's statistics (names with '_') and femu-sim's JSON."""
+    sim = run_sim(props, phases, str(tmp_path))
+    for job in sim["jobs"]:
+        assert job["error"] == 0, job
+    emu = run_emulator(props, phases, str(tmp_path), size_mb)
+    emu = {k.replace("-", "_"): v for k, v in emu.items()}
+    bad = compare(emu, sim["stats"])
+    assert not bad, "femu-sim and the emulator differ:\n" + "\n".join(bad)
+    return emu, sim

@@ -18,32 +18,17 @@ PAGE = 4096
 FLASH = "nchs=2,luns_per_ch=2,pgs_per_blk=16,flash_type=3"
 
 
-def seq(op, start, count, size=PAGE):
-    return [(op, start + i * size, size) for i in range(count)]
-
-
 def rand(op, pages, count, rng, size=PAGE):
     return [(op, rng.randrange(pages - size // PAGE + 1) * PAGE, size) for _ in range(count)]
-
-
-def check(tmp_path, props, size_mb, phases):
-    sim = simcheck.run_sim(props, phases, str(tmp_path))
-    for job in sim["jobs"]:
-        assert job["error"] == 0, job
-    emu = simcheck.run_emulator(props, phases, str(tmp_path), size_mb)
-    emu = {k.replace("-", "_"): v for k, v in emu.items()}
-    bad = simcheck.compare(emu, sim["stats"])
-    assert not bad, "femu-sim and the emulator differ:\n" + "\n".join(bad)
-    return emu, sim
 
 
 def test_random_reads_at_queue_depths(tmp_path):
     rng = random.Random(1)
     pages = 1024
     props = "femu_mode=1,devsz_mb=8," + FLASH
-    phases = [(8, seq("write", 0, pages))] + \
+    phases = [(8, simcheck.seq("write", 0, pages))] + \
              [(qd, rand("read", pages, 300, rng)) for qd in (1, 4, 16, 64)]
-    emu, _ = check(tmp_path, props, 8, phases)
+    emu, _ = simcheck.check(tmp_path, props, 8, phases)
     assert emu["media_reads"] == 1200
 
 
@@ -52,26 +37,26 @@ def test_gc_at_steady_state(tmp_path):
     rng = random.Random(2)
     pages = 1024
     props = "femu_mode=1,devsz_mb=4,op_pcent=25," + FLASH
-    phases = [(4, seq("write", 0, pages)), (4, rand("write", pages, 2 * pages, rng)),
+    phases = [(4, simcheck.seq("write", 0, pages)), (4, rand("write", pages, 2 * pages, rng)),
               (2, rand("read", pages, 200, rng))]
-    emu, _ = check(tmp_path, props, 4, phases)
+    emu, _ = simcheck.check(tmp_path, props, 4, phases)
     assert emu["gc_runs"] > 10 and emu["waf_milli"] > 1200
 
 
 def test_sequential_with_link_and_firmware(tmp_path):
     """128 KiB transfers over a PCIe link and firmware cores: the front end's booking."""
     props = "femu_mode=1,devsz_mb=8,pcie_gen=3,pcie_lanes=2,fw_cores=2,fw_cmd_ns=3000," + FLASH
-    phases = [(4, seq("write", 0, 48, 128 * 1024)), (4, seq("read", 0, 48, 128 * 1024)),
-              (1, seq("read", 0, 16, 128 * 1024))]
-    check(tmp_path, props, 8, phases)
+    phases = [(4, simcheck.seq("write", 0, 48, 128 * 1024)), (4, simcheck.seq("read", 0, 48, 128 * 1024)),
+              (1, simcheck.seq("read", 0, 16, 128 * 1024))]
+    simcheck.check(tmp_path, props, 8, phases)
 
 
 def test_transfers_above_mdts_go_as_several_commands(tmp_path):
     """2 MiB writes and reads (MDTS 512 KiB): four commands each, submitted together and
     done when the last is, as the host's block layer splits them."""
     props = "femu_mode=1,devsz_mb=8," + FLASH
-    phases = [(2, seq("write", 0, 3, 2 << 20)), (2, seq("read", 0, 3, 2 << 20))]
-    emu, _ = check(tmp_path, props, 8, phases)
+    phases = [(2, simcheck.seq("write", 0, 3, 2 << 20)), (2, simcheck.seq("read", 0, 3, 2 << 20))]
+    emu, _ = simcheck.check(tmp_path, props, 8, phases)
     assert emu["host_write_commands"] == 12 and emu["host_read_commands"] == 12
 
 
@@ -79,7 +64,7 @@ def test_transfers_above_mdts_go_as_several_commands(tmp_path):
 def test_read_ahead(tmp_path, sra):
     """Sequential 4 KiB reads at QD 1: with sra=on most come from the prefetch cache."""
     props = "femu_mode=1,devsz_mb=8,sra=%s," % sra + FLASH
-    phases = [(8, seq("write", 0, 512)), (1, seq("read", 0, 400))]
-    emu, _ = check(tmp_path, props, 8, phases)
+    phases = [(8, simcheck.seq("write", 0, 512)), (1, simcheck.seq("read", 0, 400))]
+    emu, _ = simcheck.check(tmp_path, props, 8, phases)
     if sra == "on":
         assert emu["prefetch_pages_read"] > 200

@@ -19,30 +19,15 @@ FLASH = "pgs_per_blk=16,flash_type=3"
 ZONE = 1 << 20
 
 
-def seq(op, start, count, size=PAGE):
-    return [(op, start + i * size, size) for i in range(count)]
-
-
-def check(tmp_path, props, size_mb, phases):
-    sim = simcheck.run_sim(props, phases, str(tmp_path))
-    for job in sim["jobs"]:
-        assert job["error"] == 0, job
-    emu = simcheck.run_emulator(props, phases, str(tmp_path), size_mb)
-    emu = {k.replace("-", "_"): v for k, v in emu.items()}
-    bad = simcheck.compare(emu, sim["stats"])
-    assert not bad, "femu-sim and the emulator differ:\n" + "\n".join(bad)
-    return emu, sim
-
-
 def zoned_phases(rng):
     """Zone 0 filled, zones 1-3 partly: with two open zones at most, zone 1 is closed
     implicitly (and drained) when zone 3 opens; then reads of what was written."""
     written = [(0, 256), (ZONE, 100), (2 * ZONE, 37), (3 * ZONE, 64)]
     reads = [("read", start + rng.randrange(n) * PAGE, PAGE)
              for _ in range(300) for start, n in [rng.choice(written)]]
-    return [(4, seq("write", 0, 256)), (4, seq("write", ZONE, 100)),
-            (1, seq("write", 2 * ZONE, 37)), (2, seq("write", 3 * ZONE, 64, PAGE)),
-            (8, reads), (1, seq("read", ZONE, 100))]
+    return [(4, simcheck.seq("write", 0, 256)), (4, simcheck.seq("write", ZONE, 100)),
+            (1, simcheck.seq("write", 2 * ZONE, 37)), (2, simcheck.seq("write", 3 * ZONE, 64, PAGE)),
+            (8, reads), (1, simcheck.seq("read", ZONE, 100))]
 
 
 # 4 KiB LBAs, as the emulator runs (the PLP buffer's sectors are LBAs)
@@ -52,7 +37,7 @@ ZNS = ("femu_mode=3,devsz_mb=16,lba_index=1,zns_zone_size_mb=1,zns_num_ch=2,zns_
 
 @pytest.mark.parametrize("extra", ["", ",sra=on", ",zns_wbuf_zones=4,zns_stripe=2"])
 def test_zns(tmp_path, extra):
-    emu, _ = check(tmp_path, ZNS + extra, 16, zoned_phases(random.Random(3)))
+    emu, _ = simcheck.check(tmp_path, ZNS + extra, 16, zoned_phases(random.Random(3)))
     assert emu["zones_open"] == 2 and emu["zones_active"] == 3
     assert emu["pages_programmed"] > 256
     if "sra=on" in extra:
@@ -62,7 +47,7 @@ def test_zns(tmp_path, extra):
 def test_zns_plp(tmp_path):
     """Zone 1 durable (protected), the others not; small regions that write themselves out."""
     props = ZNS + ",plp=selective,plp_zones=1,plp_buf_mb=1,buf_mb=1,plp_flush_pct=50"
-    emu, _ = check(tmp_path, props, 16, zoned_phases(random.Random(4)))
+    emu, _ = simcheck.check(tmp_path, props, 16, zoned_phases(random.Random(4)))
     assert emu["plp_protected_bytes_written"] == 100 * PAGE
     assert emu["plp_flushes_threshold"] > 0
 
@@ -72,10 +57,10 @@ def test_fdp(tmp_path):
     rng = random.Random(5)
     pages = 1024
     props = "femu_mode=4,devsz_mb=4,op_pcent=25,fdp_nrg=2,nchs=2,luns_per_ch=2," + FLASH
-    phases = [(4, seq("write", 0, pages)),
+    phases = [(4, simcheck.seq("write", 0, pages)),
               (4, [("write", rng.randrange(pages) * PAGE, PAGE) for _ in range(2 * pages)]),
               (2, [("read", rng.randrange(pages) * PAGE, PAGE) for _ in range(200)])]
-    emu, _ = check(tmp_path, props, 4, phases)
+    emu, _ = simcheck.check(tmp_path, props, 4, phases)
     assert emu["gc_runs"] > 10 and emu["rg1_gc_runs"] > 0
 
 
@@ -85,10 +70,10 @@ def test_whitebox(tmp_path):
     chunk = 512 * 1024
     props = ("femu_mode=0,devsz_mb=8,lba_index=1,lnum_ch=2,lnum_lun=2,lpgs_per_blk=16,"
              "flash_type=3")
-    phases = [(4, seq("write", 0, 16, 32 * 1024)),            # chunk 0, whole: closed
-              (4, seq("write", 4 * chunk, 8, 32 * 1024)),     # PU 1's first chunk, half
-              (2, seq("write", 8 * chunk, 3, 64 * 1024)),     # PU 2's
+    phases = [(4, simcheck.seq("write", 0, 16, 32 * 1024)),            # chunk 0, whole: closed
+              (4, simcheck.seq("write", 4 * chunk, 8, 32 * 1024)),     # PU 1's first chunk, half
+              (2, simcheck.seq("write", 8 * chunk, 3, 64 * 1024)),     # PU 2's
               (8, [("read", rng.randrange(chunk // PAGE) * PAGE, PAGE) for _ in range(200)]),
-              (1, seq("read", 4 * chunk, 64))]
-    emu, _ = check(tmp_path, props, 8, phases)
+              (1, simcheck.seq("read", 4 * chunk, 64))]
+    emu, _ = simcheck.check(tmp_path, props, 8, phases)
     assert emu["chunks_closed"] == 1 and emu["chunks_open"] == 2
