@@ -46,7 +46,8 @@ def test_gc_at_steady_state(tmp_path):
 def test_sequential_with_link_and_firmware(tmp_path):
     """128 KiB transfers over a PCIe link and firmware cores: the front end's booking."""
     props = "femu_mode=1,devsz_mb=8,pcie_gen=3,pcie_lanes=2,fw_cores=2,fw_cmd_ns=3000," + FLASH
-    phases = [(4, simcheck.seq("write", 0, 48, 128 * 1024)), (4, simcheck.seq("read", 0, 48, 128 * 1024)),
+    phases = [(4, simcheck.seq("write", 0, 48, 128 * 1024)),
+              (4, simcheck.seq("read", 0, 48, 128 * 1024)),
               (1, simcheck.seq("read", 0, 16, 128 * 1024))]
     simcheck.check(tmp_path, props, 8, phases)
 

@@ -26,7 +26,8 @@ def zoned_phases(rng):
     reads = [("read", start + rng.randrange(n) * PAGE, PAGE)
              for _ in range(300) for start, n in [rng.choice(written)]]
     return [(4, simcheck.seq("write", 0, 256)), (4, simcheck.seq("write", ZONE, 100)),
-            (1, simcheck.seq("write", 2 * ZONE, 37)), (2, simcheck.seq("write", 3 * ZONE, 64, PAGE)),
+            (1, simcheck.seq("write", 2 * ZONE, 37)),
+            (2, simcheck.seq("write", 3 * ZONE, 64, PAGE)),
             (8, reads), (1, simcheck.seq("read", ZONE, 100))]
 
 
