@@ -506,7 +506,7 @@ static bool trace_next(SimGen *g, SimIo *io)
             (rec.t_ns > g->trace_first ? rec.t_ns - g->trace_first : 0);
     }
     *io = (SimIo){ .op = rec.op, .offset = rec.offset, .len = rec.len, .plid = SIM_NO_PLID,
-                   .not_before_ns = nb };
+                   .not_before_ns = nb, .fua = rec.fua };
     if (rec.op == SIM_OP_WRITE) {
         io->plid = next_plid(g);
     }
@@ -877,6 +877,11 @@ static bool zbd_write(SimGen *g, uint64_t len, SimIo *io)
         z->wmine = false;
     }
     return false;
+}
+
+bool sim_gen_can_look_ahead(const SimGen *g)
+{
+    return g->started && !g->z && !g->tr && !g->o.thinktime_ns;
 }
 
 bool sim_gen_next(SimGen *g, uint64_t now_ns, SimIo *io)

@@ -601,6 +601,16 @@ uint16_t sim_device_submit(SimDevice *d, SimNs *ns, const SimIo *io, uint64_t no
     return status;
 }
 
+void sim_device_hint(SimDevice *d G_GNUC_UNUSED, SimNs *ns, const SimIo *io)
+{
+    uint64_t off = ns->backend_offset + io->offset;
+
+    if ((io->op == SIM_OP_READ || io->op == SIM_OP_WRITE) && io->offset < ns->bytes) {
+        femu_media_hint(ns->media, io->op == SIM_OP_READ ? FEMU_MEDIA_READ : FEMU_MEDIA_WRITE,
+                        off - MIN(off, ns->media_base), io->len);
+    }
+}
+
 void sim_device_complete(SimDevice *d, uint64_t t)
 {
     d->completions++;

@@ -104,6 +104,8 @@ void sim_device_target(SimDevice *d, SimNs *ns, SimTarget *t);
  */
 uint16_t sim_device_submit(SimDevice *d, SimNs *ns, const SimIo *io, uint64_t now,
                            uint64_t *done);
+/* io will be submitted soon: its model may fetch what it needs into the CPU cache. */
+void sim_device_hint(SimDevice *d, SimNs *ns, const SimIo *io);
 /* A command submitted earlier has completed at t (its *done): idle time is counted. */
 void sim_device_complete(SimDevice *d, uint64_t t);
 /* Time moves on to now: the models get the background time the QEMU device gives them. */

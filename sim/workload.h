@@ -31,6 +31,7 @@ typedef struct SimIo {
     uint64_t len;           /* bytes (0 for flush) */
     uint32_t plid;          /* FDP placement id of a write, or SIM_NO_PLID */
     uint64_t not_before_ns; /* issue no earlier (thinktime, trace time); 0: at once */
+    bool fua;               /* a write with Force Unit Access: done once it is on flash */
 } SimIo;
 
 /* What a generator needs to know of the namespace it runs on. */
@@ -91,6 +92,11 @@ SimGen *sim_gen_new(const SimJob *job, uint32_t clone, const SimTarget *t, char 
  * trace ended). runtime is the engine's: it stops asking.
  */
 bool sim_gen_next(SimGen *g, uint64_t now_ns, SimIo *io);
+/*
+ * Whether the next I/O may be asked for early (before the engine issues it) with the same
+ * answer: not when it depends on the time (thinktime, a trace) or on shared zone state.
+ */
+bool sim_gen_can_look_ahead(const SimGen *g);
 void sim_gen_free(SimGen *g);
 
 #endif

@@ -143,6 +143,17 @@ static void bbssd_stats(FemuMedia *fm, FemuMediaStatFn *emit, void *opaque)
     }
 }
 
+static void bbssd_hint(FemuMedia *fm, FemuMediaOp op, uint64_t offset, uint64_t len)
+{
+    BbssdMedia *m = (BbssdMedia *)fm;
+    uint64_t first = offset / m->page_bytes;
+
+    if (op == FEMU_MEDIA_READ || op == FEMU_MEDIA_WRITE) {
+        ftl_hint(m->ftl, first, (offset + len + m->page_bytes - 1) / m->page_bytes - first,
+                 op == FEMU_MEDIA_WRITE);
+    }
+}
+
 static void bbssd_destroy(FemuMedia *fm)
 {
     BbssdMedia *m = (BbssdMedia *)fm;
@@ -157,6 +168,7 @@ static const FemuMediaOps bbssd_ops = {
     .idle = bbssd_idle,
     .power_loss = bbssd_power_loss,
     .stats = bbssd_stats,
+    .hint = bbssd_hint,
     .destroy = bbssd_destroy,
 };
 

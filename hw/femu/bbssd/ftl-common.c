@@ -85,12 +85,15 @@ void ftl_progs_init(FtlProgs *p, NandModel *nand, uint64_t *last_ns, uint64_t *p
     *p = (FtlProgs){ .nand = nand, .last_ns = last_ns, .pages = pages,
                      .nluns = nand_luns(&nand->geo) };
     p->pend = g_new0(FtlPending, p->nluns);
+    p->gathered = g_new0(uint64_t, (p->nluns + 63) / 64);
 }
 
 void ftl_progs_destroy(FtlProgs *p)
 {
     g_free(p->pend);
+    g_free(p->gathered);
     p->pend = NULL;
+    p->gathered = NULL;
 }
 
 uint64_t ftl_program(FtlProgs *p, const NandAddr *a, uint32_t mask, uint64_t arrival_ns)
@@ -104,7 +107,8 @@ uint64_t ftl_program(FtlProgs *p, const NandAddr *a, uint32_t mask, uint64_t arr
 
 uint64_t ftl_program_gather(FtlProgs *p, const NandAddr *a, uint64_t arrival_ns)
 {
-    FtlPending *c = &p->pend[nand_lun_index(p->nand, a)];
+    uint32_t lun = nand_lun_index(p->nand, a);
+    FtlPending *c = &p->pend[lun];
     uint64_t done = arrival_ns;
 
     if (c->mask && (c->a.blk != a->blk || c->a.pg != a->pg || (c->mask >> a->pl) & 1)) {
@@ -113,6 +117,7 @@ uint64_t ftl_program_gather(FtlProgs *p, const NandAddr *a, uint64_t arrival_ns)
     }
     if (!c->mask) {
         c->a = *a;
+        p->gathered[lun / 64] |= 1ULL << (lun % 64);
     }
     c->mask |= 1u << a->pl;
     return done;
@@ -122,11 +127,14 @@ uint64_t ftl_program_flush(FtlProgs *p, uint64_t arrival_ns)
 {
     uint64_t done = arrival_ns;
 
-    for (uint64_t c = 0; c < p->nluns; c++) {
-        if (p->pend[c].mask) {
-            uint64_t t = ftl_program(p, &p->pend[c].a, p->pend[c].mask, arrival_ns);
+    /* in chip order, as a scan of every chip would book them */
+    for (uint64_t w = 0; w < (p->nluns + 63) / 64; w++) {
+        while (p->gathered[w]) {
+            FtlPending *c = &p->pend[w * 64 + __builtin_ctzll(p->gathered[w])];
+            uint64_t t = ftl_program(p, &c->a, c->mask, arrival_ns);
             done = MAX(done, t);    /* t, not the call, in MAX(): one booking */
-            p->pend[c].mask = 0;
+            c->mask = 0;
+            p->gathered[w] &= p->gathered[w] - 1;
         }
     }
     return done;

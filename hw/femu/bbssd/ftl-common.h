@@ -65,6 +65,7 @@ typedef struct FtlProgs {
     uint64_t *pages;        /* the owner's count of NAND pages written */
     uint64_t nluns;
     FtlPending *pend;       /* per chip (nand_lun_index) */
+    uint64_t *gathered;     /* bit per chip: pend[c].mask != 0 (a flush visits these alone) */
 } FtlProgs;
 
 void ftl_progs_init(FtlProgs *p, NandModel *nand, uint64_t *last_ns, uint64_t *pages);

@@ -462,6 +462,9 @@ static uint64_t write_page(Ftl *f, uint64_t lpn, uint64_t arrival_ns)
 
 /* ---- garbage collection ---- */
 
+/* Pages ahead whose mapping entries a forced GC fetches into the cache. */
+#define GC_AHEAD 8
+
 /* Collects the heap's top line: moves its valid pages, erases its blocks. */
 static void gc_collect(Ftl *f, uint64_t now_ns, bool forced)
 {
@@ -476,6 +479,9 @@ static void gc_collect(Ftl *f, uint64_t now_ns, bool forced)
     }
     for (uint64_t i = 0; i < f->pgs_per_line && f->lines[line].vpc; i++) {
         uint64_t lpn1 = f->p2l[base + i], rd, *lun_rd;
+        if (i + GC_AHEAD < f->pgs_per_line && f->p2l[base + i + GC_AHEAD]) {
+            ftl_fetch(&f->l2p[f->p2l[base + i + GC_AHEAD] - 1]);
+        }
         if (!lpn1) {
             continue;
         }
@@ -515,6 +521,98 @@ static bool victim_gains(const Ftl *f, bool background)
 }
 
 /*
+ * The slots with work left by ready_at: a heap of its own (keys inline, no callbacks), as
+ * bg_run takes slots off and back on for every host command that passes min_ready.
+ */
+static bool due_less(const FtlDue *x, const FtlDue *y)
+{
+    return x->at != y->at ? x->at < y->at : x->slot < y->slot;
+}
+
+static void due_push(FtlBgJob *j, uint64_t slot)
+{
+    uint32_t i = j->ndue++;
+    FtlDue d = { j->ready_at[slot], slot };
+
+    while (i && due_less(&d, &j->due[(i - 1) / 2])) {
+        j->due[i] = j->due[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    j->due[i] = d;
+}
+
+static uint64_t due_pop(FtlBgJob *j)
+{
+    uint64_t top = j->due[0].slot;
+    FtlDue d = j->due[--j->ndue];
+    uint32_t i = 0;
+
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= j->ndue) {
+            break;
+        }
+        if (c + 1 < j->ndue && due_less(&j->due[c + 1], &j->due[c])) {
+            c++;
+        }
+        if (!due_less(&j->due[c], &d)) {
+            break;
+        }
+        j->due[i] = j->due[c];
+        i = c;
+    }
+    j->due[i] = d;
+    return top;
+}
+
+/* line becomes the background victim; the chips in erased[] (NULL: none) are done. */
+static void bg_begin(Ftl *f, uint32_t line, const bool *erased)
+{
+    FtlBgJob *j = &f->bg;
+
+    j->line = line;
+    j->chips_left = 0;
+    j->ndue = 0;
+    for (uint64_t k = 0; k < nand_luns(&f->cfg.geo); k++) {
+        bool done = erased && erased[k];
+        j->next[k] = done ? FTL_NEVER : k;
+        j->read_done[k] = 0;
+        j->ready_at[k] = 0;
+        j->chips_left += !done;
+        if (!done) {
+            due_push(j, k);
+        }
+    }
+    j->min_ready = 0;
+}
+
+/*
+ * Background GC's look-ahead on a slot's pages, in pages of that slot: mapping entries of
+ * the valid ones BG_MAP_AHEAD on (their reverse entries were fetched BG_REV_AHEAD -
+ * BG_MAP_AHEAD moves ago), reverse entries BG_REV_AHEAD on. Two of each per move: about
+ * half the pages of a victim are invalid, skipped without a move.
+ */
+#define BG_MAP_AHEAD 4
+#define BG_REV_AHEAD 8
+
+/* Slot pages from i on, as above: fetched into the CPU cache while other work goes on. */
+static void bg_prefetch(const Ftl *f, uint64_t base, uint64_t i, uint64_t nluns)
+{
+    for (uint64_t d = BG_MAP_AHEAD; d < BG_MAP_AHEAD + 2; d++) {
+        uint64_t at = i + d * nluns;
+        if (at < f->pgs_per_line && f->p2l[base + at]) {
+            ftl_fetch(&f->l2p[f->p2l[base + at] - 1]);
+        }
+    }
+    for (uint64_t d = BG_REV_AHEAD; d < BG_REV_AHEAD + 2; d++) {
+        uint64_t at = i + d * nluns;
+        if (at < f->pgs_per_line) {
+            ftl_fetch(&f->p2l[base + at]);
+        }
+    }
+}
+
+/*
  * Background GC, chip by chip (FtlBgJob): books the victim's operations on stripe slot k
  * (one chip) while that chip is idle before limit, one at a time; the chip's erase follows
  * its last read. Returns with work left when the chip is busy up to limit.
@@ -550,6 +648,7 @@ static void bg_chip(Ftl *f, uint64_t k, uint64_t limit)
             write_page(f, f->p2l[base + i] - 1, rd);
             f->st.gc_pages_moved++;
             j->next[k] = i + nluns;
+            bg_prefetch(f, base, i + nluns, nluns);
         } else {
             a.pl = 0;
             nand_op_planes(f->nand, NAND_OP_ERASE, &a, UINT32_MAX, MAX(at, j->read_done[k]));
@@ -565,18 +664,30 @@ static void bg_chip(Ftl *f, uint64_t k, uint64_t limit)
 static bool bg_run(Ftl *f, uint64_t limit)
 {
     FtlBgJob *j = &f->bg;
-    uint64_t min_ready = FTL_NEVER;
+    uint64_t words = (nand_luns(&f->cfg.geo) + 63) / 64;
 
     if (j->chips_left && limit <= j->min_ready) {
         return false;       /* no chip with work left can start before limit */
     }
-    for (uint64_t k = 0; k < nand_luns(&f->cfg.geo); k++) {
-        bg_chip(f, k, limit);
-        if (j->next[k] != FTL_NEVER) {
-            min_ready = MIN(min_ready, j->ready_at[k]);
+    /*
+     * The slots that may start before limit, in slot order (the others would return at
+     * once: ready_at never moves earlier); each goes back on the heap while it has work.
+     */
+    while (j->ndue && j->due[0].at < limit) {
+        uint64_t k = due_pop(j);
+        j->due_now[k / 64] |= 1ULL << (k % 64);
+    }
+    for (uint64_t w = 0; w < words; w++) {
+        while (j->due_now[w]) {
+            uint64_t k = w * 64 + __builtin_ctzll(j->due_now[w]);
+            j->due_now[w] &= j->due_now[w] - 1;
+            bg_chip(f, k, limit);
+            if (j->next[k] != FTL_NEVER) {
+                due_push(j, k);
+            }
         }
     }
-    j->min_ready = min_ready;
+    j->min_ready = j->ndue ? j->due[0].at : FTL_NEVER;
     if (j->chips_left) {
         return false;
     }
@@ -598,15 +709,8 @@ static void gc_background(Ftl *f, uint64_t limit)
                 f->pump_ns >= limit) {
                 return;
             }
-            j->line = ftl_heap_pop(&f->heap);
+            bg_begin(f, ftl_heap_pop(&f->heap), NULL);
             victim_begin(f, j->line);
-            j->chips_left = nand_luns(&f->cfg.geo);
-            for (uint64_t k = 0; k < j->chips_left; k++) {
-                j->next[k] = k;
-                j->read_done[k] = 0;
-                j->ready_at[k] = 0;
-            }
-            j->min_ready = 0;
         }
         if (!bg_run(f, limit)) {
             return;
@@ -645,6 +749,35 @@ void ftl_idle(Ftl *f, uint64_t now_ns)
         f->pump_ns = MAX(f->pump_ns, now_ns);
     }
     stats_save(f);
+}
+
+/*
+ * Its entry's cache line is fetched now. For a write, the previous write hint's entry has
+ * arrived meanwhile, so the reverse entry of the page it maps (which that write
+ * invalidates) is fetched too: a random write then waits on no memory.
+ */
+void ftl_hint(Ftl *f, uint64_t lpn, uint64_t npages, bool write)
+{
+    uint64_t n;
+
+    if (lpn >= f->cfg.exposed_pages || !npages) {
+        return;
+    }
+    if (write && f->hinted) {
+        uint64_t m = map_get(f, f->hinted - 1);
+        if (m) {
+            ftl_fetch(&f->p2l[m - 1]);
+        }
+    }
+    /* a long request's first entries: the rest stream in behind them */
+    n = MIN(MIN(npages, 64), f->cfg.exposed_pages - lpn);
+    for (uint64_t i = 0; i < n; i += 8) {
+        ftl_fetch(&f->l2p[lpn + i]);
+    }
+    ftl_fetch(&f->l2p[lpn + n - 1]);
+    if (write) {
+        f->hinted = lpn + 1;
+    }
 }
 
 /* A host read of the chip at a: counts when background GC work waits on that chip. */
@@ -850,6 +983,8 @@ Ftl *ftl_new(const FtlConfig *c, char **err)
     f->bg.next = g_new0(uint64_t, nand_luns(&c->geo));
     f->bg.read_done = g_new0(uint64_t, nand_luns(&c->geo));
     f->bg.ready_at = g_new0(uint64_t, nand_luns(&c->geo));
+    f->bg.due = g_new0(FtlDue, nand_luns(&c->geo));
+    f->bg.due_now = g_new0(uint64_t, (nand_luns(&c->geo) + 63) / 64);
     reset_state(f);
     return f;
 }
@@ -872,6 +1007,8 @@ void ftl_free(Ftl *f)
         g_free(f->bg.next);
         g_free(f->bg.read_done);
         g_free(f->bg.ready_at);
+        g_free(f->bg.due);
+        g_free(f->bg.due_now);
         g_free(f);
     }
 }
@@ -1131,19 +1268,13 @@ static bool load(Ftl *f, char **err)
         for (uint64_t i = 0; i < f->pgs_per_line; i++) {
             holds[i % nluns] |= f->p2l[base + i] != 0;
         }
-        f->bg.line = victim;
-        f->bg.chips_left = 0;
         for (uint64_t k = 0; k < nluns; k++) {
             erased[k] = marks[k] && !holds[k];
             if (marks[k] && !erased[k]) {
                 marks[k] = 0;
             }
-            f->bg.next[k] = erased[k] ? FTL_NEVER : k;
-            f->bg.read_done[k] = 0;
-            f->bg.ready_at[k] = 0;
-            f->bg.chips_left += !erased[k];
         }
-        f->bg.min_ready = 0;
+        bg_begin(f, victim, erased);
     }
     /* the flash's wear as the lines' erases say (the model counts it for read retry) */
     for (uint32_t l = 0; l < n; l++) {

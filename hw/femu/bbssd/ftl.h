@@ -130,6 +130,8 @@ uint64_t ftl_trim(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns);
 uint64_t ftl_flush(Ftl *f, uint64_t now_ns);
 /* The device is idle at now_ns: background GC may use the chips up to now_ns. */
 void ftl_idle(Ftl *f, uint64_t now_ns);
+/* lpn.. is read or written soon: mapping entries are fetched into the CPU cache. No effect. */
+void ftl_hint(Ftl *f, uint64_t lpn, uint64_t npages, bool write);
 
 const FtlStats *ftl_stats(Ftl *f);
 NandModel *ftl_nand(Ftl *f);

@@ -68,6 +68,12 @@ typedef struct FemuMediaOps {
     void (*power_loss)(FemuMedia *m, uint64_t now_ns);
     /* Optional: reports the model's statistics one by one. */
     void (*stats)(FemuMedia *m, FemuMediaStatFn *emit, void *opaque);
+    /*
+     * Optional, changes no result: a request op (read or write) of [offset, offset + len)
+     * comes soon. A model may fetch its tables for it into the CPU cache (femu-sim, one
+     * command ahead).
+     */
+    void (*hint)(FemuMedia *m, FemuMediaOp op, uint64_t offset, uint64_t len);
     void (*destroy)(FemuMedia *m);
 } FemuMediaOps;
 
@@ -85,6 +91,14 @@ static inline void femu_media_idle(FemuMedia *m, uint64_t now_ns)
 {
     if (m->ops->idle) {
         m->ops->idle(m, now_ns);
+    }
+}
+
+static inline void femu_media_hint(FemuMedia *m, FemuMediaOp op, uint64_t offset,
+                                   uint64_t len)
+{
+    if (m->ops->hint) {
+        m->ops->hint(m, op, offset, len);
     }
 }
 
