@@ -692,6 +692,23 @@ class Drive:
         self.m.close()
 
 
+def kill_after_acks(ctrl, sq, kill, want=8, seconds=5):
+    """Rings sq's doorbell, reaps its completions until `want` are in (or `seconds` have
+    passed), then kill()s QEMU with the rest in flight: the ids of the commands
+    acknowledged, each completed without error."""
+    ctrl.ring_sq(sq)
+    deadline = time.monotonic() + seconds
+    while len(sq.cq.done) < want and time.monotonic() < deadline:
+        ctrl.reap(sq.cq)
+    acked = set()
+    for (_, cid), c in list(sq.cq.done.items()):
+        assert c.ok, c
+        acked.add(cid)
+    assert acked, "no write completed in %g s" % seconds
+    kill()
+    return acked
+
+
 def spin(seconds):
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:

@@ -16,6 +16,7 @@ import pytest
 
 import nvme
 import qtest_machine
+from killlib import kill_after_acks
 from qtest import QEMULaunchError
 from qtest_machine import DevConfig, Machine
 
@@ -271,16 +272,7 @@ def test_kill_mid_writes(tmp_path):
             cid = ctrl.queue_cmd(sq, ctrl.rw_cmd(nvme.IO_WRITE, 1, slot * N, N, prp1=p1,
                                                  prp2=p2))
             batch.append((cid, slot * N, blob))
-        ctrl.ring_sq(sq)
-        deadline = time.monotonic() + 5
-        while len(sq.cq.done) < 8 and time.monotonic() < deadline:
-            ctrl.reap(sq.cq)
-        acked = set()
-        for (_, cid), c in list(sq.cq.done.items()):
-            assert c.ok, c
-            acked.add(cid)
-        assert acked, "no write completed in 5 s"
-        d.kill()
+        acked = kill_after_acks(ctrl, sq, d.kill)
         killed = True
     finally:
         if not killed:

@@ -27,6 +27,7 @@ import pytest
 
 import nvme
 import qtest_machine
+from killlib import kill_after_acks
 from nvme import cmd
 from qtest import QEMULaunchError, QTest
 from qtest_machine import DevConfig, Machine
@@ -1423,17 +1424,8 @@ def test_kill_mid_writes(tmp_path):
             cid = ctrl.queue_cmd(sq, write_cmd(ctrl, 1, N * i, blob, DTYPE_PLACEMENT,
                                                rng.choice(pids)))
             batch.append((cid, N * i, blob))
-        ctrl.ring_sq(sq)
         # SIGKILL as soon as a few writes are acknowledged, the others in flight
-        deadline = time.monotonic() + 5
-        while len(sq.cq.done) < 8 and time.monotonic() < deadline:
-            ctrl.reap(sq.cq)
-        acked = set()
-        for (sqid, cid), c in list(sq.cq.done.items()):
-            assert c.ok, c
-            acked.add(cid)
-        assert acked, "no write completed in 5 s"
-        d.kill()
+        acked = kill_after_acks(ctrl, sq, d.kill)
         killed = True
     finally:
         if not killed:

@@ -210,6 +210,41 @@ void ftl_slot_save(uint8_t *slots, uint64_t rec, uint64_t *seq, uint64_t salt,
     record_put_le(p + rec - 4, 0, 4);
 }
 
+bool ftl_header_matches(const uint8_t *h, const uint8_t *want, const char *what,
+                        uint64_t salt, unsigned crc_at, const FtlHeaderField *fields,
+                        unsigned n, char **err)
+{
+    uint32_t version = record_get_le(h + 4, 4), want_version = record_get_le(want + 4, 4);
+
+    if (memcmp(h, want, 4)) {
+        *err = g_strdup_printf("the area after the data holds something else than %s state "
+                               "(its first bytes are %02x %02x %02x %02x, not \"%.4s\")",
+                               what, h[0], h[1], h[2], h[3], (const char *)want);
+        return false;
+    }
+    if (version != want_version) {
+        *err = g_strdup_printf("the %s state is of format version %u, this FEMU reads "
+                               "version %u only", what, version, want_version);
+        return false;
+    }
+    if (record_get_le(h + crc_at, 4) != ftl_crc32_salted(salt, h, crc_at)) {
+        *err = g_strdup_printf("the %s state header is damaged (its checksum does not match)",
+                               what);
+        return false;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        uint64_t was = record_get_le(h + fields[i].at, fields[i].bytes);
+        uint64_t now = record_get_le(want + fields[i].at, fields[i].bytes);
+        if (was != now) {
+            *err = g_strdup_printf("the %s state was saved with %s = %" G_GUINT64_FORMAT
+                                   ", the device now has %" G_GUINT64_FORMAT, what,
+                                   fields[i].name, was, now);
+            return false;
+        }
+    }
+    return true;
+}
+
 bool ftl_slot_load(const uint8_t *slots, uint64_t rec, uint64_t salt, uint64_t *v, uint32_t n,
                    uint64_t *seq)
 {

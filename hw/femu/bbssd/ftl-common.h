@@ -85,6 +85,21 @@ double ftl_waf_of(uint64_t nand_pages, uint64_t host_pages);
 
 /* ---- the store: state written through to a memory area that survives QEMU ---- */
 
+/* A header field the configuration sets: where, how many bytes, what sets it (messages). */
+typedef struct FtlHeaderField {
+    unsigned at, bytes;
+    const char *name;
+} FtlHeaderField;
+
+/*
+ * Is the saved header h state of this kind (want's 4-byte magic, version at 4), whole (its
+ * CRC-32 salted with salt at crc_at) and of the configuration whose header is want (the
+ * fields in order)? Else *err says what differs first; what names the state ("FDP").
+ */
+bool ftl_header_matches(const uint8_t *h, const uint8_t *want, const char *what,
+                        uint64_t salt, unsigned crc_at, const FtlHeaderField *fields,
+                        unsigned n, char **err);
+
 /*
  * CRC-32 (IEEE) of salt (8 bytes, little-endian) then p: a record's check against torn and
  * misplaced writes (the salt names the record, so a copy elsewhere fails).

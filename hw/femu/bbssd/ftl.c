@@ -1057,10 +1057,7 @@ static void header_fill(const Ftl *f, uint8_t *h)
 static bool header_matches(const Ftl *f, const uint8_t *h, char **err)
 {
     /* what the others follow from first: the blocks per plane follow from all of them */
-    static const struct {
-        unsigned at, bytes;
-        const char *name;
-    } fields[] = {
+    static const FtlHeaderField fields[] = {
         { 8, 4, "nchs" }, { 12, 4, "luns_per_ch" }, { 16, 4, "pls_per_lun" },
         { 24, 4, "pgs_per_blk" }, { 28, 4, "secs_per_pg" }, { 32, 4, "secsz" },
         { 40, 8, "exposed pages (devsz_mb, or the namespace's size: ns_sizes_mb)" },
@@ -1069,36 +1066,10 @@ static bool header_matches(const Ftl *f, const uint8_t *h, char **err)
                  "ns_sizes_mb)" },
     };
     uint8_t want[FTL_HDR_BYTES];
-    uint32_t version = record_get_le(h + 4, 4);
 
     header_fill(f, want);
-    if (record_get_le(h, 4) != FTL_STORE_MAGIC) {
-        *err = g_strdup_printf("the area after the data holds something else than blackbox "
-                               "FTL state (its first bytes are %02x %02x %02x %02x, not "
-                               "\"BBFT\")", h[0], h[1], h[2], h[3]);
-        return false;
-    }
-    if (version != FTL_STORE_VERSION) {
-        *err = g_strdup_printf("the FTL state is of format version %u, this FEMU reads "
-                               "version %u only", version, FTL_STORE_VERSION);
-        return false;
-    }
-    if (record_get_le(h + FTL_HDR_CRC_AT, 4) !=
-        ftl_crc32_salted(SALT_HEADER, h, FTL_HDR_CRC_AT)) {
-        *err = g_strdup("the FTL state header is damaged (its checksum does not match)");
-        return false;
-    }
-    for (unsigned i = 0; i < G_N_ELEMENTS(fields); i++) {
-        uint64_t was = record_get_le(h + fields[i].at, fields[i].bytes);
-        uint64_t now = record_get_le(want + fields[i].at, fields[i].bytes);
-        if (was != now) {
-            *err = g_strdup_printf("the FTL state was saved with %s = %" G_GUINT64_FORMAT
-                                   ", the device now has %" G_GUINT64_FORMAT, fields[i].name,
-                                   was, now);
-            return false;
-        }
-    }
-    return true;
+    return ftl_header_matches(h, want, "blackbox FTL", SALT_HEADER, FTL_HDR_CRC_AT, fields,
+                              G_N_ELEMENTS(fields), err);
 }
 
 /* A line record that is whole and makes sense: its state, erases, order and (open) wp. */

@@ -1153,10 +1153,7 @@ static char *types_str(const uint8_t *t, uint32_t n)
 static bool header_matches(const FdpFtl *f, const uint8_t *h, char **err)
 {
     /* the FDP fields first: the derived block count follows from them */
-    static const struct {
-        unsigned at, bytes;
-        const char *name;
-    } fields[] = {
+    static const FtlHeaderField fields[] = {
         { 40, 4, "fdp_nrg" }, { 44, 4, "handles (fdp_ruh_types)" },
         { 8, 4, "nchs" }, { 12, 4, "luns_per_ch" }, { 16, 4, "pls_per_lun" },
         { 20, 4, "blks_per_pl (the FDP share of the flash: devsz_mb, op_pcent)" },
@@ -1165,43 +1162,21 @@ static bool header_matches(const FdpFtl *f, const uint8_t *h, char **err)
                                                 "with other namespaces)" },
     };
     uint8_t want[FDP_HDR_BYTES];
-    uint32_t version = record_get_le(h + 4, 4);
 
     header_fill(f, want);
-    if (record_get_le(h, 4) != FDP_STORE_MAGIC) {
-        *err = g_strdup_printf("the area after the data holds something else than FDP state "
-                               "(its first bytes are %02x %02x %02x %02x, not \"FDPF\")",
-                               h[0], h[1], h[2], h[3]);
+    if (!ftl_header_matches(h, want, "FDP", SALT_HEADER, FDP_HDR_CRC_AT, fields, 2, err)) {
         return false;
     }
-    if (version != FDP_STORE_VERSION) {
-        *err = g_strdup_printf("the FDP state is of format version %u, this FEMU reads "
-                               "version %u only", version, FDP_STORE_VERSION);
+    /* the handles' types right after their count: the block count follows from them too */
+    if (memcmp(h + 56, want + 56, FDP_MAX_RUH)) {
+        g_autofree char *was_t = types_str(h + 56, f->cfg.nruh);
+        g_autofree char *now_t = types_str(want + 56, f->cfg.nruh);
+        *err = g_strdup_printf("the FDP state was saved with fdp_ruh_types=%s, the device "
+                               "now has %s", was_t, now_t);
         return false;
     }
-    if (record_get_le(h + FDP_HDR_CRC_AT, 4) !=
-        ftl_crc32_salted(SALT_HEADER, h, FDP_HDR_CRC_AT)) {
-        *err = g_strdup("the FDP state header is damaged (its checksum does not match)");
-        return false;
-    }
-    for (unsigned i = 0; i < G_N_ELEMENTS(fields); i++) {
-        uint64_t was = record_get_le(h + fields[i].at, fields[i].bytes);
-        uint64_t now = record_get_le(want + fields[i].at, fields[i].bytes);
-        if (was != now) {
-            *err = g_strdup_printf("the FDP state was saved with %s = %" G_GUINT64_FORMAT
-                                   ", the device now has %" G_GUINT64_FORMAT, fields[i].name,
-                                   was, now);
-            return false;
-        }
-        if (i == 1 && memcmp(h + 56, want + 56, FDP_MAX_RUH)) {
-            g_autofree char *was_t = types_str(h + 56, f->cfg.nruh);
-            g_autofree char *now_t = types_str(want + 56, f->cfg.nruh);
-            *err = g_strdup_printf("the FDP state was saved with fdp_ruh_types=%s, the "
-                                   "device now has %s", was_t, now_t);
-            return false;
-        }
-    }
-    return true;
+    return ftl_header_matches(h, want, "FDP", SALT_HEADER, FDP_HDR_CRC_AT, fields + 2,
+                              G_N_ELEMENTS(fields) - 2, err);
 }
 
 /* A record that is whole and makes sense: decodes it into *r. */
