@@ -168,8 +168,8 @@ static uint16_t zns_write(SimDevice *d, SimNs *ns, const SimIo *io, ZnsCmd *c)
     if (status) {
         return status;
     }
-    /* no data, never flagged; with the write cache off every write is written through */
-    zns_io_write(c, lba, nlb, false, NULL, false, !p->vwc);
+    /* no data, never flagged; FUA, or with the write cache off every write, written through */
+    zns_io_write(c, lba, nlb, false, NULL, false, io->fua || !p->vwc);
     ns->io.bytes_written += io->len;
     ns->io.write_cmds++;
     return 0;

@@ -7,14 +7,29 @@
  * CSV: an optional header names the columns; its first name gives the time unit:
  * time, time_s, s, seconds (seconds, the default without a header), time_ms, ms, time_us,
  * us, time_ns, ns. Times are decimals (exact to the ns), offsets and lengths bytes; ops
- * read, write, trim, flush, zone_reset, zone_finish, power_cut or R, W, T, F, ZR, ZF, PC
- * (power_cut: offset and length empty; the engine cuts the power and brings it back once
- * the job's I/O before it has completed). `#` comments.
+ * read, write, write_fua, zone_append, zone_append_fua, trim, flush, zone_reset,
+ * zone_finish, power_cut or R, W, WF, ZA, ZAF, T, F, ZR, ZF, PC (power_cut: offset and
+ * length empty; the engine cuts the power and brings it back once the job's I/O before it
+ * has completed). `#` comments.
+ *
+ * _fua: the write has Force Unit Access (done once its data is on flash: a write-back
+ * buffer writes it through). zone_append: offset is the zone's start, as in the NVMe
+ * command; the record goes to the drive as a write at the zone's write pointer when it is
+ * issued, where the drive would put the append (femu-sim has no command of its own for
+ * it: the model's path is the same). The reader keeps the write pointers of the zones the
+ * trace touches: from the namespace's state when a zone is first used
+ * (SimTarget.zone_written), then moved by the trace's own writes, appends, resets and
+ * finishes (read again after a power cut, which may move them back). An append to a zone
+ * without room for it goes as a write the drive refuses (at the zone's start).
  *
  * blkparse: sectors of 512 bytes, times in seconds; RWBS R, W, D (discard: trim), a
- * leading F (preflush: a flush before the op, or alone a flush); other requests and events
- * are skipped, and so is blkparse's closing summary. Offsets are aligned outwards to the
- * namespace's LBA.
+ * leading F (preflush: a flush before the op, or alone a flush), an F after the op (FUA);
+ * other requests and events are skipped, and so is blkparse's closing summary. Offsets are
+ * aligned outwards to the namespace's LBA. blkparse's text has no zone append, reset or
+ * finish: the kernel's blktrace (up to Linux 6.12 at least) reports a zone append as a
+ * write at the zone's start and a zone reset or finish as a request of no length without
+ * its sector, so a zoned file system's trace is best taken as CSV (bench/dbtrace.py
+ * records the NVMe commands with the kernel's nvme tracepoints).
  *
  * QEMU-free. SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -47,6 +62,10 @@ struct SimTrace {
     uint64_t line;
     uint64_t t_first;           /* the first I/O's time */
     SimTarget t;
+    /* zone appends' placement: each zone's write pointer (bytes), once known */
+    uint64_t nr_zones;
+    uint64_t *wp;
+    uint8_t *wp_known;
     char buf[TRACE_LINE_MAX];
 };
 
@@ -242,7 +261,7 @@ static LineKind blk_line(SimTrace *tr, char *line, SimTraceRec *rec, char *actio
         rec->op = SIM_OP_FLUSH;
         break;
     }
-    rec->preflush = false;
+    rec->preflush = rec->fua = rec->append = false;
     rec->offset = rec->len = 0;
     if (n >= 9 && strcmp(tok[8], "+") == 0) {
         if (!parse_u64(tok[7], &sector) || !parse_u64(tok[9], &nsec) ||
@@ -264,6 +283,8 @@ static LineKind blk_line(SimTrace *tr, char *line, SimTraceRec *rec, char *actio
         rec->op = SIM_OP_FLUSH;
     }
     rec->preflush = pre && rec->op != SIM_OP_FLUSH;
+    /* flags after the op: F(UA), A(head), S(ync), M(eta) */
+    rec->fua = (rec->op == SIM_OP_WRITE || rec->op == SIM_OP_READ) && strchr(rwbs + 1, 'F');
     return LINE_IO;
 }
 
@@ -298,9 +319,13 @@ static LineKind csv_line(SimTrace *tr, char *line, SimTraceRec *rec, char **err)
     static const struct {
         const char *name;
         SimOp op;
+        bool fua, append;
     } ops[] = {
         { "read", SIM_OP_READ }, { "r", SIM_OP_READ }, { "write", SIM_OP_WRITE },
-        { "w", SIM_OP_WRITE }, { "trim", SIM_OP_TRIM }, { "t", SIM_OP_TRIM },
+        { "w", SIM_OP_WRITE }, { "write_fua", SIM_OP_WRITE, true },
+        { "wf", SIM_OP_WRITE, true }, { "zone_append", SIM_OP_WRITE, false, true },
+        { "za", SIM_OP_WRITE, false, true }, { "zone_append_fua", SIM_OP_WRITE, true, true },
+        { "zaf", SIM_OP_WRITE, true, true }, { "trim", SIM_OP_TRIM }, { "t", SIM_OP_TRIM },
         { "flush", SIM_OP_FLUSH }, { "f", SIM_OP_FLUSH },
         { "zone_reset", SIM_OP_ZONE_RESET }, { "zr", SIM_OP_ZONE_RESET },
         { "zone_finish", SIM_OP_ZONE_FINISH }, { "zf", SIM_OP_ZONE_FINISH },
@@ -352,18 +377,21 @@ static LineKind csv_line(SimTrace *tr, char *line, SimTraceRec *rec, char **err)
               tr->csv_unit_ns == 1000 ? "us" : "ns");
         return LINE_ERROR;
     }
+    rec->preflush = false;
     for (size_t i = 0; i < G_N_ELEMENTS(ops) && !found; i++) {
         if (g_ascii_strcasecmp(f[1], ops[i].name) == 0) {
             rec->op = ops[i].op;
+            rec->fua = ops[i].fua;
+            rec->append = ops[i].append;
             found = true;
         }
     }
     if (!found) {
-        tfail(tr, err, "bad op '%s' (allowed: read, write, trim, flush, zone_reset, "
-              "zone_finish, power_cut, or R, W, T, F, ZR, ZF, PC)", f[1]);
+        tfail(tr, err, "bad op '%s' (allowed: read, write, write_fua, zone_append, "
+              "zone_append_fua, trim, flush, zone_reset, zone_finish, power_cut, or R, W, WF, "
+              "ZA, ZAF, T, F, ZR, ZF, PC)", f[1]);
         return LINE_ERROR;
     }
-    rec->preflush = false;
     rec->offset = rec->len = 0;
     if ((rec->op == SIM_OP_FLUSH || rec->op == SIM_OP_POWER_CUT) && !*f[2] && !*f[3]) {
         return LINE_IO;
@@ -384,6 +412,11 @@ static LineKind csv_line(SimTrace *tr, char *line, SimTraceRec *rec, char **err)
     return LINE_IO;
 }
 
+static uint64_t zone_cap(const SimTarget *t)
+{
+    return t->zone_cap_bytes ? t->zone_cap_bytes : t->zone_bytes;
+}
+
 /* Fits the record to the namespace (LBA-aligned outwards, zone ops at zone starts). */
 static bool trace_fit(SimTrace *tr, const SimTarget *t, SimTraceRec *rec, char **err)
 {
@@ -393,16 +426,26 @@ static bool trace_fit(SimTrace *tr, const SimTarget *t, SimTraceRec *rec, char *
         rec->offset = rec->len = 0;
         return true;
     }
-    if (rec->op == SIM_OP_ZONE_RESET || rec->op == SIM_OP_ZONE_FINISH) {
+    if (rec->op == SIM_OP_ZONE_RESET || rec->op == SIM_OP_ZONE_FINISH || rec->append) {
+        const char *what = rec->append ? "zone append" : "zone operation";
+
         if (!t->zone_bytes) {
-            return tfail(tr, err, "a zone operation on a namespace that is not zoned");
+            return tfail(tr, err, "a %s on a namespace that is not zoned", what);
         }
         if (rec->offset % t->zone_bytes || rec->offset >= t->ns_bytes) {
-            return tfail(tr, err, "zone operation at %" G_GUINT64_FORMAT ", not the start "
+            return tfail(tr, err, "%s at %" G_GUINT64_FORMAT ", not the start "
                          "of a zone (zones of %" G_GUINT64_FORMAT " bytes, namespace of %"
-                         G_GUINT64_FORMAT ")", rec->offset, t->zone_bytes, t->ns_bytes);
+                         G_GUINT64_FORMAT ")", what, rec->offset, t->zone_bytes, t->ns_bytes);
         }
-        rec->len = t->zone_bytes;
+        if (!rec->append) {
+            rec->len = t->zone_bytes;
+            return true;
+        }
+        if (rec->len % t->lba_bytes || rec->len > zone_cap(t)) {
+            return tfail(tr, err, "zone append of %" G_GUINT64_FORMAT " bytes: not whole "
+                         "LBAs of %u bytes or beyond a zone's capacity (%" G_GUINT64_FORMAT
+                         " bytes)", rec->len, t->lba_bytes, zone_cap(t));
+        }
         return true;
     }
     if (rec->offset > t->ns_bytes || rec->len > t->ns_bytes - rec->offset) {
@@ -432,6 +475,59 @@ static int trace_getline(SimTrace *tr)
     return 1;
 }
 
+static void wp_forget(SimTrace *tr)
+{
+    if (tr->wp_known) {
+        memset(tr->wp_known, 0, tr->nr_zones);
+    }
+}
+
+/* Zone z's write pointer in bytes from its start: the namespace's, until the trace moved it. */
+static uint64_t *zone_wp(SimTrace *tr, uint64_t z)
+{
+    if (!tr->wp_known[z]) {
+        tr->wp[z] = tr->t.zone_written ? tr->t.zone_written(tr->t.opaque, z) : 0;
+        tr->wp_known[z] = 1;
+    }
+    return &tr->wp[z];
+}
+
+/*
+ * A replayed record: an append placed at its zone's write pointer, and the write pointers
+ * moved as the drive will move them.
+ */
+static void trace_place(SimTrace *tr, SimTraceRec *rec)
+{
+    uint64_t zb = tr->t.zone_bytes, z, *wp;
+
+    if (rec->op == SIM_OP_POWER_CUT) {
+        wp_forget(tr);          /* power-on may roll write pointers back */
+        return;
+    }
+    if (!zb || (rec->op != SIM_OP_WRITE && rec->op != SIM_OP_ZONE_RESET &&
+                rec->op != SIM_OP_ZONE_FINISH)) {
+        return;
+    }
+    z = rec->offset / zb;
+    if (z >= tr->nr_zones) {
+        return;                 /* the drive refuses it */
+    }
+    wp = zone_wp(tr, z);
+    if (rec->op == SIM_OP_ZONE_RESET) {
+        *wp = 0;
+    } else if (rec->op == SIM_OP_ZONE_FINISH) {
+        *wp = zone_cap(&tr->t);
+    } else if (rec->append) {
+        if (*wp + rec->len <= zone_cap(&tr->t)) {
+            rec->offset += *wp;
+            *wp += rec->len;
+        }                       /* else at the zone's start: the drive refuses it */
+        rec->append = false;
+    } else if (rec->offset + rec->len <= (z + 1) * zb) {
+        *wp = MAX(*wp, rec->offset + rec->len - z * zb);
+    }
+}
+
 static bool trace_read(SimTrace *tr, const SimTarget *t, SimTraceRec *rec, char **err)
 {
     int r;
@@ -449,7 +545,11 @@ static bool trace_read(SimTrace *tr, const SimTarget *t, SimTraceRec *rec, char 
             return false;
         }
         if (k == LINE_IO) {
-            return trace_fit(tr, t, rec, err);
+            if (!trace_fit(tr, t, rec, err)) {
+                return false;
+            }
+            trace_place(tr, rec);
+            return true;
         }
     }
     if (r < 0) {
@@ -465,6 +565,8 @@ void sim_trace_free(SimTrace *tr)
             fclose(tr->f);
         }
         g_free(tr->path);
+        g_free(tr->wp);
+        g_free(tr->wp_known);
         g_free(tr);
     }
 }
@@ -484,6 +586,11 @@ SimTrace *sim_trace_open(const char *path, const SimTarget *t, char **err)
     tr->path = g_strdup(path);
     tr->t = *t;
     tr->csv_unit_ns = NS_PER_S;
+    if (t->zone_bytes) {
+        tr->nr_zones = t->ns_bytes / t->zone_bytes;
+        tr->wp = g_new0(uint64_t, tr->nr_zones);
+        tr->wp_known = g_new0(uint8_t, tr->nr_zones);
+    }
     tr->f = fopen(path, "r");
     if (!tr->f) {
         if (err && !*err) {
@@ -564,6 +671,7 @@ void sim_trace_rewind(SimTrace *tr)
     tr->line = 0;
     tr->csv_lines = 0;
     tr->summary = false;
+    wp_forget(tr);
 }
 
 bool sim_trace_next(SimTrace *tr, SimTraceRec *rec)

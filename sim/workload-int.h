@@ -67,6 +67,8 @@ typedef struct SimTrace SimTrace;
 typedef struct SimTraceRec {
     SimOp op;
     bool preflush;              /* blkparse RWBS 'F' before a data op: flush, then the op */
+    bool fua;                   /* a write with Force Unit Access */
+    bool append;                /* a zone append (offset: its zone's start), until placed */
     uint64_t offset, len;       /* fitted to the namespace: LBA-aligned, zone ops' zone */
     uint64_t t_ns;              /* the trace's own time */
 } SimTraceRec;

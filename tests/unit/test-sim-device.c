@@ -390,6 +390,40 @@ static void test_zns_plp(void)
                  "plp= needs every namespace zoned");
 }
 
+/*
+ * A write with Force Unit Access completes once its zone's buffered data is on flash (the
+ * buffer writes the zone out); without, it completes from the volatile buffer. In the
+ * PLP region FUA changes nothing.
+ */
+static void test_zns_fua(void)
+{
+    Dev v;
+    SimIo io = { .op = SIM_OP_WRITE, .offset = 16 * KIB, .len = 4 * KIB, .plid = SIM_NO_PLID };
+    uint64_t plain, fua;
+
+    dev_open(&v, ZNS_SMALL ",plp=none,buf_mb=1");
+    g_assert_cmpuint(cmd(&v, 1, SIM_OP_WRITE, 0, 16 * KIB, &plain), ==, 0);
+    plain -= v.now - 1;
+    g_assert_cmpuint(stat(&v, "plp_flushed_sectors_fua"), ==, 0);
+    io.fua = true;
+    g_assert_cmpuint(sim_device_submit(v.d, sim_device_ns(v.d, 1), &io, v.now, &fua), ==, 0);
+    sim_device_complete(v.d, fua);
+    fua -= v.now;
+    v.now += fua + 1;
+    /* the zone's 16 KiB before it and its own 4 KiB, written through */
+    g_assert_cmpuint(stat(&v, "plp_flushed_sectors_fua"), ==, 40);
+    g_assert_cmpuint(fua, >, plain);
+    dev_close(&v);
+
+    dev_open(&v, ZNS_SMALL ",plp=full,plp_buf_mb=1,buf_mb=0");
+    g_assert_cmpuint(sim_device_submit(v.d, sim_device_ns(v.d, 1), &(SimIo){
+        .op = SIM_OP_WRITE, .len = 4 * KIB, .plid = SIM_NO_PLID, .fua = true }, 0, &fua), ==, 0);
+    sim_device_complete(v.d, fua);
+    g_assert_cmpuint(stat(&v, "plp_flushed_sectors_fua"), ==, 0);
+    g_assert_cmpuint(stat(&v, "plp_region_used_bytes"), ==, 4 * KIB);
+    dev_close(&v);
+}
+
 /* A power cut flushes the PLP region (the plp_loss_* statistics) and recovers it. */
 static void test_zns_power_cut(void)
 {
@@ -740,6 +774,7 @@ int main(int argc, char **argv)
     g_test_add_func("/sim-device/zns/reset-finish-read", test_zns_reset_finish_read);
     g_test_add_func("/sim-device/zns/read-ahead", test_zns_read_ahead);
     g_test_add_func("/sim-device/zns/plp", test_zns_plp);
+    g_test_add_func("/sim-device/zns/fua", test_zns_fua);
     g_test_add_func("/sim-device/zns/power-cut", test_zns_power_cut);
     g_test_add_func("/sim-device/zns/errors", test_zns_errors);
     g_test_add_func("/sim-device/fdp/placement", test_fdp_placement);

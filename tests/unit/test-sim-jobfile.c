@@ -1539,7 +1539,7 @@ static void test_trace_blkparse(void)
         { SIM_OP_FLUSH, 0, 0, SIM_NO_PLID, 5000 + 1000000 },
         { SIM_OP_TRIM, 8192 * 512, 1024 * 1024, SIM_NO_PLID, 5000 + 2000000 },
         { SIM_OP_FLUSH, 0, 0, SIM_NO_PLID, 5000 + 1500000000 },     /* preflush ... */
-        { SIM_OP_WRITE, 8192, 4096, SIM_NO_PLID, 5000 + 1500000000 },  /* ... then FUA */
+        { SIM_OP_WRITE, 8192, 4096, SIM_NO_PLID, 5000 + 1500000000, true },  /* ... FUA */
         /* sectors 9..11: LBA-aligned outwards to 4k..8k */
         { SIM_OP_READ, 4096, 4096, SIM_NO_PLID, 5000 + 1600000000 },
     };
@@ -1552,6 +1552,7 @@ static void test_trace_blkparse(void)
         g_assert_cmpuint(io.len, ==, want[i].len);
         g_assert_cmpuint(io.plid, ==, want[i].plid);
         g_assert_cmpuint(io.not_before_ns, ==, want[i].not_before_ns);
+        g_assert_cmpint(io.fua, ==, want[i].fua);
     }
     g_assert_false(sim_gen_next(g, 0, &io));
     sim_gen_free(g);
@@ -1699,8 +1700,8 @@ static void test_trace_errors(void)
     trace_fails("a.csv", "0,write,0,4096\n0.1,write,0\n", &t, ":2: 3 fields (expected "
                 "time,op,offset,length)");
     trace_fails("b.csv", "0,write,0,4096\n0.1,append,0,4096\n", &t, ":2: bad op 'append' "
-                "(allowed: read, write, trim, flush, zone_reset, zone_finish, power_cut, or R, "
-                "W, T, F, ZR, ZF, PC)");
+                "(allowed: read, write, write_fua, zone_append, zone_append_fua, trim, flush, "
+                "zone_reset, zone_finish, power_cut, or R, W, WF, ZA, ZAF, T, F, ZR, ZF, PC)");
     trace_fails("c.csv", "0,write,0,4096\n-1,write,0,4096\n", &t, ":2: bad time '-1'");
     trace_fails("d.csv", "0,write,0,4096\n1,write,0x10,4096\n", &t, ":2: bad offset '0x10'");
     trace_fails("e.csv", "0,write,0,4096\n1,write,0,0\n", &t, ":2: length 0 for a write");
@@ -1730,7 +1731,16 @@ static void test_trace_errors(void)
 
         trace_fails("q.csv", "0,zone_finish,4096,0\n", &z, ":1: zone operation at 4096, "
                     "not the start of a zone");
+        trace_fails("s.csv", "0,za,0,4096\n0,zone_append,4096,4096\n", &z, ":2: zone append "
+                    "at 4096, not the start of a zone");
+        trace_fails("t.csv", "0,ZAF,0,4096\n0,za,262144,266240\n", &z, ":2: zone append of "
+                    "266240 bytes: not whole LBAs of 4096 bytes or beyond a zone's capacity "
+                    "(262144 bytes)");
+        trace_fails("u.csv", "0,za,0,100\n", &z, ":1: zone append of 100 bytes: not whole");
+        trace_fails("v.csv", "0,zone_append,0,0\n", &z, ":1: length 0 for a zone_append");
     }
+    trace_fails("w.csv", "0,zone_append,0,4096\n", &t, ":1: a zone append on a namespace "
+                "that is not zoned");
     {
         GString *s = g_string_new("0,write,0,4096\n");
 
@@ -1738,6 +1748,71 @@ static void test_trace_errors(void)
         trace_fails("r.csv", s->str, &t, ":2: line longer than 4095 bytes");
         g_string_free(s, TRUE);
     }
+}
+
+/*
+ * Zone appends go as writes at their zone's write pointer: the namespace's when the trace
+ * first uses the zone, then as the trace's own writes, appends, resets and finishes move
+ * it (the namespace's again after a power cut, and when a time_based trace starts over).
+ * FUA reaches the I/O.
+ */
+static void test_trace_zone_append(void)
+{
+    char *path = write_tmp("append.csv",
+                           "0,write,0,8192\n"          /* zone 0: written by the trace */
+                           "0,zone_append,0,4096\n"
+                           "0,ZA,262144,4096\n"        /* zone 1: 12 KiB written before */
+                           "0,zone_append_fua,0,4096\n"
+                           "0,write_fua,16384,4096\n"
+                           "0,zone_reset,0,0\n"
+                           "0,za,0,8192\n"
+                           "0,zone_finish,524288,0\n"
+                           "0,za,524288,4096\n"        /* no room: at the start, refused */
+                           "0,ZAF,786432,262144\n"     /* a whole zone */
+                           "0,power_cut,,\n"
+                           "0,za,0,4096\n");          /* where the drive left zone 0 */
+    SimJobFile *f = trace_job(path, "time_based\n");
+    ZModel m = { 0 };
+    SimTarget t = zoned_target(&m, 4, 256 * KiB, 256 * KiB, 0);
+    SimGen *g;
+    static const SimIo want[] = {
+        { SIM_OP_WRITE, 0, 8192, SIM_NO_PLID, 0 },
+        { SIM_OP_WRITE, 8192, 4096, SIM_NO_PLID, 0 },
+        { SIM_OP_WRITE, 262144 + 12288, 4096, SIM_NO_PLID, 0 },
+        { SIM_OP_WRITE, 12288, 4096, SIM_NO_PLID, 0, true },
+        { SIM_OP_WRITE, 16384, 4096, SIM_NO_PLID, 0, true },
+        { SIM_OP_ZONE_RESET, 0, 262144, SIM_NO_PLID, 0 },
+        { SIM_OP_WRITE, 0, 8192, SIM_NO_PLID, 0 },
+        { SIM_OP_ZONE_FINISH, 524288, 262144, SIM_NO_PLID, 0 },
+        { SIM_OP_WRITE, 524288, 4096, SIM_NO_PLID, 0 },
+        { SIM_OP_WRITE, 786432, 262144, SIM_NO_PLID, 0, true },
+        { SIM_OP_POWER_CUT, 0, 0, SIM_NO_PLID, 0 },
+        { SIM_OP_WRITE, 20480, 4096, SIM_NO_PLID, 0 },
+    };
+    SimIo io;
+
+    m.wp[1] = 12288;
+    g = gen_ok(f, 0, 0, &t);
+    for (int pass = 0; pass < 2; pass++) {
+        for (guint i = 0; i < G_N_ELEMENTS(want); i++) {
+            g_assert_true(sim_gen_next(g, 0, &io));
+            if (io.op == SIM_OP_POWER_CUT) {
+                m.wp[0] = 20480;        /* what the drive kept of zone 0 */
+            }
+            g_assert_cmpint(io.op, ==, want[i].op);
+            /* the second pass: zone 1 from where the drive says (the first pass's append) */
+            g_assert_cmpuint(io.offset, ==, want[i].offset + (pass && i == 2 ? 4096 : 0));
+            g_assert_cmpuint(io.len, ==, want[i].len);
+            g_assert_cmpint(io.fua, ==, want[i].fua);
+            if (i == 2) {
+                m.wp[1] += 4096;        /* the drive wrote it */
+            }
+        }
+        m.wp[0] = 0;                    /* as if the drive reset zone 0 before the next pass */
+    }
+    sim_gen_free(g);
+    sim_jobfile_free(f);
+    g_free(path);
 }
 
 /* The trace is streamed: a long one replays in a bounded buffer (and quickly). */
@@ -1814,6 +1889,7 @@ int main(int argc, char **argv)
     g_test_add_func("/sim/trace/csv", test_trace_csv);
     g_test_add_func("/sim/trace/time-based", test_trace_time_based);
     g_test_add_func("/sim/trace/errors", test_trace_errors);
+    g_test_add_func("/sim/trace/zone-append", test_trace_zone_append);
     g_test_add_func("/sim/trace/long", test_trace_long);
     rc = g_test_run();
 
