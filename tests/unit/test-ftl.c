@@ -432,6 +432,46 @@ static void test_background_gc_per_chip(void)
     ftl_free(f);
 }
 
+/*
+ * Forced GC finishes a background victim the host left no idle time for on all chips at
+ * once, as it collects its own victims: each chip's reads from the write's arrival on, not
+ * chip after chip (each from the end of the bookings the previous chips' moves had just
+ * added to it, a stall of chips x share).
+ */
+static void test_forced_gc_finishes_background_in_parallel(void)
+{
+    Ftl *f = ftl(thres_config());
+    const FtlStats *s = ftl_stats(f);
+    const NandModel *m = ftl_nand(f);
+    uint64_t lpn = 65, before = 0, after = 0;
+
+    ftl_write(f, 0, 36 * 64, 0);            /* 36 full lines: 28 free, background due */
+    ftl_write(f, 0, 32, 0);                 /* line 0 keeps lpn 32..63: 8 pages per chip */
+    ftl_write(f, 64, 1, 1);                 /* line 0 becomes the background victim */
+    g_assert_cmpuint(f->bg.line, ==, 0);
+    while (!s->gc_runs) {                   /* every chip busy: background books nothing */
+        g_assert_cmpuint(s->gc_bg_ops, ==, 0);
+        before = 0;
+        for (uint32_t c = 0; c < 4; c++) {
+            before = MAX(before, nand_chip_busy_until(m, c));
+        }
+        ftl_write(f, lpn++, 1, 1);
+    }
+    for (uint32_t c = 0; c < 4; c++) {
+        after = MAX(after, nand_chip_busy_until(m, c));
+    }
+    g_assert_cmpuint(s->gc_forced_runs, ==, 0);
+    g_assert_cmpuint(s->gc_pages_moved, ==, 32);
+    g_assert_cmpuint(s->gc_bg_ops, ==, 32 + 4);
+    g_test_message("forced GC of the background victim took %" G_GUINT64_FORMAT " us",
+                   (guint64)((after - before) / US));
+    /* per chip: 8 reads (50 us), 8 programs of the moves and the host page (210 us each),
+       the erase (2 ms); chip after chip it took 5.4 ms */
+    g_assert_cmpuint(after - before, <=, 8 * 50 * US + 9 * 210 * US + 2000 * US + 100 * US);
+    assert_consistent(f);
+    ftl_free(f);
+}
+
 static void test_forced_gc_at_threshold(void)
 {
     Ftl *f = ftl(thres_config());
@@ -1568,6 +1608,8 @@ int main(int argc, char **argv)
     g_test_add_func("/ftl/gc/background-per-chip", test_background_gc_per_chip);
     g_test_add_func("/ftl/timing/multiplane-program-pairs", test_multiplane_program_pairs);
     g_test_add_func("/ftl/gc/forced-at-threshold", test_forced_gc_at_threshold);
+    g_test_add_func("/ftl/gc/forced-finishes-background",
+                    test_forced_gc_finishes_background_in_parallel);
     g_test_add_func("/ftl/gc/greedy-victim", test_greedy_victim);
     g_test_add_func("/ftl/trim", test_trim);
     g_test_add_func("/ftl/time/latest-page", test_request_completes_at_latest_page);

@@ -718,6 +718,47 @@ static void gc_background(Ftl *f, uint64_t limit)
     }
 }
 
+/*
+ * Forced GC takes over the background victim: what is left of it on every chip is booked
+ * at once from now_ns, in page order as gc_collect does, so the chips work in parallel.
+ * (bg_run(f, FTL_NEVER) would book chip after chip, each from the end of that chip's
+ * latest booking, which the previous chips' moves had just pushed out: the chips' shares
+ * one after another, a stall of chips x share.)
+ */
+static void bg_finish(Ftl *f, uint64_t now_ns)
+{
+    FtlBgJob *j = &f->bg;
+    uint64_t base = (uint64_t)j->line * f->pgs_per_line, nluns = nand_luns(&f->cfg.geo);
+    NandAddr a;
+
+    for (uint64_t i = 0; i < f->pgs_per_line && f->lines[j->line].vpc; i++) {
+        uint64_t k = i % nluns, rd;
+        if (j->next[k] == FTL_NEVER || i < j->next[k] || !f->p2l[base + i]) {
+            continue;
+        }
+        ftl_ppn_to_addr(f, base + i, &a);
+        f->st.gc_bg_ops++;
+        rd = nand_op(f->nand, NAND_OP_READ, &a, now_ns);
+        j->read_done[k] = MAX(j->read_done[k], rd);
+        write_page(f, f->p2l[base + i] - 1, rd);
+        f->st.gc_pages_moved++;
+    }
+    for (uint64_t k = 0; k < nluns; k++) {
+        if (j->next[k] == FTL_NEVER) {
+            continue;
+        }
+        ftl_ppn_to_addr(f, base + k, &a);
+        a.pl = 0;
+        f->st.gc_bg_ops++;
+        nand_op_planes(f->nand, NAND_OP_ERASE, &a, UINT32_MAX, MAX(now_ns, j->read_done[k]));
+        f->st.blocks_erased += f->cfg.geo.pls_per_lun;
+        victim_erased(f, k);
+        j->next[k] = FTL_NEVER;
+        j->chips_left--;
+    }
+    bg_run(f, FTL_NEVER);       /* every chip done: the line is free */
+}
+
 static void gc_forced(Ftl *f, uint64_t now_ns)
 {
     /* stops when no line has garbage: then free lines >= spare - 1, see ftl_config_check */
@@ -725,7 +766,7 @@ static void gc_forced(Ftl *f, uint64_t now_ns)
         if (f->bg.line != FTL_NO_LINE) {
             /* the background victim first, all of it now */
             f->pump_ns = MAX(f->pump_ns, now_ns);
-            bg_run(f, FTL_NEVER);
+            bg_finish(f, f->pump_ns);
             continue;
         }
         if (!victim_gains(f, false)) {
