@@ -465,6 +465,14 @@ static uint64_t write_page(Ftl *f, uint64_t lpn, uint64_t arrival_ns)
 /* Pages ahead whose mapping entries a forced GC fetches into the cache. */
 #define GC_AHEAD 8
 
+/* Forced GC at page i of the victim at base: the mapping entry GC_AHEAD pages on. */
+static void gc_fetch_ahead(const Ftl *f, uint64_t base, uint64_t i)
+{
+    if (i + GC_AHEAD < f->pgs_per_line && f->p2l[base + i + GC_AHEAD]) {
+        ftl_fetch(&f->l2p[f->p2l[base + i + GC_AHEAD] - 1]);
+    }
+}
+
 /* Collects the heap's top line: moves its valid pages, erases its blocks. */
 static void gc_collect(Ftl *f, uint64_t now_ns, bool forced)
 {
@@ -479,9 +487,7 @@ static void gc_collect(Ftl *f, uint64_t now_ns, bool forced)
     }
     for (uint64_t i = 0; i < f->pgs_per_line && f->lines[line].vpc; i++) {
         uint64_t lpn1 = f->p2l[base + i], rd, *lun_rd;
-        if (i + GC_AHEAD < f->pgs_per_line && f->p2l[base + i + GC_AHEAD]) {
-            ftl_fetch(&f->l2p[f->p2l[base + i + GC_AHEAD] - 1]);
-        }
+        gc_fetch_ahead(f, base, i);
         if (!lpn1) {
             continue;
         }
@@ -733,6 +739,7 @@ static void bg_finish(Ftl *f, uint64_t now_ns)
 
     for (uint64_t i = 0; i < f->pgs_per_line && f->lines[j->line].vpc; i++) {
         uint64_t k = i % nluns, rd;
+        gc_fetch_ahead(f, base, i);
         if (j->next[k] == FTL_NEVER || i < j->next[k] || !f->p2l[base + i]) {
             continue;
         }
