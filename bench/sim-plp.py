@@ -22,25 +22,42 @@ balanced flush cuts the flush time by 96 % on average over PLP buffers of 32-256
 What transfers: all of it (model time of the flush, the same code as the emulator's,
 which plp-flush-time.py reads after a QMP power cut).
 
-Part dbbench (SYNTHETIC: no block trace of db_bench was recorded in a guest; the traces
-are generated): db_bench fillseq / overwrite with sync=1 as plp-dbbench.py runs it, as
-two traces replayed at once on a drive with two zoned namespaces (plplib.TWO_NS):
-  WAL (ns2)   per Put a 1 KiB append (100 B key, 800 B value, record header) and a
-              flush (the fsync), QD1, as fast as the drive answers;
-  data (ns1)  per 8 MiB of Puts (the memtable) an SST of 8 MiB in 512 KiB writes and a
-              flush; overwrite adds a compaction per memtable: 16 MiB read and rewritten;
-both logs wrap over their namespace with zone resets (WAL files and SSTs deleted). For
-none / full / selective (plplib.mode_props: one buffer of W, selective's PLP region
---plp-mb for the WAL namespace) and W of 64-512 MiB: Puts/s (the WAL job's) and the
-ratio to none, beside the paper (plp-dbbench.py). What transfers: the ordering and the
-device's time per Put for this access pattern; not db_bench's own figures (no file
-system, no CPU time, no fsync log of btrfs).
+Part dbbench: db_bench fillseq and overwrite as plp-dbbench.py runs them (sync=1, 100 B
+keys, 800 B values, zoned btrfs with the data on ns1 and the WAL on ns2), from block traces
+recorded in the guest (bench/dbtrace.py: every NVMe command the guest's driver sent while
+mkfs, mount, fillseq and overwrite ran on a drive without media time), replayed in femu-sim
+on the paper's flash at full scale: two 1 GiB zoned namespaces (plplib.TWO_NS), W of 64-512
+MiB unscaled, no time_scale, for none / full / selective (plplib.mode_props: one buffer of
+W; selective's PLP region --plp-mb for the WAL namespace). The full run replays
+build/dbtrace/full (20000 keys each, 8 MiB memtables and target files: the paper's sizes;
+recorded first if missing, --record records it again: about 11 minutes of guest); the
+short run replays the committed sample bench/traces/dbbench-sample (1000 keys, 256 KiB
+memtables, so that it flushes and compacts), without a guest.
+
+How it replays (dbtrace.replay_jobs): each namespace's commands are a job of their own at
+queue depth 1, issued as fast as the drive answers (every command waits for the one before
+it on its namespace; what the guest had in flight at once is serialized, on every
+configuration alike). A pass is the recorded run again: its setup (and fillseq, before
+overwrite) untimed, then the benchmark's commands timed. Passes repeat until --puts Puts
+(default: until the WAL namespace has taken 4 times the largest W; short: 4 passes;
+more passes gave the same figures to 0.1 us per Put), each pass after the
+first resetting the zones the pass before left written, as mkfs.btrfs does on a used
+drive. Puts/s = Puts / the WAL job's time (a synced Put returns when its WAL record and
+btrfs's log are on the drive: the WAL namespace's zone append, log tree writes, flush and
+FUA superblock write, one flush per Put); the data namespace's commands (SSTs, compaction,
+MANIFEST) run beside them, and their time is printed too.
+
+What transfers: the device's time per Put for the commands a real guest sent, and the
+ordering and ratios of the three configurations; db_bench on real hardware adds its own
+CPU time per Put (the recording guest took 12-19 ms per Put under TCG, nearly all of it
+its CPU's), which femu-sim leaves out, and the guest's concurrency (several commands in
+flight) is not kept.
 
 Usage: bench/sim-plp.py [--short] [--parts flush,dbbench] [--sizes 32,64,128,256]
-       [--stripes 1,2,8,64] [--rounds 2] [--zone-fill-mb 15] [--puts 300000]
-       [--buffers 64,128,256,512]
-Short: stripes 1 and 8, 30000 Puts, buffers 64 and 512 (about a minute); full: stripes 1,
-2, 8, 64, 300000 Puts (about 4 minutes; the paper's 3M keys with --puts 3000000).
+       [--stripes 1,2,8,64] [--rounds 2] [--zone-fill-mb 15] [--buffers 64,128,256,512]
+       [--puts N] [--trace DIR] [--record] [--keys 20000]
+Short: stripes 1 and 8, buffers 64 and 512, the committed sample trace (about 30 s);
+full: stripes 1, 2, 8, 64, the recorded full trace (a few minutes, once it is recorded).
 """
 
 import argparse
@@ -54,6 +71,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import bblib  # noqa: E402
+import dbtrace  # noqa: E402
 import plplib  # noqa: E402
 import simlib  # noqa: E402
 
@@ -71,6 +89,7 @@ CITATION, PAPER_REDUCTION, ROUND_SHIFT = _ft.CITATION, _ft.PAPER_REDUCTION, _ft.
 DB_CITATION, DB_PAPER, MODES = _db.CITATION, _db.PAPER, _db.MODES
 MIB = 1 << 20
 ZONE_MB = plplib.ZONE_MB
+SHORT_PASSES = 4
 WRITE = 512 * 1024
 
 
@@ -82,17 +101,29 @@ def parse_args():
     ap.add_argument("--zone-fill-mb", type=int, default=15,
                     help="MiB written per zone before the next (below 16: zones stay open)")
     ap.add_argument("--parts", default="flush,dbbench")
-    ap.add_argument("--puts", type=int, default=300000, help="dbbench: Puts per run")
+    ap.add_argument("--puts", type=int, default=0,
+                    help="dbbench: Puts per run, whole passes of the trace (default: until "
+                    f"the WAL namespace has taken 4 x the largest W; short: {SHORT_PASSES} "
+                    "passes)")
+    ap.add_argument("--trace", type=Path, help="dbbench: a recorded trace directory (default: "
+                    f"{dbtrace.FULL.relative_to(dbtrace.REPO)}, short: "
+                    f"{dbtrace.SAMPLE.relative_to(dbtrace.REPO)})")
+    ap.add_argument("--record", action="store_true",
+                    help="dbbench: record the trace in the guest again first")
+    ap.add_argument("--keys", type=int, default=dbtrace.FULL_KEYS,
+                    help="dbbench: keys of a recording")
     ap.add_argument("--buffers", default="64,128,256,512", help="dbbench: W, MiB")
     ap.add_argument("--plp-mb", type=int, default=32, help="dbbench: selective's region")
     ap.add_argument("--stripe", type=int, default=8, help="dbbench: zns_stripe")
-    ap.add_argument("--short", action="store_true", help="stripes 1 and 8 only")
+    ap.add_argument("--short", action="store_true",
+                    help="stripes 1 and 8, W 64 and 512, the committed sample trace")
     a = ap.parse_args()
     a.parts = a.parts.split(",")
     a.buffers = [int(x) for x in a.buffers.split(",")]
     if a.short:
-        a.puts = 30000 if a.puts == 300000 else a.puts
         a.buffers = [a.buffers[0], a.buffers[-1]]
+    if a.trace is None:
+        a.trace = dbtrace.SAMPLE if a.short and not a.record else dbtrace.FULL
     a.sizes = [int(x) for x in a.sizes.split(",")]
     a.stripes = [int(x) for x in a.stripes.split(",")]
     if a.short:
@@ -153,8 +184,9 @@ def main():
         out["flush"] = flush_table(a)
     if "dbbench" in a.parts:
         out["dbbench"] = dbbench(a)
+    args = {k: str(v) if isinstance(v, Path) else v for k, v in vars(a).items()}
     print("results: " + str(bblib.save_json("sim-plp", dict(
-        args=vars(a), **out, citation=CITATION, paper_reduction_pct=PAPER_REDUCTION,
+        args=args, **out, citation=CITATION, paper_reduction_pct=PAPER_REDUCTION,
         dbbench_citation=DB_CITATION, dbbench_paper=DB_PAPER))))
 
 
@@ -200,98 +232,95 @@ def flush_table(a):
     return dict(rows=rows, averages=averages, wall_s=wall)
 
 
-class Log:
-    """Appends to a zoned namespace as a log, wrapping with zone resets."""
-
-    def __init__(self, lines, ns_bytes):
-        self.lines, self.ns, self.pos, self.wrapped = lines, ns_bytes, 0, False
-
-    def append(self, n):
-        zb = ZONE_MB * MIB
-        if self.pos % zb + n > zb:              # no write across zones: the next zone
-            self.pos = (self.pos // zb + 1) * zb
-        if self.pos >= self.ns:
-            self.pos, self.wrapped = 0, True
-        if self.wrapped and self.pos % zb == 0:
-            self.lines.append(f"0,zone_reset,{self.pos},{zb}")
-        self.lines.append(f"0,write,{self.pos},{n}")
-        self.pos += n
+def load_trace(a):
+    """The recorded trace (recorded first when --record or when the full one is missing)."""
+    if a.record or not (a.trace / "meta.json").exists():
+        if a.trace == dbtrace.SAMPLE and not a.record:
+            sys.exit(f"{a.trace}: the committed sample trace is missing")
+        print(f"dbtrace: {'recording' if a.record else 'no trace in'} {a.trace}: recording "
+              f"it in the guest ({a.keys} keys each, about 11 minutes)", flush=True)
+        dbtrace.record(a.trace, a.keys)
+    meta, parsed = dbtrace.load(a.trace)
+    if (meta["lba_bytes"], meta["zone_bytes"]) != (512, ZONE_MB * MIB) or \
+            meta["ns_bytes"] != [plplib.NS_MB * MIB] * 2:
+        sys.exit(f"{a.trace}: recorded on another geometry (LBA {meta['lba_bytes']}, zones "
+                 f"{meta['zone_bytes']}, namespaces {meta['ns_bytes']}) than the replay's")
+    return meta, parsed
 
 
-def db_traces(a, tmp, bench):
-    """(WAL trace, data trace) of `bench` (fillseq, overwrite): Puts of 1 KiB."""
-    ns = plplib.NS_MB * MIB
-    wal, data = ["time_us,op,offset,length"], ["time_us,op,offset,length"]
-    wl, dl = Log(wal, ns), Log(data, ns)
-    per_mt = 8 * MIB // 1024
-    last_sst = 0
-    for i in range(1, a.puts + 1):
-        wl.append(1024)
-        wal.append("0,flush,,")
-        if i % per_mt == 0:
-            start = dl.pos
-            for _ in range(16):
-                dl.append(512 * 1024)
-            data.append("0,flush,,")
-            if bench == "overwrite":
-                for k in range(32):             # compaction: 16 MiB read, then rewritten
-                    off = (last_sst + k * 512 * 1024) % ns
-                    data.append(f"0,read,{off},{512 * 1024}")
-                for _ in range(32):
-                    dl.append(512 * 1024)
-                data.append("0,flush,,")
-            last_sst = start
-    paths = []
-    for name, lines in (("wal", wal), ("data", data)):
-        p = Path(tmp) / f"{bench}-{name}.csv"
-        p.write_text("\n".join(lines) + "\n")
-        paths.append(p)
-    return paths
+def bytes_of(recs, ops=("write", "write_fua", "zone_append", "zone_append_fua")):
+    return sum(r[3] for r in recs if r[1] in ops)
 
 
 def dbbench(a):
     t0 = time.monotonic()
-    rows = []
+    meta, parsed = load_trace(a)
+    keys, ph = meta["keys"], parsed["phases"]
+    rows, passes = [], {}
     with tempfile.TemporaryDirectory() as tmp:
         for bench in ("fillseq", "overwrite"):
-            wal, data = db_traces(a, tmp, bench)
+            wal_bytes = bytes_of(ph[bench][2])
+            if a.puts:
+                passes[bench] = max(1, -(-a.puts // keys))
+            elif a.short:
+                passes[bench] = SHORT_PASSES
+            else:
+                passes[bench] = max(1, -(-4 * max(a.buffers) * MIB // max(wal_bytes, 1)))
+            jobs, info = dbtrace.replay_jobs(meta, parsed, bench, passes[bench], tmp)
             for w in a.buffers:
                 ops = {}
                 for mode in MODES:
                     dev = dict(femu_mode=3, devsz_mb=plplib.DRIVE_MB, **plplib.PAPER_FLASH,
                                **plplib.TWO_NS, zns_stripe=a.stripe, plp_flush_pct=70,
                                **plplib.mode_props(mode, w, a.plp_mb))
-                    jobs = [("wal", dict(filename="/dev/nvme0n2", read_iolog=str(wal),
-                                         iodepth=1, replay_no_stall=1)),
-                            ("data", dict(filename="/dev/nvme0n1", read_iolog=str(data),
-                                          iodepth=1, replay_no_stall=1))]
                     res, wall = simlib.run(dev, jobs)
-                    j = simlib.job(res, "wal")
-                    secs = j["elapsed_ns"] / 1e9
+                    errors = [j["jobname"] for j in res["jobs"] if j.get("error")]
+                    if errors:
+                        sys.exit(f"replay of {bench} failed in {errors}")
+                    el = {j["jobname"]: j["elapsed_ns"] for j in res["jobs"]}
+                    secs = sum(v for k, v in el.items() if k.startswith("run") and
+                               k.endswith("-ns2")) / 1e9
+                    data = sum(v for k, v in el.items() if k.startswith("run") and
+                               k.endswith("-ns1")) / 1e9
                     s = res["stats"]
-                    ops[mode] = dict(ops=a.puts / secs, us_per_put=1e6 * secs / a.puts,
-                                     wall_s=wall, cap_uf=s.get("plp_worst_balanced_capacitance_uf"))
-                rows.append(dict(bench=bench, w_mb=w, modes=ops))
-    print(f"\ndb_bench, SYNTHETIC traces (see the docstring): {a.puts} Puts of 1 KiB with "
-          f"sync=1, 8 MiB memtables; two 1 GiB zoned namespaces (data, WAL), the paper's "
-          f"flash, zns_stripe={a.stripe}; selective: {a.plp_mb} MiB PLP for the WAL")
+                    ops[mode] = dict(ops=info["puts"] / secs, us_per_put=1e6 * secs / info["puts"],
+                                     data_us_per_put=1e6 * data / info["puts"], wall_s=wall,
+                                     cap_uf=s.get("plp_worst_balanced_capacitance_uf"))
+                rows.append(dict(bench=bench, w_mb=w, puts=info["puts"], passes=passes[bench],
+                                 modes=ops))
+    counts = parsed["counts"]
+    print(f"\ndb_bench from block traces recorded in the guest ({a.trace}: {keys} keys, "
+          f"memtable {meta['memtable_kb']} KiB, Linux {meta['kernel']}), replayed in femu-sim "
+          f"at QD1 per namespace; two 1 GiB zoned namespaces (data, WAL), the paper's flash, "
+          f"zns_stripe={a.stripe}; selective: {a.plp_mb} MiB PLP for the WAL")
+    for bench in ("fillseq", "overwrite"):
+        c = [counts[bench][ns] for ns in ("ns1", "ns2")]
+        kib = [bytes_of(ph[bench][ns]) / keys / 1024 for ns in (1, 2)]
+        print(f"  {bench}: per Put {kib[1]:.1f} KiB written to the WAL namespace "
+              f"({c[1].get('flush', 0) / keys:.2f} flushes, "
+              f"{c[1].get('write_fua', 0) / keys:.2f} FUA writes), {kib[0]:.1f} KiB to the "
+              f"data namespace; {passes[bench]} pass(es) of {keys} Puts; guest: "
+              f"{meta['results'][bench]}")
     print(f"{'bench':9} {'W MiB':>5} | " + " ".join(f"{m + ' Puts/s':>16}" for m in MODES)
           + " | " + " ".join(f"{m + '/none':>14}" for m in MODES[1:])
           + " | " + " ".join(f"{m + ' us/Put':>16}" for m in MODES)
-          + f" | {'worst uF full':>13} {'sel.':>6}")
+          + f" | {'data us/Put none':>16} | {'worst uF full':>13} {'sel.':>6}")
     for r in rows:
         m = r["modes"]
         print(f"{r['bench']:9} {r['w_mb']:>5} | "
               + " ".join(f"{m[k]['ops']:16.0f}" for k in MODES) + " | "
               + " ".join(f"{m[k]['ops'] / m['none']['ops']:14.2f}" for k in MODES[1:])
               + " | " + " ".join(f"{m[k]['us_per_put']:16.1f}" for k in MODES)
+              + f" | {m['none']['data_us_per_put']:16.1f}"
               + f" | {m['full']['cap_uf'] or 0:13.0f} {m['selective']['cap_uf'] or 0:6.0f}")
     print(f"\npublished ({DB_CITATION}): {DB_PAPER}")
-    print("'worst uF': the hold-up capacitance of the device's worst case (a full PLP region, "
-          "balanced flush): full protects W, selective only its PLP region.")
+    print("'us/Put': the WAL namespace's device time per Put (the Put's path); 'data us/Put': "
+          "the data namespace's commands, replayed beside it; 'worst uF': the hold-up "
+          "capacitance of the device's worst case (a full PLP region, balanced flush): full "
+          "protects W, selective only its PLP region.")
     wall = time.monotonic() - t0
     print(f"wall time: {wall:.1f} s")
-    return dict(rows=rows, wall_s=wall, synthetic=True)
+    return dict(rows=rows, wall_s=wall, trace=str(a.trace), trace_meta=meta, passes=passes)
 
 
 def plot(a, rows):
