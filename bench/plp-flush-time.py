@@ -209,16 +209,7 @@ def plot(a, rows):
     ax1.plot([r["size_mb"] for r in sel],
              [statistics.median(p["balanced_ns"] for p in r["rounds"]) / 1e6 for r in sel],
              "ks-", label="balanced")
-    ax2.axhline(PAPER_REDUCTION, color="red", ls=":", label="paper (average)")
-    for ax in (ax1, ax2):
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(a.sizes, [str(s) for s in a.sizes])
-        ax.set_xlabel("PLP region, MiB")
-        ax.legend(fontsize=8)
-    ax1.set_ylabel("power-loss flush, ms")
-    ax1.set_yscale("log")
-    ax2.set_ylabel("balanced vs normal, reduction %")
-    ax2.set_ylim(0, 100)
+    plplib.flush_axes(ax1, ax2, a.sizes, PAPER_REDUCTION)
     bblib.save_plot(fig, "plp-flush-time")
 
 

@@ -77,3 +77,18 @@ def ops_of(guest, tag, benches):
 def grew(guest, serial, tag, name):
     """How much a counter of drive SERIAL grew over run TAG."""
     return guest.marks[tag][1][serial][name] - guest.marks[f"{tag}-pre"][1][serial][name]
+
+
+def flush_axes(ax1, ax2, sizes, paper_reduction, fontsize=8):
+    """The flush-time plot's axes (plp-flush-time.py, sim-plp.py): flush ms per PLP region
+    size, and the balanced flush's reduction beside the paper's average."""
+    ax2.axhline(paper_reduction, color="red", ls=":", label="paper (average)")
+    for ax in (ax1, ax2):
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(sizes, [str(s) for s in sizes])
+        ax.set_xlabel("PLP region, MiB")
+        ax.legend(fontsize=fontsize)
+    ax1.set_ylabel("power-loss flush, ms")
+    ax1.set_yscale("log")
+    ax2.set_ylabel("balanced vs normal, reduction %")
+    ax2.set_ylim(0, 100)

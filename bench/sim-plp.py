@@ -337,16 +337,7 @@ def plot(a, rows):
                       for r in sel], "s-", label=f"balanced, stripe {stripe}")
         ax2.plot(xs, [statistics.median(r["reduction"]) for r in sel], "o-",
                  label=f"stripe {stripe}")
-    ax2.axhline(PAPER_REDUCTION, color="red", ls=":", label="paper (average)")
-    for ax in (ax1, ax2):
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(a.sizes, [str(s) for s in a.sizes])
-        ax.set_xlabel("PLP region, MiB")
-        ax.legend(fontsize=7)
-    ax1.set_ylabel("power-loss flush, ms")
-    ax1.set_yscale("log")
-    ax2.set_ylabel("balanced vs normal, reduction %")
-    ax2.set_ylim(0, 100)
+    plplib.flush_axes(ax1, ax2, a.sizes, PAPER_REDUCTION, fontsize=7)
     bblib.save_plot(fig, "sim-plp")
 
 
