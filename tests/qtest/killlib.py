@@ -33,6 +33,7 @@ import dataclasses
 import math
 import os
 import random
+import re
 import signal
 import struct
 import subprocess
@@ -690,6 +691,36 @@ class Drive:
     def close(self):
         self.ctrl.shutdown()
         self.m.close()
+
+
+class FileDrive:
+    """One QEMU on a drive kept in a file (cfg.memdev_file), the controller on, one I/O
+    queue pair; shut down cleanly or SIGKILLed, and started again on the same file."""
+
+    def __init__(self, cfg, tmp_path, css=nvme.CC_CSS_NVM):
+        qtest_machine.skip_unless_qemu()
+        self.m = Machine(cfg, str(tmp_path))
+        self.ctrl = self.m.ctrl
+        self.ctrl.enable(css=css)
+        self.sq = self.ctrl.create_io_queues(1, entries=64)
+
+    def shutdown(self):
+        self.ctrl.shutdown()
+        self.m.close()
+
+    def kill(self):
+        pid = self.m.qt.pid
+        if pid:
+            os.kill(pid, signal.SIGKILL)
+        try:
+            self.m.qt.kill()
+        finally:
+            self.m.close()
+
+
+def launch_message(e):
+    """What QEMU said when it refused to start, without its echo of the -device option."""
+    return re.sub(r"-device \S+: ", "", e.output)
 
 
 def kill_after_acks(ctrl, sq, kill, want=8, seconds=5):

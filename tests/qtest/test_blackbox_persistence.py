@@ -6,19 +6,16 @@ with another geometry or size is refused with a message naming the property, one
 data has no FTL state is refused, a SIGKILL during writes comes back consistent, and a
 blackbox namespace beside a zoned one, or two blackbox namespaces, keep their state too."""
 
-import os
 import random
-import re
-import signal
 import time
 
 import pytest
 
 import nvme
 import qtest_machine
-from killlib import kill_after_acks
+from killlib import FileDrive, kill_after_acks, launch_message
 from qtest import QEMULaunchError
-from qtest_machine import DevConfig, Machine
+from qtest_machine import DevConfig
 
 pytestmark = pytest.mark.skipif(qtest_machine.DEVICE == "stock", reason="femu's blackbox mode")
 
@@ -33,22 +30,13 @@ LASTING = ("host_pages_written", "host_pages_read", "unmapped_pages_read",
            "blocks_erased", "pages_trimmed", "free_lines", "total_lines")
 
 
-def launch_message(e):
-    """What QEMU said when it refused to start, without its echo of the -device option."""
-    return re.sub(r"-device \S+: ", "", e.output)
-
-
-class Drive:
-    """One QEMU on the file, the controller on, one I/O queue pair."""
+class Drive(FileDrive):
+    """A blackbox drive in the file."""
 
     def __init__(self, path, tmp_path, extra=EXTRA, css=nvme.CC_CSS_NVM, **kw):
-        qtest_machine.skip_unless_qemu()
         kw.setdefault("size_mb", 16)
-        cfg = DevConfig(mode=1, lba_index=1, queues=2, extra=extra, memdev_file=path, **kw)
-        self.m = Machine(cfg, str(tmp_path))
-        self.ctrl = self.m.ctrl
-        self.ctrl.enable(css=css)
-        self.sq = self.ctrl.create_io_queues(1, entries=64)
+        super().__init__(DevConfig(mode=1, lba_index=1, queues=2, extra=extra,
+                                   memdev_file=path, **kw), tmp_path, css)
 
     def stats(self):
         r = self.m.qmp("qom-get", path="/machine/peripheral/femu0", property="stats")
@@ -96,20 +84,6 @@ class Drive:
             assert self.ctrl.dsm_deallocate(self.sq, nsid, [(lba, n)]).ok
         finally:
             self.ctrl.alloc.release(mark)
-
-    def shutdown(self):
-        self.ctrl.shutdown()
-        self.m.close()
-
-    def kill(self):
-        pid = self.m.qt.pid
-        if pid:
-            os.kill(pid, signal.SIGKILL)
-        try:
-            self.m.qt.kill()
-        finally:
-            self.m.close()
-
 
 def age(d, rng, nsid=1, pages=PAGES, passes=3):
     """A fill, then random 64 KiB overwrites and a few trims: GC has run. Returns

@@ -18,7 +18,6 @@ prefix on a device with several media)."""
 import os
 import random
 import re
-import signal
 import struct
 import subprocess
 import time
@@ -27,7 +26,7 @@ import pytest
 
 import nvme
 import qtest_machine
-from killlib import kill_after_acks
+from killlib import FileDrive, kill_after_acks, launch_message
 from nvme import cmd
 from qtest import QEMULaunchError, QTest
 from qtest_machine import DevConfig, Machine
@@ -113,12 +112,6 @@ DEV = DevConfig(mode=4, size_mb=16, lba_index=1, queues=4, extra=(
 def pid_of(rg, ph, rgif=RGIF):
     """Placement identifier: RGID in the top RGIF bits, the PHNDL index below."""
     return (rg << (16 - rgif)) | ph if rgif else ph
-
-
-def launch_message(e):
-    """What QEMU said when it refused to start, without its echo of the -device option
-    (which names every property given)."""
-    return re.sub(r"-device \S+: ", "", e.output)
 
 
 def status_is(c, code, dnr=True):
@@ -1336,27 +1329,12 @@ PERSIST = ("nchs=2,luns_per_ch=2,pgs_per_blk=16,flash_type=1,op_pcent=25,fdp_nrg
            "fdp_ruh_types=ii:pi:ii:pi")
 
 
-class Drive:
+class Drive(FileDrive):
+    """An FDP drive in the file."""
+
     def __init__(self, path, tmp_path, extra=PERSIST):
-        cfg = DevConfig(mode=4, size_mb=8, lba_index=1, queues=2, extra=extra,
-                        memdev_file=path)
-        self.m = Machine(cfg, str(tmp_path))
-        self.ctrl = self.m.ctrl
-        self.ctrl.enable()
-        self.sq = self.ctrl.create_io_queues(1, entries=64)
-
-    def shutdown(self):
-        self.ctrl.shutdown()
-        self.m.close()
-
-    def kill(self):
-        pid = self.m.qt.pid
-        if pid:
-            os.kill(pid, signal.SIGKILL)
-        try:
-            self.m.qt.kill()
-        finally:
-            self.m.close()
+        super().__init__(DevConfig(mode=4, size_mb=8, lba_index=1, queues=2, extra=extra,
+                                   memdev_file=path), tmp_path)
 
 
 def lasting_counters(q):
