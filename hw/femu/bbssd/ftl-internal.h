@@ -82,6 +82,9 @@ struct Ftl {
     NandModel *nand;
     uint64_t pgs_per_line;      /* luns * planes * pages per block */
     uint64_t stripe;            /* pages per stripe row: luns * planes */
+    /* with every geometry count a power of two, ppn -> address by shifts: their log2s */
+    bool pow2;
+    uint8_t log_line, log_chs, log_luns, log_stripe;
     uint32_t nlines;
     uint32_t data_lines;        /* lines the exposed capacity needs */
     uint32_t gc_forced_lines;   /* forced GC at or below this many free lines */

@@ -123,6 +123,15 @@ static uint64_t nand_blocks(const NandGeometry *g)
     return nand_luns(g) * g->pls_per_lun * g->blks_per_pl;
 }
 
+/* Virtual time between two retires of a timeline: a few erases' worth, so each is a batch. */
+#define NAND_RETIRE_LAG_NS 2000000
+
+static void init_timeline(const NandModel *m, Timeline *tl)
+{
+    tl_init(tl, m->tm.sched == NAND_SCHED_FIFO);
+    tl->retire_lag = NAND_RETIRE_LAG_NS * m->tm.time_scale;
+}
+
 NandModel *nand_model_new(const NandGeometry *g, const NandTiming *t, char **err)
 {
     NandModel *m;
@@ -152,15 +161,15 @@ NandModel *nand_model_new(const NandGeometry *g, const NandTiming *t, char **err
     m->ch = g_new0(Timeline, g->nchs);
     m->chip = g_new0(Timeline, luns);
     for (uint32_t i = 0; i < g->nchs; i++) {
-        tl_init(&m->ch[i], t->sched == NAND_SCHED_FIFO);
+        init_timeline(m, &m->ch[i]);
     }
     for (uint64_t i = 0; i < luns; i++) {
-        tl_init(&m->chip[i], t->sched == NAND_SCHED_FIFO);
+        init_timeline(m, &m->chip[i]);
     }
     if (t->cache_ops) {
         m->reg = g_new0(Timeline, luns);
         for (uint64_t i = 0; i < luns; i++) {
-            tl_init(&m->reg[i], t->sched == NAND_SCHED_FIFO);
+            init_timeline(m, &m->reg[i]);
         }
     }
     if (t->retry_pe) {

@@ -106,7 +106,9 @@ static uint32_t after(const Timeline *tl, uint64_t key)
     base = iv + lo;
     len -= TL_NEAR;
     while (len > 1) {
-        uint32_t half = len / 2;
+        uint32_t half = len / 2, next = (len - half) / 2;
+        __asm__ volatile("prefetcht0 %0" : : "m"(base[next]));
+        __asm__ volatile("prefetcht0 %0" : : "m"(base[half + next]));
         base = base[half].s <= key ? base + half : base;
         len -= half;
     }

@@ -41,6 +41,7 @@ typedef struct Timeline {
     uint32_t cap, head, tail;
     uint32_t hint;          /* the slot of the last fit's gap end: the next search tries it */
     uint64_t first_end;     /* at most the end of the first kept interval */
+    uint64_t retire_lag;    /* tl_retire waits until this long after first_end (batches) */
 } Timeline;
 
 void tl_init(Timeline *tl, bool fifo);
@@ -70,10 +71,15 @@ void tl_book(Timeline *tl, uint64_t s, uint64_t e);
  * check starts before h; then every answer is the same as without retiring.
  */
 void tl_retire_ended(Timeline *tl, uint64_t h);
+/*
+ * The same, lazily: only once h is retire_lag past the first kept end, so that a call
+ * retires a batch (the first intervals' cache lines are cold by then). Retiring less
+ * changes no answer.
+ */
 static inline void tl_retire(Timeline *tl, uint64_t h)
 {
-    if (h >= tl->first_end) {
-        tl_retire_ended(tl, h);     /* mostly nothing has ended: no call */
+    if (h >= tl->first_end && h - tl->first_end >= tl->retire_lag) {
+        tl_retire_ended(tl, h);     /* mostly nothing to do: no call */
     }
 }
 
