@@ -7,25 +7,13 @@
 
 #include "ftl.h"
 #include "ftl-common.h"
+#include "../nand/fetch.h"
 
 #define FTL_NO_LINE UINT32_MAX
 /* Free lines forced GC keeps: one for GC to write into, one so a host write never takes
  * the last one. FTL_MIN_SPARE_LINES is this plus the line GC needs to make progress. */
 #define FTL_RESERVE_LINES (FTL_MIN_SPARE_LINES - 1)
 #define FTL_NEVER UINT64_MAX
-
-/*
- * Fetches p's cache line ahead of its use. An asm statement: GCC 12 at -O2 drops some
- * __builtin_prefetch calls as dead code (background GC's look-ahead lost all of them).
- */
-static inline void ftl_fetch(const void *p)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __asm__ volatile("prefetcht0 %0" : : "m"(*(const char *)p));
-#else
-    __builtin_prefetch(p);
-#endif
-}
 
 typedef enum FtlLineState {
     FTL_LINE_FREE,      /* 0: an all-zero record is a free line */

@@ -485,7 +485,7 @@ static uint64_t write_page(Ftl *f, uint64_t lpn, uint64_t arrival_ns)
 static void gc_fetch_ahead(const Ftl *f, uint64_t base, uint64_t i)
 {
     if (i + GC_AHEAD < f->pgs_per_line && f->p2l[base + i + GC_AHEAD]) {
-        ftl_fetch(&f->l2p[f->p2l[base + i + GC_AHEAD] - 1]);
+        femu_fetch(&f->l2p[f->p2l[base + i + GC_AHEAD] - 1]);
     }
 }
 
@@ -623,13 +623,13 @@ static void bg_prefetch(const Ftl *f, uint64_t base, uint64_t i, uint64_t nluns)
     for (uint64_t d = BG_MAP_AHEAD; d < BG_MAP_AHEAD + 2; d++) {
         uint64_t at = i + d * nluns;
         if (at < f->pgs_per_line && f->p2l[base + at]) {
-            ftl_fetch(&f->l2p[f->p2l[base + at] - 1]);
+            femu_fetch(&f->l2p[f->p2l[base + at] - 1]);
         }
     }
     for (uint64_t d = BG_REV_AHEAD; d < BG_REV_AHEAD + 2; d++) {
         uint64_t at = i + d * nluns;
         if (at < f->pgs_per_line) {
-            ftl_fetch(&f->p2l[base + at]);
+            femu_fetch(&f->p2l[base + at]);
         }
     }
 }
@@ -830,15 +830,15 @@ void ftl_hint(Ftl *f, uint64_t lpn, uint64_t npages, bool write)
     if (write && f->hinted) {
         uint64_t m = map_get(f, f->hinted - 1);
         if (m) {
-            ftl_fetch(&f->p2l[m - 1]);
+            femu_fetch(&f->p2l[m - 1]);
         }
     }
     /* a long request's first entries: the rest stream in behind them */
     n = MIN(MIN(npages, 64), f->cfg.exposed_pages - lpn);
     for (uint64_t i = 0; i < n; i += 8) {
-        ftl_fetch(&f->l2p[lpn + i]);
+        femu_fetch(&f->l2p[lpn + i]);
     }
-    ftl_fetch(&f->l2p[lpn + n - 1]);
+    femu_fetch(&f->l2p[lpn + n - 1]);
     if (write) {
         f->hinted = lpn + 1;
     }
