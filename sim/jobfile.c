@@ -483,7 +483,7 @@ static bool opt_size(Parser *p, const char *key, const char *val)
 
 static bool opt_io_size(Parser *p, const char *key, const char *val)
 {
-    SimAmount a;
+    SimAmount a = { 0 };
 
     if (!get_amount(p, key, val, false, &a)) {
         return false;
