@@ -143,6 +143,41 @@ static void test_random_mix_planes(void)
     run_random_mix(config(g, 40 * 128 - 37, 75, 95), 6, 300, true);
 }
 
+/*
+ * ppn <-> address, every page of a power-of-two geometry (the shift path) and of one with
+ * odd counts (divisions): each field as the striping defines it, and back to the same ppn.
+ */
+static void test_address_round_trip(void)
+{
+    static const uint32_t shapes[][5] = {
+        /* nchs, luns_per_ch, pls_per_lun, blks_per_pl, pgs_per_blk */
+        { 4, 2, 2, 8, 16 },
+        { 3, 5, 3, 7, 6 },
+    };
+
+    for (uint32_t k = 0; k < G_N_ELEMENTS(shapes); k++) {
+        NandGeometry g = geo(shapes[k][0], shapes[k][1], shapes[k][3], shapes[k][4]);
+        g.pls_per_lun = shapes[k][2];
+        uint64_t luns = (uint64_t)g.nchs * g.luns_per_ch, stripe = luns * g.pls_per_lun;
+        uint64_t ppl = stripe * g.pgs_per_blk, total = ppl * g.blks_per_pl;
+        Ftl *f = ftl(config(g, ppl * (g.blks_per_pl - FTL_MIN_SPARE_LINES), 75, 95));
+
+        g_assert_cmpint(f->pow2, ==, k == 0);
+        for (uint64_t ppn = 0; ppn < total; ppn++) {
+            uint64_t i = ppn % ppl;
+            NandAddr a;
+            ftl_ppn_to_addr(f, ppn, &a);
+            g_assert_cmpuint(a.blk, ==, ppn / ppl);
+            g_assert_cmpuint(a.ch, ==, i % g.nchs);
+            g_assert_cmpuint(a.lun, ==, i / g.nchs % g.luns_per_ch);
+            g_assert_cmpuint(a.pl, ==, i / luns % g.pls_per_lun);
+            g_assert_cmpuint(a.pg, ==, i / stripe);
+            g_assert_cmpuint(ftl_addr_to_ppn(f, &a), ==, ppn);
+        }
+        ftl_free(f);
+    }
+}
+
 /* The least over-provisioning the config check accepts still never runs out of lines. */
 static void test_min_spare_never_stuck(void)
 {
@@ -1596,6 +1631,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ftl/map/random-mix", test_random_mix_consistent);
     g_test_add_func("/ftl/map/random-mix-planes", test_random_mix_planes);
     g_test_add_func("/ftl/map/min-spare-never-stuck", test_min_spare_never_stuck);
+    g_test_add_func("/ftl/map/address-round-trip", test_address_round_trip);
     g_test_add_func("/ftl/map/checker-catches", test_consistency_check_catches);
     g_test_add_func("/ftl/waf/sequential", test_waf_sequential);
     g_test_add_func("/ftl/waf/random-op", test_waf_random_op);

@@ -306,7 +306,7 @@ static void line_save(Ftl *f, uint32_t line)
     stored(f);
 }
 
-static void stats_save(Ftl *f)
+static void stats_write(Ftl *f)
 {
     const FtlStats *s = &f->st;
     uint64_t v[FTL_NSTATS] = {
@@ -316,14 +316,19 @@ static void stats_save(Ftl *f)
         s->pages_trimmed,
     };
 
-    if (!f->store || !memcmp(&f->saved, s, sizeof(*s))) {
-        return;
-    }
     ftl_slot_save(f->store + f->lay.off_stats, FTL_STATS_REC, &f->stats_seq, SALT_STATS, v,
                   FTL_NSTATS);
     f->saved = *s;
     f->reads_unsaved = 0;
     stored(f);
+}
+
+/* Without a store (femu-sim), nothing to do, not even reading the counters. */
+static void stats_save(Ftl *f)
+{
+    if (f->store && memcmp(&f->saved, &f->st, sizeof(f->st))) {
+        stats_write(f);
+    }
 }
 
 /*
