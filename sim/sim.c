@@ -51,7 +51,6 @@ typedef struct Slot {
     uint64_t len;
     uint64_t submit_ns;
     uint32_t cmds;              /* device commands it took (a split transfer: several) */
-    bool free;
 } Slot;
 
 struct Worker {
@@ -61,6 +60,8 @@ struct Worker {
     SimNs *ns;
     SimGen *gen;
     Slot *slots;                /* iodepth */
+    Slot **free_slots;          /* a stack of the slots not in flight */
+    uint32_t nfree;
     Slot wake;
     bool wake_queued;
     uint32_t inflight;
@@ -153,7 +154,7 @@ static void complete(SimDevice *d, Slot *s, uint64_t now)
         sim_device_complete(d, now);
     }
     w->inflight--;
-    s->free = true;
+    w->free_slots[w->nfree++] = s;
     w->last_done_ns = MAX(w->last_done_ns, now);
     if (dir < 0 || s->submit_ns < w->counted_from_ns) {
         return;
@@ -169,16 +170,6 @@ static void complete(SimDevice *d, Slot *s, uint64_t now)
         p->bytes[dir] += s->len;
         p->lat_sum[dir] += now - s->submit_ns;
     }
-}
-
-static Slot *free_slot(Worker *w)
-{
-    for (uint32_t i = 0; i < w->job->iodepth; i++) {
-        if (w->slots[i].free) {
-            return &w->slots[i];
-        }
-    }
-    return NULL;
 }
 
 /*
@@ -251,7 +242,7 @@ static void issue(SimDevice *d, DeadlineHeap *h, Worker *w, uint64_t now)
             w->inflight) {
             break;
         }
-        s = free_slot(w);
+        s = w->free_slots[--w->nfree];      /* inflight < iodepth: one is free */
         *s = (Slot){ .w = w, .op = w->pending.op, .len = w->pending.len, .submit_ns = now };
         w->error = submit_split(d, w->ns, &w->pending, now, &done, &s->cmds);
         if (w->error) {
@@ -259,7 +250,7 @@ static void issue(SimDevice *d, DeadlineHeap *h, Worker *w, uint64_t now)
             while (s->cmds--) {
                 sim_device_complete(d, now);
             }
-            s->free = true;
+            w->free_slots[w->nfree++] = s;
             break;
         }
         w->has_pending = false;
@@ -296,9 +287,11 @@ static bool start_worker(SimDevice *d, Worker *w, uint64_t now, char **err)
         return false;
     }
     w->slots = g_new0(Slot, j->iodepth);
+    w->free_slots = g_new(Slot *, j->iodepth);
     for (uint32_t i = 0; i < j->iodepth; i++) {
-        w->slots[i].free = true;
+        w->free_slots[i] = &w->slots[j->iodepth - 1 - i];     /* slot 0 on top */
     }
+    w->nfree = j->iodepth;
     w->wake = (Slot){ .w = w, .op = -1 };
     w->start_ns = now + j->startdelay_ns;
     w->counted_from_ns = w->start_ns + j->ramp_ns;
@@ -706,6 +699,7 @@ out:
         Worker *w = g_ptr_array_index(workers, i);
         sim_gen_free(w->gen);
         g_free(w->slots);
+        g_free(w->free_slots);
         if (w->series) {
             g_array_free(w->series, true);
             g_array_free(w->stat_series, true);
