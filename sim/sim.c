@@ -26,6 +26,7 @@
 #define NS_PER_S 1000000000ULL
 #define DEFAULT_SERIES_STATS "waf_milli,host_pages_written,nand_pages_written,gc_pages_moved"
 #define NR_DIRS 3               /* read, write, trim: fio's three */
+#define SIM_LOOK_AHEAD 4        /* I/Os a job asks for ahead (look_ahead) */
 
 static const char *const dir_names[NR_DIRS] = { "read", "write", "trim" };
 
@@ -68,6 +69,8 @@ struct Worker {
     bool gen_done, stopped;
     bool has_pending;
     SimIo pending;
+    SimIo ahead[SIM_LOOK_AHEAD];    /* the I/Os after pending, asked for early (a ring) */
+    uint32_t ahead_head, ahead_n;
     uint64_t start_ns, counted_from_ns, end_ns, last_done_ns;
     DirStats dir[NR_DIRS];
     uint16_t error;
@@ -202,6 +205,29 @@ static uint16_t submit_split(SimDevice *d, SimNs *ns, const SimIo *io, uint64_t 
     return 0;
 }
 
+/*
+ * The job's next SIM_LOOK_AHEAD I/Os now, where that gives the same ones: the model fetches
+ * its tables for each while the others run (a random write's mapping entries miss the CPU
+ * caches). More than one: a job often issues again at once (completions come in bursts, a
+ * multi-page program's), and an I/O asked for just before it goes would gain nothing.
+ */
+static void look_ahead(SimDevice *d, Worker *w, uint64_t now)
+{
+    if (opts.no_look_ahead || !sim_gen_can_look_ahead(w->gen)) {
+        return;
+    }
+    while (!w->gen_done && w->ahead_n < SIM_LOOK_AHEAD) {
+        SimIo *io = &w->ahead[(w->ahead_head + w->ahead_n) % SIM_LOOK_AHEAD];
+
+        if (!sim_gen_next(w->gen, now, io)) {
+            w->gen_done = true;
+            break;
+        }
+        w->ahead_n++;
+        sim_device_hint(d, w->ns, io);
+    }
+}
+
 /* Issue what the worker may at now: up to its depth, not before its I/O's time. */
 static void issue(SimDevice *d, DeadlineHeap *h, Worker *w, uint64_t now)
 {
@@ -212,6 +238,12 @@ static void issue(SimDevice *d, DeadlineHeap *h, Worker *w, uint64_t now)
         if (w->end_ns && now >= w->end_ns) {
             w->stopped = true;
             break;
+        }
+        if (!w->has_pending && w->ahead_n) {
+            w->pending = w->ahead[w->ahead_head];
+            w->ahead_head = (w->ahead_head + 1) % SIM_LOOK_AHEAD;
+            w->ahead_n--;
+            w->has_pending = true;
         }
         if (!w->has_pending) {
             if (w->gen_done || !sim_gen_next(w->gen, now, &w->pending)) {
@@ -256,17 +288,7 @@ static void issue(SimDevice *d, DeadlineHeap *h, Worker *w, uint64_t now)
         w->has_pending = false;
         w->inflight++;
         deadline_heap_push(h, done, s, NULL);
-        /*
-         * The next I/O now, where that gives the same one: the model fetches its tables for
-         * it while the others run (a random write's mapping entry misses the CPU caches).
-         */
-        if (!opts.no_look_ahead && !w->gen_done && sim_gen_can_look_ahead(w->gen)) {
-            w->has_pending = sim_gen_next(w->gen, now, &w->pending);
-            w->gen_done = !w->has_pending;
-            if (w->has_pending) {
-                sim_device_hint(d, w->ns, &w->pending);
-            }
-        }
+        look_ahead(d, w, now);
     }
 }
 
@@ -528,7 +550,7 @@ static void usage(FILE *f)
         "  --backing FILE  keep the drive's state (FTL, zones, chunks, FDP) in FILE, a\n"
         "                  backing file the emulator boots from (memory-backend-file);\n"
         "                  a FILE with state is loaded and goes on aging\n"
-        "  --no-look-ahead ask a job for its next I/O only when it is issued (the results\n"
+        "  --no-look-ahead ask a job for each I/O only when it is issued (the results\n"
         "                  are the same; slower: the model's tables are not fetched ahead)\n"
         "  --help-dev      the properties and their defaults\n"
         "JOBFILE: a fio job file (supported options: README, Simulator).\n");
