@@ -7,7 +7,7 @@
 
 #include "ftl.h"
 #include "ftl-common.h"
-#include "../nand/fetch.h"
+#include "../media/model-util.h"
 
 #define FTL_NO_LINE UINT32_MAX
 /* Free lines forced GC keeps: one for GC to write into, one so a host write never takes

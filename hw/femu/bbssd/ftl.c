@@ -69,11 +69,6 @@ static uint64_t pages_per_line(const NandGeometry *g)
     return nand_luns(g) * g->pls_per_lun * g->pgs_per_blk;
 }
 
-static bool is_pow2(uint64_t x)
-{
-    return x && !(x & (x - 1));
-}
-
 void ftl_ppn_to_addr(const Ftl *f, uint64_t ppn, NandAddr *a)
 {
     const NandGeometry *g = &f->cfg.geo;
@@ -1028,8 +1023,8 @@ Ftl *ftl_new(const FtlConfig *c, char **err)
     f->nand = nand;
     f->pgs_per_line = pages_per_line(&c->geo);
     f->stripe = nand_luns(&c->geo) * c->geo.pls_per_lun;
-    f->pow2 = is_pow2(f->pgs_per_line) && is_pow2(c->geo.nchs) &&
-              is_pow2(c->geo.luns_per_ch) && is_pow2(c->geo.pls_per_lun);
+    f->pow2 = femu_is_pow2(f->pgs_per_line) && femu_is_pow2(c->geo.nchs) &&
+              femu_is_pow2(c->geo.luns_per_ch) && femu_is_pow2(c->geo.pls_per_lun);
     if (f->pow2) {
         f->log_line = __builtin_ctzll(f->pgs_per_line);
         f->log_chs = __builtin_ctzll(c->geo.nchs);

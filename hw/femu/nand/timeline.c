@@ -4,7 +4,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "timeline.h"
-#include "fetch.h"
+#include "../media/model-util.h"
 
 #include <glib.h>
 #include <string.h>

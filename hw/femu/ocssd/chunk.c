@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "chunk.h"
+#include "../media/model-util.h"
 #include "../media/record.h"
 
 #include <glib.h>
@@ -39,11 +40,6 @@ static bool fail(char **err, const char *fmt, ...)
     return false;
 }
 
-static bool pow2(uint64_t v)
-{
-    return v && !(v & (v - 1));
-}
-
 static uint8_t bits_for(uint64_t count)
 {
     uint8_t b = 0;
@@ -59,16 +55,16 @@ bool oc_geometry_check(OcGeometry *g, char **err)
     if (!g->num_grp || g->num_grp > UINT16_MAX) {
         return fail(err, "lnum_ch=%u is out of range: allowed 1..65535 groups", g->num_grp);
     }
-    if (!pow2(g->num_pu) || g->num_pu > UINT16_MAX) {
+    if (!femu_is_pow2(g->num_pu) || g->num_pu > UINT16_MAX) {
         return fail(err, "lnum_lun=%u is invalid: allowed a power of two up to 32768 PUs "
                     "per group (the LBA space must be dense)", g->num_pu);
     }
-    if (!pow2(g->num_chk)) {
+    if (!femu_is_pow2(g->num_chk)) {
         return fail(err, "%u chunks per PU is invalid: the number of chunks per PU must be "
                     "a power of two (size the namespace with devsz_mb / ns_sizes_mb)",
                     g->num_chk);
     }
-    if (!pow2(g->clba) || g->clba > (1u << 24)) {
+    if (!femu_is_pow2(g->clba) || g->clba > (1u << 24)) {
         return fail(err, "%u sectors per chunk is invalid: allowed a power of two up to "
                     "2^24 (lsecs_per_pg * lpgs_per_blk * lnum_pln)", g->clba);
     }
