@@ -22,6 +22,8 @@ typedef enum FtlLineState {
     FTL_LINE_VICTIM,    /* being collected */
 } FtlLineState;
 
+#define FTL_HINT_BATCH 4    /* write hints fetched together (ftl_hint) */
+
 typedef struct FtlLine {
     uint64_t vpc;           /* valid pages (not stored: rebuilt from the mapping) */
     uint64_t order;         /* when it became full or free: victim ties, free-list order */
@@ -108,7 +110,9 @@ struct Ftl {
     uint64_t stats_seq;
     FtlStats saved;             /* the statistics as last saved */
     uint32_t reads_unsaved;     /* read calls since (stats_save_read) */
-    uint64_t hinted;            /* the previous write ftl_hint's lpn + 1 (0: none) */
+    /* write hints (ftl_hint): the batch being gathered, and the one fetched before */
+    uint64_t hint_new[FTL_HINT_BATCH], hint_old[FTL_HINT_BATCH];
+    uint32_t hint_new_n, hint_old_n;
     /* tests: called after every write to the store (a kill could come there) */
     void (*store_hook)(void *opaque);
     void *store_hook_opaque;

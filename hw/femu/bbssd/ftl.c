@@ -34,6 +34,9 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
+#ifndef HINT_V1
+#define HINT_V1 1
+#endif
 #include "ftl-internal.h"
 #include "../media/record.h"
 
@@ -816,9 +819,10 @@ void ftl_idle(Ftl *f, uint64_t now_ns)
 }
 
 /*
- * Its entry's cache line is fetched now. For a write, the previous write hint's entry has
- * arrived meanwhile, so the reverse entry of the page it maps (which that write
- * invalidates) is fetched too: a random write then waits on no memory.
+ * A read's mapping entries are fetched now. Single-page writes are fetched in batches of
+ * FTL_HINT_BATCH, and a batch later the reverse entries of the pages their mapping entries
+ * point to (which the writes invalidate): at a large drive each fetch waits on a page walk,
+ * and a batch's walks overlap. A random write then waits on no memory.
  */
 void ftl_hint(Ftl *f, uint64_t lpn, uint64_t npages, bool write)
 {
@@ -827,10 +831,24 @@ void ftl_hint(Ftl *f, uint64_t lpn, uint64_t npages, bool write)
     if (lpn >= f->cfg.exposed_pages || !npages) {
         return;
     }
-    if (write && f->hinted) {
-        uint64_t m = map_get(f, f->hinted - 1);
-        if (m) {
-            femu_fetch(&f->p2l[m - 1]);
+    if (write) {
+        f->hint_new[f->hint_new_n++] = lpn;
+        if (f->hint_new_n == FTL_HINT_BATCH) {
+            for (uint32_t i = 0; i < f->hint_old_n; i++) {
+                uint64_t m = map_get(f, f->hint_old[i]);
+                if (m) {
+                    femu_fetch(&f->p2l[m - 1]);
+                }
+            }
+            for (uint32_t i = 0; i < FTL_HINT_BATCH; i++) {
+                femu_fetch(&f->l2p[f->hint_new[i]]);
+            }
+            memcpy(f->hint_old, f->hint_new, sizeof(f->hint_old));
+            f->hint_old_n = FTL_HINT_BATCH;
+            f->hint_new_n = 0;
+        }
+        if (npages == 1) {
+            return;
         }
     }
     /* a long request's first entries: the rest stream in behind them */
@@ -839,8 +857,31 @@ void ftl_hint(Ftl *f, uint64_t lpn, uint64_t npages, bool write)
         femu_fetch(&f->l2p[lpn + i]);
     }
     femu_fetch(&f->l2p[lpn + n - 1]);
-    if (write) {
-        f->hinted = lpn + 1;
+}
+
+void ftl_warm_init(const Ftl *f, FtlWarm *w)
+{
+    *w = (FtlWarm){ f->l2p, f->p2l, f->cfg.exposed_pages, nand_total_pages(&f->cfg.geo) };
+}
+
+/*
+ * The words read may be being written by the FTL's thread: relaxed atomic loads (an aligned
+ * word is never torn), and a reverse index from a mapping entry is bound-checked.
+ */
+void ftl_warm(const FtlWarm *w, uint64_t lpn, uint64_t npages, bool write)
+{
+    uint64_t n, e;
+
+    if (lpn >= w->exposed_pages || !npages) {
+        return;
+    }
+    n = MIN(MIN(npages, 64), w->exposed_pages - lpn);
+    e = GUINT64_FROM_LE(__atomic_load_n(&w->l2p[lpn], __ATOMIC_RELAXED)) & FTL_PPN_MASK;
+    if (write && e && e - 1 < w->total_pages) {
+        (void)__atomic_load_n(&w->p2l[e - 1], __ATOMIC_RELAXED);
+    }
+    for (uint64_t i = 8; i < n; i += 8) {
+        (void)__atomic_load_n(&w->l2p[lpn + i], __ATOMIC_RELAXED);
     }
 }
 
