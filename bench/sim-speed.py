@@ -22,15 +22,12 @@ so the 1 TiB figure is a lower bound on its time).
 
 Rates are per second of femu-sim's CPU time (user + system, one core): on an idle machine
 that is its wall time, and on a shared one it is what the machine's other work leaves out.
-Both are printed. From 512 GiB on, femu-sim runs a warm thread on the second core by
-default (--warm-thread, same results): it reads the FTL's tables ahead of the model, whose
-thread then waits less on page walks. Such a run's rate and the 1 TiB time are per wall
-second (the thread spins while it waits, so CPU time would count both cores), marked "2T".
+Both are printed.
 
 What transfers: the ops/s to other drives and workloads of the same mix.
 
 Usage: bench/sim-speed.py [--short] [--size-gib 1024] [--caps 4]
-       [--workloads bb-gc,zns-seq,rand-read] [--warm-thread auto|on|off]
+       [--workloads bb-gc,zns-seq,rand-read]
 """
 
 import argparse
@@ -49,7 +46,6 @@ import bblib  # noqa: E402
 import simlib  # noqa: E402
 
 TARGET_OPS, GOAL_OPS, TARGET_S = 5e6, 10e6, 15 * 60
-WARM_MIN_GIB = 512                  # femu-sim's --warm-thread=auto: blackbox from 512 GiB
 NAMES = ("bb-gc", "zns-seq", "rand-read")
 MEMORY = ("bb-gc", "zns-seq")       # measured at a quarter of the size too
 RAND = dict(rw="randwrite", bs="4k", iodepth=32, numjobs=4, norandommap=None, size="100%")
@@ -60,14 +56,14 @@ def cpu_children():
     return r.ru_utime + r.ru_stime
 
 
-def run(dev, jobs, warm="auto"):
+def run(dev, jobs):
     """(femu-sim's JSON, wall s, CPU s, peak RSS KiB) of one run."""
     with tempfile.TemporaryDirectory() as tmp:
         jf = Path(tmp) / "speed.fio"
         jf.write_text(simlib.jobfile(jobs))
         tf = Path(tmp) / "rss"
         cmd = [str(simlib.FEMU_SIM), "--dev", simlib.props(dev), "--output-format=json",
-               "--warm-thread=" + warm, str(jf)]
+               str(jf)]
         timer = shutil.which("time") or ("/usr/bin/time" if os.access("/usr/bin/time",
                                                                        os.X_OK) else None)
         if timer:
@@ -112,18 +108,12 @@ def workloads(gib, caps):
     }
 
 
-def two_threads(name, gib, warm):
-    """Whether femu-sim runs its warm thread (blackbox models have a warmer)."""
-    return name != "zns-seq" and (warm == "on" or (warm == "auto" and gib >= WARM_MIN_GIB and
-                                                    (os.cpu_count() or 1) >= 2))
-
-
-def measure(gib, caps, names, warm):
+def measure(gib, caps, names):
     rows = {}
     base = None
     for name in names:
         dev, jobs = workloads(gib, caps)[name]
-        res, wall, cpu, rss = run(dev, jobs, warm)
+        res, wall, cpu, rss = run(dev, jobs)
         ops = simlib.nand_ops(res["stats"])
         r = dict(gib=gib, wall_s=wall, cpu_s=cpu, nand_ops=ops, rss_kib=rss,
                  end_ns=res["end_ns"], waf=simlib.waf(res["stats"]),
@@ -131,12 +121,11 @@ def measure(gib, caps, names, warm):
         if name == "rand-read":
             # the reads alone: the run minus a fill-only run
             if base is None:
-                bres, bwall, bcpu, _ = run(dev, jobs[:1], warm)
+                bres, bwall, bcpu, _ = run(dev, jobs[:1])
                 base = (simlib.nand_ops(bres["stats"]), bwall, bcpu)
             r["nand_ops"] = ops - base[0]
             r["wall_s"], r["cpu_s"] = max(wall - base[1], 1e-3), max(cpu - base[2], 1e-3)
-        r["threads"] = 2 if two_threads(name, gib, warm) else 1
-        r["ops_per_s"] = r["nand_ops"] / (r["cpu_s"] if r["threads"] == 1 else r["wall_s"])
+        r["ops_per_s"] = r["nand_ops"] / r["cpu_s"]
         rows[name] = r
     return rows
 
@@ -148,8 +137,6 @@ def main():
     ap.add_argument("--caps", type=int, default=4, help="capacities overwritten")
     ap.add_argument("--workloads", default=",".join(NAMES),
                     help="which, comma-separated (bb-gc gives the 1 TiB estimate)")
-    ap.add_argument("--warm-thread", choices=("auto", "on", "off"), default="auto",
-                    help="femu-sim's warm thread (default auto: from 512 GiB)")
     a = ap.parse_args()
     names = [n for n in a.workloads.split(",") if n]
     bad = [n for n in names if n not in NAMES]
@@ -161,18 +148,16 @@ def main():
     small = max(4, gib // 4)
     print(f"femu-sim {simlib.FEMU_SIM}: dc-tlc drives of {gib} GiB (memory also at "
           f"{small} GiB), fill + {a.caps} capacities")
-    rows = measure(gib, a.caps, names, a.warm_thread)
-    mem = (measure(small, 1, [n for n in names if n in MEMORY], a.warm_thread)
-           if small < gib else {})
+    rows = measure(gib, a.caps, names)
+    mem = measure(small, 1, [n for n in names if n in MEMORY]) if small < gib else {}
     print("\n%-10s %6s %8s %8s %9s %10s %9s %8s %9s" % (
         "workload", "GiB", "wall s", "CPU s", "M ops", "M ops/s", "vs 5M", "RSS MiB",
         "MiB/GiB"))
     for size, rs in ((gib, rows), (small, mem)):
         for name, r in rs.items():
-            print("%-10s %6d %8.1f %8.1f %9.1f %7.2f%3s %9s %8.1f %9.2f" % (
+            print("%-10s %6d %8.1f %8.1f %9.1f %10.2f %9s %8.1f %9.2f" % (
                 name, size, r["wall_s"], r["cpu_s"], r["nand_ops"] / 1e6,
-                r["ops_per_s"] / 1e6, " 2T" if r["threads"] == 2 else "",
-                "%.2f" % (r["ops_per_s"] / TARGET_OPS)
+                r["ops_per_s"] / 1e6, "%.2f" % (r["ops_per_s"] / TARGET_OPS)
                 if rs is rows else "", r["rss_kib"] / 1024, r["rss_kib"] / 1024 / size))
     slope = {n: (rows[n]["rss_kib"] - mem[n]["rss_kib"]) / 1024 / (gib - small)
              for n in mem if gib > small}
@@ -183,26 +168,22 @@ def main():
                targets=dict(ops_per_s=TARGET_OPS, goal=GOAL_OPS, tib_s=TARGET_S))
     if "bb-gc" in rows:
         g = rows["bb-gc"]
-        two = g["threads"] == 2
-        tib_s = (g["wall_s"] if two else g["cpu_s"]) * 1024 / gib
+        tib_s = g["cpu_s"] * 1024 / gib
         extrap = gib != 1024
         print(f"1 TiB blackbox, fill + {a.caps}x 4 KiB random: "
               f"{'extrapolated from ' + str(gib) + ' GiB: ' if extrap else ''}"
-              + (f"{tib_s / 60:.1f} min wall, with the warm thread "
-                 f"({g['cpu_s'] * 1024 / gib / 60:.1f} min of CPU on two cores; "
-                 if two else
-                 f"{tib_s / 60:.1f} min of CPU ({g['wall_s'] * 1024 / gib / 60:.1f} min wall; ")
-              + f"target 15 min: {TARGET_S / tib_s:.2f}x of the speed needed), WAF "
+              f"{tib_s / 60:.1f} min of CPU ({g['wall_s'] * 1024 / gib / 60:.1f} min wall; "
+              f"target 15 min: {TARGET_S / tib_s:.2f}x of the speed needed), WAF "
               f"{g['waf']:.2f}, {g['ops_per_s'] / 1e6:.2f} M NAND ops/s (target 5 M: "
               f"{g['ops_per_s'] / TARGET_OPS:.2f}, goal 10 M: {g['ops_per_s'] / GOAL_OPS:.2f})")
-        out.update(tib_minutes=tib_s / 60, extrapolated=extrap, tib_two_threads=two)
+        out.update(tib_minutes=tib_s / 60, extrapolated=extrap)
     plt = bblib.pyplot()
     if plt:
         fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
         ax1.bar(list(rows), [r["ops_per_s"] / 1e6 for r in rows.values()])
         ax1.axhline(TARGET_OPS / 1e6, ls="--", color="red", label="target 5 M")
         ax1.axhline(GOAL_OPS / 1e6, ls=":", color="green", label="goal 10 M")
-        ax1.set_ylabel("M NAND ops / CPU s (one core; 2T: / wall s)")
+        ax1.set_ylabel("M NAND ops / CPU s (one core)")
         ax1.legend()
         for n in mem:
             ax2.plot([small, gib], [mem[n]["rss_kib"] / 1024, rows[n]["rss_kib"] / 1024],

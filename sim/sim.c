@@ -26,10 +26,7 @@
 #define NS_PER_S 1000000000ULL
 #define DEFAULT_SERIES_STATS "waf_milli,host_pages_written,nand_pages_written,gc_pages_moved"
 #define NR_DIRS 3               /* read, write, trim: fio's three */
-#define SIM_LOOK_AHEAD 8        /* I/Os a job hints to the model ahead (look_ahead) */
-#define SIM_WARM_AHEAD 64       /* I/Os a job asks for ahead with a warm thread */
-/* drives from this size on get a warm thread by default (below, it costs more than it saves) */
-#define SIM_WARM_MIN_BYTES (512ULL << 30)
+#define SIM_LOOK_AHEAD 8        /* I/Os a job asks for ahead (look_ahead) */
 
 static const char *const dir_names[NR_DIRS] = { "read", "write", "trim" };
 
@@ -72,9 +69,8 @@ struct Worker {
     bool gen_done, stopped;
     bool has_pending;
     SimIo pending;
-    SimIo ahead[SIM_WARM_AHEAD];    /* the I/Os after pending, asked for early (a ring) */
+    SimIo ahead[SIM_LOOK_AHEAD];    /* the I/Os after pending, asked for early (a ring) */
     uint32_t ahead_head, ahead_n;
-    uint32_t ahead_hinted;          /* the first of them, hinted to the model */
     uint64_t start_ns, counted_from_ns, end_ns, last_done_ns;
     DirStats dir[NR_DIRS];
     uint16_t error;
@@ -92,11 +88,9 @@ typedef struct Options {
     GString *dev_text;          /* every property given, for the boot line */
     char **series_stats;        /* device statistics sampled into the series */
     bool no_look_ahead;         /* each I/O asked for when issued (results are the same) */
-    const char *warm_thread;    /* auto, on or off (results are the same) */
-    bool warm;                  /* a warm thread runs */
 } Options;
 
-static Options opts = { .format = "normal", .warm_thread = "auto" };
+static Options opts = { .format = "normal" };
 
 static void dir_record(DirStats *s, uint64_t bytes, uint64_t lat)
 {
@@ -216,29 +210,21 @@ static uint16_t submit_split(SimDevice *d, SimNs *ns, const SimIo *io, uint64_t 
  * its tables for each while the others run (a random write's mapping entries miss the CPU
  * caches). More than one: a job often issues again at once (completions come in bursts, a
  * multi-page program's), and an I/O asked for just before it goes would gain nothing.
- * With a warm thread, SIM_WARM_AHEAD I/Os: the thread reads the tables for each as it is
- * asked for, and the model's hint (its own fetch) comes SIM_LOOK_AHEAD I/Os ahead.
  */
 static void look_ahead(SimDevice *d, Worker *w, uint64_t now)
 {
-    uint32_t depth = opts.warm ? SIM_WARM_AHEAD : SIM_LOOK_AHEAD;
-
     if (opts.no_look_ahead || !sim_gen_can_look_ahead(w->gen)) {
         return;
     }
-    while (!w->gen_done && w->ahead_n < depth) {
-        SimIo *io = &w->ahead[(w->ahead_head + w->ahead_n) % SIM_WARM_AHEAD];
+    while (!w->gen_done && w->ahead_n < SIM_LOOK_AHEAD) {
+        SimIo *io = &w->ahead[(w->ahead_head + w->ahead_n) % SIM_LOOK_AHEAD];
 
         if (!sim_gen_next(w->gen, now, io)) {
             w->gen_done = true;
             break;
         }
         w->ahead_n++;
-        sim_device_warm(d, w->ns, io);
-    }
-    while (w->ahead_hinted < MIN(w->ahead_n, SIM_LOOK_AHEAD)) {
-        sim_device_hint(d, w->ns, &w->ahead[(w->ahead_head + w->ahead_hinted++) %
-                                            SIM_WARM_AHEAD]);
+        sim_device_hint(d, w->ns, io);
     }
 }
 
@@ -255,9 +241,8 @@ static void issue(SimDevice *d, DeadlineHeap *h, Worker *w, uint64_t now)
         }
         if (!w->has_pending && w->ahead_n) {
             w->pending = w->ahead[w->ahead_head];
-            w->ahead_head = (w->ahead_head + 1) % SIM_WARM_AHEAD;
+            w->ahead_head = (w->ahead_head + 1) % SIM_LOOK_AHEAD;
             w->ahead_n--;
-            w->ahead_hinted -= !!w->ahead_hinted;
             w->has_pending = true;
         }
         if (!w->has_pending) {
@@ -567,10 +552,6 @@ static void usage(FILE *f)
         "                  a FILE with state is loaded and goes on aging\n"
         "  --no-look-ahead ask a job for each I/O only when it is issued (the results\n"
         "                  are the same; slower: the model's tables are not fetched ahead)\n"
-        "  --warm-thread=auto|on|off  a second thread reads the model's tables for the\n"
-        "                  I/Os to come (the results are the same; faster on large drives);\n"
-        "                  auto (default): on for blackbox drives of 512 GiB or more, on a\n"
-        "                  machine with two or more CPUs\n"
         "  --help-dev      the properties and their defaults\n"
         "JOBFILE: a fio job file (supported options: README, Simulator).\n");
 }
@@ -637,8 +618,6 @@ int main(int argc, char **argv)
             series = g_strdup(a + 15);
         } else if (!strcmp(a, "--no-look-ahead")) {
             opts.no_look_ahead = true;
-        } else if (g_str_has_prefix(a, "--warm-thread=")) {
-            opts.warm_thread = a + 14;
         } else if (a[0] == '-' && a[1]) {
             err = g_strdup_printf("unknown option '%s'", a);
             usage(stderr);
@@ -655,11 +634,6 @@ int main(int argc, char **argv)
         err = g_strdup_printf("--output-format=%s: allowed normal, json", opts.format);
         goto fail;
     }
-    if (strcmp(opts.warm_thread, "auto") && strcmp(opts.warm_thread, "on") &&
-        strcmp(opts.warm_thread, "off")) {
-        err = g_strdup_printf("--warm-thread=%s: allowed auto, on, off", opts.warm_thread);
-        goto fail;
-    }
     if (!jobfiles->len) {
         usage(stderr);
         err = g_strdup("no job file given");
@@ -668,17 +642,6 @@ int main(int argc, char **argv)
     if (!sim_params_finish(p, &err) || !(d = sim_device_new(p, &err)) ||
         (opts.backing && !sim_device_attach_backing(d, opts.backing, &backing_bytes, &err))) {
         goto fail;
-    }
-    if (!strcmp(opts.warm_thread, "on")) {
-        opts.warm = !opts.no_look_ahead && sim_device_start_warm(d, 0);
-        if (!opts.warm) {
-            fprintf(stderr, "femu-sim: --warm-thread=on: no warm thread: %s\n",
-                    opts.no_look_ahead ? "--no-look-ahead asks for no I/O ahead" :
-                    "no model of this drive has a warmer (blackbox has)");
-        }
-    } else if (!strcmp(opts.warm_thread, "auto") && !opts.no_look_ahead &&
-               g_get_num_processors() >= 2) {
-        opts.warm = sim_device_start_warm(d, SIM_WARM_MIN_BYTES);
     }
     opts.series_stats = g_strsplit(series ? series : DEFAULT_SERIES_STATS, ",", -1);
 

@@ -16,7 +16,6 @@
 #include <glib.h>
 
 #include "simdev.h"
-#include "warm.h"
 #include "simkinds.h"
 #include "media/frontend.h"
 
@@ -44,7 +43,6 @@ struct SimDevice {
     size_t backing_len;
     uint8_t *read_buf;          /* a buffered read's copy (media_buffers), never looked at */
     uint64_t read_buf_len;
-    SimWarm *warm;              /* NULL: no warm thread */
 };
 
 static const SimKind *kind_by_mode(uint32_t mode)
@@ -372,7 +370,6 @@ void sim_device_free(SimDevice *d)
     if (!d) {
         return;
     }
-    sim_warm_free(d->warm);     /* before the media it reads */
     for (uint32_t i = 0; i < d->nr_ns; i++) {
         if (d->ns[i].priv && d->ns[i].kind->ns_free) {
             d->ns[i].kind->ns_free(&d->ns[i]);
@@ -604,47 +601,13 @@ uint16_t sim_device_submit(SimDevice *d, SimNs *ns, const SimIo *io, uint64_t no
     return status;
 }
 
-/* The media op and offset of a read or write io: false for other ops, or out of range. */
-static bool hint_target(const SimNs *ns, const SimIo *io, FemuMediaOp *op, uint64_t *offset)
+void sim_device_hint(SimDevice *d G_GNUC_UNUSED, SimNs *ns, const SimIo *io)
 {
     uint64_t off = ns->backend_offset + io->offset;
 
-    *op = io->op == SIM_OP_READ ? FEMU_MEDIA_READ : FEMU_MEDIA_WRITE;
-    *offset = off - MIN(off, ns->media_base);
-    return (io->op == SIM_OP_READ || io->op == SIM_OP_WRITE) && io->offset < ns->bytes;
-}
-
-void sim_device_hint(SimDevice *d G_GNUC_UNUSED, SimNs *ns, const SimIo *io)
-{
-    FemuMediaOp op;
-    uint64_t off;
-
-    if (hint_target(ns, io, &op, &off)) {
-        femu_media_hint(ns->media, op, off, io->len);
-    }
-}
-
-bool sim_device_start_warm(SimDevice *d, uint64_t min_bytes)
-{
-    bool any = false;
-
-    for (uint32_t i = 0; i < d->nr_ns && d->data_bytes >= min_bytes; i++) {
-        FemuMedia *m = d->ns[i].media;
-        any |= m->ops->warmer && m->ops->warmer(m, &d->ns[i].warmer);
-    }
-    if (any) {
-        d->warm = sim_warm_new();
-    }
-    return any;
-}
-
-void sim_device_warm(SimDevice *d, SimNs *ns, const SimIo *io)
-{
-    FemuMediaOp op;
-    uint64_t off;
-
-    if (ns->warmer.read && hint_target(ns, io, &op, &off)) {
-        sim_warm_post(d->warm, &ns->warmer, op, off, io->len);
+    if ((io->op == SIM_OP_READ || io->op == SIM_OP_WRITE) && io->offset < ns->bytes) {
+        femu_media_hint(ns->media, io->op == SIM_OP_READ ? FEMU_MEDIA_READ : FEMU_MEDIA_WRITE,
+                        off - MIN(off, ns->media_base), io->len);
     }
 }
 

@@ -74,7 +74,6 @@ struct SimNs {
     uint64_t backend_offset;    /* where its data would start in the backend */
     uint64_t media_base;        /* what its model's offsets are relative to */
     FemuMedia *media;
-    FemuWarmer warmer;          /* its model's, with a warm thread (read NULL: none) */
     IoCounters io;
     bool media_buffers;         /* its model holds written data (plp): reads carry a buffer */
     uint32_t place_rg, place_ruh;   /* where the model puts its writes (fdp); the kind's */
@@ -107,14 +106,6 @@ uint16_t sim_device_submit(SimDevice *d, SimNs *ns, const SimIo *io, uint64_t no
                            uint64_t *done);
 /* io will be submitted soon: its model may fetch what it needs into the CPU cache. */
 void sim_device_hint(SimDevice *d, SimNs *ns, const SimIo *io);
-/*
- * A warm thread (warm.h) for the media that have a warm op, if the drive has min_bytes
- * or more: false if not started. Start it once the device is set up (a backing file
- * attached); sim_device_free stops it.
- */
-bool sim_device_start_warm(SimDevice *d, uint64_t min_bytes);
-/* io comes later (far ahead of its hint): the warm thread reads the model's tables for it. */
-void sim_device_warm(SimDevice *d, SimNs *ns, const SimIo *io);
 /* A command submitted earlier has completed at t (its *done): idle time is counted. */
 void sim_device_complete(SimDevice *d, uint64_t t);
 /* Time moves on to now: the models get the background time the QEMU device gives them. */

@@ -1,8 +1,7 @@
-"""femu-sim asks a job for its next I/Os before they are issued, so that the model can fetch
-its tables for them (FemuMediaOps.hint) while the others run, and a warm thread can read
-them further ahead (FemuMediaOps.warmer, --warm-thread). That must change nothing: every job
-file here gives the same JSON, to the byte, with --no-look-ahead (each I/O asked for when it
-is issued) and with the warm thread on."""
+"""femu-sim asks a job for its next I/O as soon as the previous one is issued, so that the
+model can fetch its tables for it (FemuMediaOps.hint) while the others run. That must change
+nothing: every job file here gives the same JSON, to the byte, with --no-look-ahead (each
+I/O asked for when it is issued)."""
 
 import json
 import subprocess
@@ -103,15 +102,11 @@ io_size=24m
 """
 
 
-def run(tmp_path, props, text, *extra):
+def sim(tmp_path, props, text, *extra):
     jf = tmp_path / "job.fio"
     jf.write_text(text)
-    return subprocess.run([FEMU_SIM, "--dev", props, "--output-format=json", *extra, str(jf)],
-                          capture_output=True, text=True, timeout=300)
-
-
-def sim(tmp_path, props, text, *extra):
-    out = run(tmp_path, props, text, *extra)
+    out = subprocess.run([FEMU_SIM, "--dev", props, "--output-format=json", *extra, str(jf)],
+                         capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     res = json.loads(out.stdout)
     res.pop("femu-sim version")
@@ -124,24 +119,8 @@ def test_look_ahead_changes_nothing(tmp_path, props, text):
     ahead = sim(tmp_path, props, text)
     plain = sim(tmp_path, props, text, "--no-look-ahead")
     assert ahead == plain
-    assert sim(tmp_path, props, text, "--warm-thread=on") == plain
     # the runs did what they say: I/O done, and on the blackbox drive GC moved pages
     assert all(j["read"]["io_bytes"] + j["write"]["io_bytes"] + j["trim"]["io_bytes"] > 0
                for j in ahead["jobs"])
     if props == BB and "io_size=24m" in text:
         assert ahead["stats"]["gc_pages_moved"] > 0
-
-
-def test_warm_thread_runs_where_a_model_has_a_warmer(tmp_path):
-    """--warm-thread=on starts it for a blackbox drive; a drive whose models have no warmer
-    (fdp), or --no-look-ahead, runs without one and says so; other values are refused."""
-    on = run(tmp_path, BB, JOBS["think"], "--warm-thread=on")
-    assert on.returncode == 0 and "no warm thread" not in on.stderr, on.stderr
-    for props, extra, why in ((FDP, (), "no model of this drive has a warmer"),
-                              (BB, ("--no-look-ahead",), "--no-look-ahead")):
-        out = run(tmp_path, props, JOBS["think"], "--warm-thread=on", *extra)
-        assert out.returncode == 0, out.stderr
-        assert "--warm-thread=on: no warm thread: " + why in out.stderr
-    bad = run(tmp_path, BB, JOBS["think"], "--warm-thread=2")
-    assert bad.returncode == 2
-    assert "--warm-thread=2: allowed auto, on, off" in bad.stderr

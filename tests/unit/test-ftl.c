@@ -147,82 +147,6 @@ static void test_random_mix_planes(void)
  * ppn <-> address, every page of a power-of-two geometry (the shift path) and of one with
  * odd counts (divisions): each field as the striping defines it, and back to the same ppn.
  */
-typedef struct WarmRun {
-    const FtlWarm *w;
-    uint64_t exposed;
-    bool stop;
-    uint64_t calls;
-} WarmRun;
-
-/* Another thread's warming, over and over, as femu-sim's warm thread does. */
-static gpointer warm_loop(gpointer opaque)
-{
-    WarmRun *r = opaque;
-
-    for (uint64_t lpn = 0; !__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE); lpn = (lpn + 7) %
-         r->exposed) {
-        ftl_warm(r->w, lpn, 1 + lpn % 9, lpn & 1);
-        __atomic_fetch_add(&r->calls, 1, __ATOMIC_RELAXED);
-    }
-    return NULL;
-}
-
-/* GC-heavy random writes; with a concurrent warm thread when warm. The final WAF x 1000. */
-static uint64_t random_writes_waf(bool warm)
-{
-    NandGeometry g = geo(2, 2, 16, 16);
-    Ftl *f = ftl(config(g, 2 * 2 * 16 * 12, 75, 95));
-    FtlWarm w;
-    WarmRun r = { &w, f->cfg.exposed_pages };
-    GThread *t = NULL;
-    uint64_t now = 0, x = 12345, waf;
-
-    ftl_warm_init(f, &w);
-    if (warm) {
-        t = g_thread_new("warm", warm_loop, &r);
-    }
-    for (uint32_t i = 0; i < 20000; i++) {
-        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-        now = ftl_write(f, (x >> 33) % f->cfg.exposed_pages, 1, now);
-    }
-    if (t) {
-        while (!__atomic_load_n(&r.calls, __ATOMIC_RELAXED)) {
-            g_thread_yield();   /* at least one warming, however the threads ran */
-        }
-        __atomic_store_n(&r.stop, true, __ATOMIC_RELEASE);
-        g_thread_join(t);
-    }
-    assert_consistent(f);
-    waf = ftl_waf(f) * 1000;
-    g_assert_cmpuint(f->st.gc_pages_moved, >, 0);
-    ftl_free(f);
-    return waf;
-}
-
-/*
- * ftl_warm only reads: a concurrent warm thread changes no result. Whatever a mapping entry
- * holds (the FTL may be writing it), and whatever range it is asked, it reads in bounds.
- */
-static void test_warm(void)
-{
-    Ftl *f = ftl(config(geo(2, 2, 8, 16), 2 * 2 * 16 * 5, 75, 95));
-    FtlWarm w;
-
-    g_assert_cmpuint(random_writes_waf(true), ==, random_writes_waf(false));
-    ftl_write(f, 0, 4, 0);
-    ftl_warm_init(f, &w);
-    f->l2p[1] = GUINT64_TO_LE((1ULL << 48) - 1);    /* a reverse index far past the table */
-    f->l2p[2] = GUINT64_TO_LE(nand_total_pages(&f->cfg.geo) + 1);   /* one past */
-    for (uint64_t lpn = 0; lpn < 4; lpn++) {
-        ftl_warm(&w, lpn, 1, true);
-        ftl_warm(&w, lpn, UINT64_MAX, true);
-    }
-    ftl_warm(&w, f->cfg.exposed_pages, 1, true);
-    ftl_warm(&w, UINT64_MAX, UINT64_MAX, true);
-    ftl_warm(&w, f->cfg.exposed_pages - 1, 0, true);
-    ftl_free(f);
-}
-
 static void test_address_round_trip(void)
 {
     static const uint32_t shapes[][5] = {
@@ -1708,7 +1632,6 @@ int main(int argc, char **argv)
     g_test_add_func("/ftl/map/random-mix-planes", test_random_mix_planes);
     g_test_add_func("/ftl/map/min-spare-never-stuck", test_min_spare_never_stuck);
     g_test_add_func("/ftl/map/address-round-trip", test_address_round_trip);
-    g_test_add_func("/ftl/map/warm", test_warm);
     g_test_add_func("/ftl/map/checker-catches", test_consistency_check_catches);
     g_test_add_func("/ftl/waf/sequential", test_waf_sequential);
     g_test_add_func("/ftl/waf/random-op", test_waf_random_op);

@@ -15,14 +15,7 @@ typedef struct BbssdMedia {
     Ftl *ftl;
     uint64_t page_bytes;
     Sra *sra;           /* read-ahead, or NULL */
-    struct BbssdWarm *warm;     /* the warmer's context, or NULL */
 } BbssdMedia;
-
-/* The warmer's context: a cache line of its own, never written once set. */
-typedef struct BbssdWarm {
-    FtlWarm ftl;
-    uint64_t page_bytes;
-} __attribute__((aligned(64))) BbssdWarm;
 
 /* Byte ranges to the pages they touch. */
 static uint64_t bbssd_sra_read(void *opaque, uint64_t offset, uint64_t len, uint64_t now,
@@ -150,56 +143,21 @@ static void bbssd_stats(FemuMedia *fm, FemuMediaStatFn *emit, void *opaque)
     }
 }
 
-/* The pages of a read or write of [offset, offset + len): false for other ops. */
-static bool hinted_pages(uint64_t page_bytes, FemuMediaOp op, uint64_t offset, uint64_t len,
-                         uint64_t *first, uint64_t *n)
-{
-    *first = offset / page_bytes;
-    *n = (offset + len + page_bytes - 1) / page_bytes - *first;
-    return op == FEMU_MEDIA_READ || op == FEMU_MEDIA_WRITE;
-}
-
 static void bbssd_hint(FemuMedia *fm, FemuMediaOp op, uint64_t offset, uint64_t len)
 {
     BbssdMedia *m = (BbssdMedia *)fm;
-    uint64_t first, n;
+    uint64_t first = offset / m->page_bytes;
 
-    if (hinted_pages(m->page_bytes, op, offset, len, &first, &n)) {
-        ftl_hint(m->ftl, first, n, op == FEMU_MEDIA_WRITE);
+    if (op == FEMU_MEDIA_READ || op == FEMU_MEDIA_WRITE) {
+        ftl_hint(m->ftl, first, (offset + len + m->page_bytes - 1) / m->page_bytes - first,
+                 op == FEMU_MEDIA_WRITE);
     }
-}
-
-static void bbssd_warm_read(const void *ctx, FemuMediaOp op, uint64_t offset, uint64_t len)
-{
-    const BbssdWarm *w = ctx;
-    uint64_t first, n;
-
-    if (hinted_pages(w->page_bytes, op, offset, len, &first, &n)) {
-        ftl_warm(&w->ftl, first, n, op == FEMU_MEDIA_WRITE);
-    }
-}
-
-static bool bbssd_warmer(FemuMedia *fm, FemuWarmer *out)
-{
-    BbssdMedia *m = (BbssdMedia *)fm;
-
-    if (!m->warm) {
-        m->warm = aligned_alloc(64, sizeof(BbssdWarm));
-        if (!m->warm) {
-            return false;
-        }
-        ftl_warm_init(m->ftl, &m->warm->ftl);
-        m->warm->page_bytes = m->page_bytes;
-    }
-    *out = (FemuWarmer){ bbssd_warm_read, m->warm };
-    return true;
 }
 
 static void bbssd_destroy(FemuMedia *fm)
 {
     BbssdMedia *m = (BbssdMedia *)fm;
     sra_free(m->sra);
-    free(m->warm);
     ftl_free(m->ftl);
     g_free(m);
 }
@@ -211,7 +169,6 @@ static const FemuMediaOps bbssd_ops = {
     .power_loss = bbssd_power_loss,
     .stats = bbssd_stats,
     .hint = bbssd_hint,
-    .warmer = bbssd_warmer,
     .destroy = bbssd_destroy,
 };
 

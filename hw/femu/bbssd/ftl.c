@@ -34,9 +34,6 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
-#ifndef HINT_V1
-#define HINT_V1 1
-#endif
 #include "ftl-internal.h"
 #include "../media/record.h"
 
@@ -819,10 +816,10 @@ void ftl_idle(Ftl *f, uint64_t now_ns)
 }
 
 /*
- * A read's mapping entries are fetched now. Single-page writes are fetched in batches of
- * FTL_HINT_BATCH, and a batch later the reverse entries of the pages their mapping entries
- * point to (which the writes invalidate): at a large drive each fetch waits on a page walk,
- * and a batch's walks overlap. A random write then waits on no memory.
+ * A read's mapping entries are fetched now. A single-page write's are fetched with those of
+ * the next writes, FTL_HINT_BATCH at a time, and a batch later the reverse entries of the
+ * pages they map (which the writes invalidate): on a large drive each fetch waits on a page
+ * walk, and a batch's walks overlap. A random write then waits on no memory.
  */
 void ftl_hint(Ftl *f, uint64_t lpn, uint64_t npages, bool write)
 {
@@ -857,32 +854,6 @@ void ftl_hint(Ftl *f, uint64_t lpn, uint64_t npages, bool write)
         femu_fetch(&f->l2p[lpn + i]);
     }
     femu_fetch(&f->l2p[lpn + n - 1]);
-}
-
-void ftl_warm_init(const Ftl *f, FtlWarm *w)
-{
-    *w = (FtlWarm){ f->l2p, f->p2l, f->cfg.exposed_pages, nand_total_pages(&f->cfg.geo) };
-}
-
-/*
- * The words read may be being written by the FTL's thread: relaxed atomic loads (an aligned
- * word is never torn), and a reverse index from a mapping entry is bound-checked.
- */
-void ftl_warm(const FtlWarm *w, uint64_t lpn, uint64_t npages, bool write)
-{
-    uint64_t n, e;
-
-    if (lpn >= w->exposed_pages || !npages) {
-        return;
-    }
-    n = MIN(MIN(npages, 64), w->exposed_pages - lpn);
-    e = GUINT64_FROM_LE(__atomic_load_n(&w->l2p[lpn], __ATOMIC_RELAXED)) & FTL_PPN_MASK;
-    if (write && e && e - 1 < w->total_pages) {
-        (void)__atomic_load_n(&w->p2l[e - 1], __ATOMIC_RELAXED);
-    }
-    for (uint64_t i = 8; i < n; i += 8) {
-        (void)__atomic_load_n(&w->l2p[lpn + i], __ATOMIC_RELAXED);
-    }
 }
 
 /* A host read of the chip at a: counts when background GC work waits on that chip. */

@@ -132,21 +132,6 @@ uint64_t ftl_flush(Ftl *f, uint64_t now_ns);
 void ftl_idle(Ftl *f, uint64_t now_ns);
 /* lpn.. is read or written soon: mapping entries are fetched into the CPU cache. No effect. */
 void ftl_hint(Ftl *f, uint64_t lpn, uint64_t npages, bool write);
-/*
- * The same from another thread, while the FTL runs (FemuMediaOps.warmer): what ftl_warm
- * reads through, copied once the tables are in place (ftl_warm_init), so that it reads
- * nothing of the Ftl the FTL's thread writes.
- */
-typedef struct FtlWarm {
-    const uint64_t *l2p, *p2l;
-    uint64_t exposed_pages, total_pages;
-} FtlWarm;
-void ftl_warm_init(const Ftl *f, FtlWarm *w);
-/*
- * lpn..'s mapping entries and, for a write, the reverse entries they point to, read into
- * the CPU caches (their page walks done) before ftl_hint and the command come. Reads only.
- */
-void ftl_warm(const FtlWarm *w, uint64_t lpn, uint64_t npages, bool write);
 
 const FtlStats *ftl_stats(Ftl *f);
 NandModel *ftl_nand(Ftl *f);

@@ -55,12 +55,6 @@ typedef struct FemuMedia FemuMedia;
 /* Receives one named statistic; names are lower_case_with_underscores. */
 typedef void FemuMediaStatFn(void *opaque, const char *name, uint64_t value);
 
-/* A model's reader for another thread (FemuMediaOps.warmer). */
-typedef struct FemuWarmer {
-    void (*read)(const void *ctx, FemuMediaOp op, uint64_t offset, uint64_t len);
-    const void *ctx;
-} FemuWarmer;
-
 typedef struct FemuMediaOps {
     const char *name;
     /* Completion time in ns, never earlier than req->arrival_ns. */
@@ -80,14 +74,6 @@ typedef struct FemuMediaOps {
      * command ahead).
      */
     void (*hint)(FemuMedia *m, FemuMediaOp op, uint64_t offset, uint64_t len);
-    /*
-     * Optional, changes no result: a reader another thread may call while the model runs
-     * (femu-sim's warm thread, far ahead of the hint) for a request to come: it reads the
-     * model's tables for it into the CPU caches. It only reads, bound-checks what it
-     * reads (the model may be changing it), and reads no line the model writes but the
-     * tables: its context is its own (else each call would pull lines from the model's core).
-     */
-    bool (*warmer)(FemuMedia *m, FemuWarmer *w);
     void (*destroy)(FemuMedia *m);
 } FemuMediaOps;
 
