@@ -110,9 +110,10 @@ struct Ftl {
     uint64_t stats_seq;
     FtlStats saved;             /* the statistics as last saved */
     uint32_t reads_unsaved;     /* read calls since (stats_save_read) */
-    /* write hints (ftl_hint): the batch being gathered, and the one fetched before */
+    /* write hints (ftl_hint): the batch being gathered, and the one fetched before (at
+     * first lpn 0s: a spare fetch) */
     uint64_t hint_new[FTL_HINT_BATCH], hint_old[FTL_HINT_BATCH];
-    uint32_t hint_new_n, hint_old_n;
+    uint32_t hint_new_n;
     /* tests: called after every write to the store (a kill could come there) */
     void (*store_hook)(void *opaque);
     void *store_hook_opaque;

@@ -831,7 +831,7 @@ void ftl_hint(Ftl *f, uint64_t lpn, uint64_t npages, bool write)
     if (write) {
         f->hint_new[f->hint_new_n++] = lpn;
         if (f->hint_new_n == FTL_HINT_BATCH) {
-            for (uint32_t i = 0; i < f->hint_old_n; i++) {
+            for (uint32_t i = 0; i < FTL_HINT_BATCH; i++) {
                 uint64_t m = map_get(f, f->hint_old[i]);
                 if (m) {
                     femu_fetch(&f->p2l[m - 1]);
@@ -841,7 +841,6 @@ void ftl_hint(Ftl *f, uint64_t lpn, uint64_t npages, bool write)
                 femu_fetch(&f->l2p[f->hint_new[i]]);
             }
             memcpy(f->hint_old, f->hint_new, sizeof(f->hint_old));
-            f->hint_old_n = FTL_HINT_BATCH;
             f->hint_new_n = 0;
         }
         if (npages == 1) {
