@@ -86,7 +86,9 @@ struct Ftl {
      */
     uint64_t *l2p;
     bool own_l2p;
-    uint64_t *p2l;              /* ppn -> lpn + 1; 0: free or garbage */
+    /* ppn -> lpn + 1; 0: free or garbage. 1 << rev_log bytes an entry (rev_get) */
+    void *p2l;
+    uint8_t rev_log;
 
     FtlLine *lines;
     uint32_t free_head, free_tail;  /* FIFO, so erases rotate over all lines */
@@ -118,6 +120,25 @@ struct Ftl {
     void (*store_hook)(void *opaque);
     void *store_hook_opaque;
 };
+
+/*
+ * The reverse map (ppn -> lpn + 1), in memory only: 4 bytes an entry while every lpn + 1
+ * fits, as in a real SSD's tables. Half the bytes of 8: on a large drive, half the page
+ * walks of its random accesses. 8 bytes past 2^32 - 1 logical pages.
+ */
+static inline uint64_t rev_get(const Ftl *f, uint64_t ppn)
+{
+    return f->rev_log == 2 ? ((const uint32_t *)f->p2l)[ppn] : ((const uint64_t *)f->p2l)[ppn];
+}
+
+static inline void rev_put(Ftl *f, uint64_t ppn, uint64_t lpn1)
+{
+    if (f->rev_log == 2) {
+        ((uint32_t *)f->p2l)[ppn] = lpn1;
+    } else {
+        ((uint64_t *)f->p2l)[ppn] = lpn1;
+    }
+}
 
 /* Physical page number <-> NAND address (striping: channel, chip, plane, then page). */
 void ftl_ppn_to_addr(const Ftl *f, uint64_t ppn, NandAddr *a);

@@ -422,12 +422,18 @@ static void victim_erased(Ftl *f, uint64_t k)
     }
 }
 
+/* The reverse map: brings ppn's entry into the cache. */
+static inline void rev_fetch(const Ftl *f, uint64_t ppn)
+{
+    femu_fetch((const char *)f->p2l + (ppn << f->rev_log));
+}
+
 static void invalidate(Ftl *f, uint64_t ppn)
 {
     uint32_t line = ppn / f->pgs_per_line;
     FtlLine *l = &f->lines[line];
 
-    f->p2l[ppn] = 0;
+    rev_put(f, ppn, 0);
     l->vpc--;
     if (l->state == FTL_LINE_FULL) {
         ftl_heap_key_fell(&f->heap, line);
@@ -454,7 +460,7 @@ static uint64_t map_page(Ftl *f, uint64_t lpn)
         invalidate(f, old - 1);
     }
     map_put(f, lpn, map_entry(lpn, ppn));
-    f->p2l[ppn] = lpn + 1;
+    rev_put(f, ppn, lpn + 1);
     f->lines[f->wp_line].vpc++;
     if (f->wp_idx == f->pgs_per_line) {
         /* full lines become GC candidates at once; the next line opens when needed */
@@ -484,8 +490,8 @@ static uint64_t write_page(Ftl *f, uint64_t lpn, uint64_t arrival_ns)
 /* Forced GC at page i of the victim at base: the mapping entry GC_AHEAD pages on. */
 static void gc_fetch_ahead(const Ftl *f, uint64_t base, uint64_t i)
 {
-    if (i + GC_AHEAD < f->pgs_per_line && f->p2l[base + i + GC_AHEAD]) {
-        femu_fetch(&f->l2p[f->p2l[base + i + GC_AHEAD] - 1]);
+    if (i + GC_AHEAD < f->pgs_per_line && rev_get(f, base + i + GC_AHEAD)) {
+        femu_fetch(&f->l2p[rev_get(f, base + i + GC_AHEAD) - 1]);
     }
 }
 
@@ -502,7 +508,7 @@ static void gc_collect(Ftl *f, uint64_t now_ns, bool forced)
         f->lun_read_ns[i] = now_ns;
     }
     for (uint64_t i = 0; i < f->pgs_per_line && f->lines[line].vpc; i++) {
-        uint64_t lpn1 = f->p2l[base + i], rd, *lun_rd;
+        uint64_t lpn1 = rev_get(f, base + i), rd, *lun_rd;
         gc_fetch_ahead(f, base, i);
         if (!lpn1) {
             continue;
@@ -622,14 +628,14 @@ static void bg_prefetch(const Ftl *f, uint64_t base, uint64_t i, uint64_t nluns)
 {
     for (uint64_t d = BG_MAP_AHEAD; d < BG_MAP_AHEAD + 2; d++) {
         uint64_t at = i + d * nluns;
-        if (at < f->pgs_per_line && f->p2l[base + at]) {
-            femu_fetch(&f->l2p[f->p2l[base + at] - 1]);
+        if (at < f->pgs_per_line && rev_get(f, base + at)) {
+            femu_fetch(&f->l2p[rev_get(f, base + at) - 1]);
         }
     }
     for (uint64_t d = BG_REV_AHEAD; d < BG_REV_AHEAD + 2; d++) {
         uint64_t at = i + d * nluns;
         if (at < f->pgs_per_line) {
-            femu_fetch(&f->p2l[base + at]);
+            rev_fetch(f, base + at);
         }
     }
 }
@@ -650,7 +656,7 @@ static void bg_chip(Ftl *f, uint64_t k, uint64_t limit)
     }
     while (j->next[k] != FTL_NEVER) {
         uint64_t i = j->next[k], at, rd;
-        while (i < f->pgs_per_line && !f->p2l[base + i]) {
+        while (i < f->pgs_per_line && !rev_get(f, base + i)) {
             i += nluns;                 /* overwritten or trimmed since: nothing to move */
         }
         j->next[k] = i;
@@ -667,7 +673,7 @@ static void bg_chip(Ftl *f, uint64_t k, uint64_t limit)
         if (i < f->pgs_per_line) {
             rd = nand_op(f->nand, NAND_OP_READ, &a, at);
             j->read_done[k] = MAX(j->read_done[k], rd);
-            write_page(f, f->p2l[base + i] - 1, rd);
+            write_page(f, rev_get(f, base + i) - 1, rd);
             f->st.gc_pages_moved++;
             j->next[k] = i + nluns;
             bg_prefetch(f, base, i + nluns, nluns);
@@ -756,14 +762,14 @@ static void bg_finish(Ftl *f, uint64_t now_ns)
     for (uint64_t i = 0; i < f->pgs_per_line && f->lines[j->line].vpc; i++) {
         uint64_t k = i % nluns, rd;
         gc_fetch_ahead(f, base, i);
-        if (j->next[k] == FTL_NEVER || i < j->next[k] || !f->p2l[base + i]) {
+        if (j->next[k] == FTL_NEVER || i < j->next[k] || !rev_get(f, base + i)) {
             continue;
         }
         ftl_ppn_to_addr(f, base + i, &a);
         f->st.gc_bg_ops++;
         rd = nand_op(f->nand, NAND_OP_READ, &a, now_ns);
         j->read_done[k] = MAX(j->read_done[k], rd);
-        write_page(f, f->p2l[base + i] - 1, rd);
+        write_page(f, rev_get(f, base + i) - 1, rd);
         f->st.gc_pages_moved++;
     }
     for (uint64_t k = 0; k < nluns; k++) {
@@ -834,7 +840,7 @@ void ftl_hint(Ftl *f, uint64_t lpn, uint64_t npages, bool write)
             for (uint32_t i = 0; i < FTL_HINT_BATCH; i++) {
                 uint64_t m = map_get(f, f->hint_old[i]);
                 if (m) {
-                    femu_fetch(&f->p2l[m - 1]);
+                    rev_fetch(f, m - 1);
                 }
             }
             for (uint32_t i = 0; i < FTL_HINT_BATCH; i++) {
@@ -1051,10 +1057,11 @@ Ftl *ftl_new(const FtlConfig *c, char **err)
     /* zeroed and sparse: memory grows with the pages written, not the capacity */
     f->l2p = ftl_table_new(c->exposed_pages, sizeof(uint64_t));
     f->own_l2p = true;
-    f->p2l = ftl_table_new(total, sizeof(uint64_t));
+    f->rev_log = c->exposed_pages > UINT32_MAX || c->wide_reverse ? 3 : 2;
+    f->p2l = ftl_table_new(total, (size_t)1 << f->rev_log);
     if (!f->l2p || !f->p2l) {
         *err = g_strdup_printf("cannot allocate the FTL mapping tables (%" G_GUINT64_FORMAT
-                               " MiB): lower devsz_mb", (c->exposed_pages + total) * 8 >> 20);
+                               " MiB): lower devsz_mb", (c->exposed_pages * 8 + (total << f->rev_log)) >> 20);
         ftl_free(f);
         return NULL;
     }
@@ -1081,7 +1088,7 @@ void ftl_free(Ftl *f)
         if (f->own_l2p) {
             ftl_table_free(f->l2p, f->cfg.exposed_pages, sizeof(uint64_t));
         }
-        ftl_table_free(f->p2l, nand_total_pages(&f->cfg.geo), sizeof(uint64_t));
+        ftl_table_free(f->p2l, nand_total_pages(&f->cfg.geo), (size_t)1 << f->rev_log);
         g_free(f->lines);
         ftl_heap_destroy(&f->heap);
         g_free(f->heap_pos);
@@ -1234,7 +1241,7 @@ static bool load(Ftl *f, char **err)
         if (!e) {
             continue;
         }
-        if (!entry_ok(lpn, e, total) || f->p2l[(e & FTL_PPN_MASK) - 1]) {
+        if (!entry_ok(lpn, e, total) || rev_get(f, (e & FTL_PPN_MASK) - 1)) {
             dropped++;
             continue;
         }
@@ -1248,7 +1255,7 @@ static bool load(Ftl *f, char **err)
             wp[ppn / f->pgs_per_line] = i + 1;
             fix[ppn / f->pgs_per_line] = true;
         }
-        f->p2l[ppn] = lpn + 1;
+        rev_put(f, ppn, lpn + 1);
         l->vpc++;
     }
     /* states: one open line and one victim at most; repaired lines get the next orders */
@@ -1282,7 +1289,7 @@ static bool load(Ftl *f, char **err)
     /* accepted: the dropped entries go from the store too, so a second load agrees */
     for (uint64_t lpn = 0; dropped && lpn < f->cfg.exposed_pages; lpn++) {
         uint64_t e = GUINT64_FROM_LE(f->l2p[lpn]);
-        if (e && (!entry_ok(lpn, e, total) || f->p2l[(e & FTL_PPN_MASK) - 1] != lpn + 1)) {
+        if (e && (!entry_ok(lpn, e, total) || rev_get(f, (e & FTL_PPN_MASK) - 1) != lpn + 1)) {
             store_word(&f->l2p[lpn], 0);
             dropped--;
         }
@@ -1320,7 +1327,7 @@ static bool load(Ftl *f, char **err)
     if (victim != FTL_NO_LINE) {
         uint64_t base = (uint64_t)victim * f->pgs_per_line;
         for (uint64_t i = 0; i < f->pgs_per_line; i++) {
-            holds[i % nluns] |= f->p2l[base + i] != 0;
+            holds[i % nluns] |= rev_get(f, base + i) != 0;
         }
         for (uint64_t k = 0; k < nluns; k++) {
             erased[k] = marks[k] && !holds[k];
@@ -1379,7 +1386,7 @@ static bool attach(Ftl *f, uint8_t *s, bool blank, char **err)
     } else if (!load(f, err)) {
         f->store = NULL;
         f->l2p = own;
-        memset(f->p2l, 0, nand_total_pages(&f->cfg.geo) * sizeof(*f->p2l));
+        memset(f->p2l, 0, nand_total_pages(&f->cfg.geo) << f->rev_log);
         reset_state(f);
         return false;
     }
@@ -1490,14 +1497,14 @@ bool ftl_check_consistency(Ftl *f, char **err)
         if (!entry_ok(lpn, e, total)) {
             FAIL("lpn %" G_GUINT64_FORMAT ": its mapping entry fails its check", lpn);
         }
-        if (f->p2l[m - 1] != lpn + 1) {
+        if (rev_get(f, m - 1) != lpn + 1) {
             FAIL("lpn %" G_GUINT64_FORMAT " maps to ppn %" G_GUINT64_FORMAT
                  " whose reverse entry does not name it", lpn, m - 1);
         }
         mapped++;
     }
     for (uint64_t ppn = 0; ppn < total; ppn++) {
-        uint64_t r = f->p2l[ppn];
+        uint64_t r = rev_get(f, ppn);
         uint32_t line = ppn / f->pgs_per_line;
         if (!r) {
             continue;
