@@ -1217,7 +1217,7 @@ static void test_store_reload(void)
  * workload gives the same statistics, and the store, which holds no reverse map, loads
  * into either width with the same state and the same times after.
  */
-static void test_wide_reverse(void)
+static void test_wide_tables(void)
 {
     FtlConfig c = config(geo(2, 2, 64, 16), 56 * 64, 75, 90), w = c;
     FtlStats narrow, wide;
@@ -1228,23 +1228,33 @@ static void test_wide_reverse(void)
     Mix m = { 0 };
     Ftl *f, *g;
 
-    w.wide_reverse = true;
+    w.wide_tables = true;
+    f = ftl(c);
+    g = ftl(w);
+    g_assert_cmpuint(f->map_log, ==, 2);
+    g_assert_cmpuint(f->rev_log, ==, 2);
+    g_assert_cmpuint(g->map_log, ==, 3);
+    g_assert_cmpuint(g->rev_log, ==, 3);
+    ftl_free(f);
+    ftl_free(g);
     narrow = run_random_mix(c, 8, 200, true);
     wide = run_random_mix(w, 8, 200, true);
     g_assert_cmpmem(&narrow, sizeof(narrow), &wide, sizeof(wide));
 
     c = store_config();
     w = c;
-    w.wide_reverse = true;
+    w.wide_tables = true;
     bytes = ftl_store_bytes(&c);
     store = g_malloc0(bytes);
     f = attach(c, store);
+    g_assert_cmpuint(f->map_log, ==, 3);       /* the store's entries */
     g_assert_cmpuint(f->rev_log, ==, 2);
     store_mix(f, r, 20000, &m, NULL);
     g_assert_cmpuint(ftl_stats(f)->gc_runs, >, 50);
     ftl_flush(f, m.now);
     copy = g_memdup2(store, bytes);
     g = attach(w, copy);
+    g_assert_cmpuint(g->map_log, ==, 3);
     g_assert_cmpuint(g->rev_log, ==, 3);
     assert_same_state(f, g);
     later = MAX(m.now, nand_all_idle_ns(ftl_nand(f))) + 10000000 * US;
@@ -1713,7 +1723,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ftl/config/check", test_config_check);
     g_test_add_func("/ftl/store/reload", test_store_reload);
     g_test_add_func("/ftl/store/refused", test_store_refused);
-    g_test_add_func("/ftl/store/wide-reverse", test_wide_reverse);
+    g_test_add_func("/ftl/store/wide-tables", test_wide_tables);
     g_test_add_func("/ftl/store/bad-entry", test_store_bad_entry);
     g_test_add_func("/ftl/store/bad-line-record", test_store_bad_line_record);
     g_test_add_func("/ftl/store/stats-slots", test_store_stats_slots);

@@ -81,10 +81,11 @@ struct Ftl {
     uint32_t gc_bg_lines;       /* background GC at or below this many */
 
     /*
-     * lpn -> mapping entry (ppn + 1 and a check, ftl.c), in the store or our own; 0 means
-     * unmapped, so untouched (calloc'd) entries cost no host memory
+     * lpn -> mapping entry (ppn + 1, 1 << map_log bytes: map_get), in the store or our own;
+     * 0 means unmapped, so untouched (calloc'd) entries cost no host memory
      */
-    uint64_t *l2p;
+    void *l2p;
+    uint8_t map_log;
     bool own_l2p;
     /* ppn -> lpn + 1; 0: free or garbage. 1 << rev_log bytes an entry (rev_get) */
     void *p2l;

@@ -340,25 +340,50 @@ static void stats_save_read(Ftl *f)
     }
 }
 
-/* ---- the mapping: entries as stored ---- */
+/*
+ * ---- the mapping ----
+ * As stored (map_log 3): 8 bytes, ppn + 1 and a check of it against lpn, so that a load
+ * drops a damaged entry. In our own memory, while every ppn + 1 fits (map_log 2): 4
+ * bytes, ppn + 1 alone, which no load reads. Half the bytes: on a large drive, half the
+ * page walks of a random write's or GC move's touch.
+ */
 
 static uint64_t map_entry(uint64_t lpn, uint64_t ppn)
 {
     return (ppn + 1) | (uint64_t)ftl_map_check(lpn, ppn + 1) << 48;
 }
 
+/* The entries in their stored form (map_log 3: the store's, or our own past 2^32 pages). */
+static uint64_t *stored_map(const Ftl *f)
+{
+    return f->l2p;
+}
+
 /* lpn's ppn + 1, 0 when unmapped (entries in use are valid ones: a load dropped the rest). */
 static uint64_t map_get(const Ftl *f, uint64_t lpn)
 {
-    return GUINT64_FROM_LE(f->l2p[lpn]) & FTL_PPN_MASK;
+    if (f->map_log == 2) {
+        return ((const uint32_t *)f->l2p)[lpn];
+    }
+    return GUINT64_FROM_LE(stored_map(f)[lpn]) & FTL_PPN_MASK;
 }
 
-static void map_put(Ftl *f, uint64_t lpn, uint64_t e)
+/* Maps lpn to ppn; FTL_UNMAPPED: unmaps it. */
+static void map_put(Ftl *f, uint64_t lpn, uint64_t ppn)
 {
-    store_word(&f->l2p[lpn], e);
+    if (f->map_log == 2) {
+        ((uint32_t *)f->l2p)[lpn] = ppn + 1;
+        return;
+    }
+    store_word(&stored_map(f)[lpn], ppn == FTL_UNMAPPED ? 0 : map_entry(lpn, ppn));
     if (f->store) {
         stored(f);
     }
+}
+
+static void map_fetch(const Ftl *f, uint64_t lpn)
+{
+    femu_fetch((const char *)f->l2p + (lpn << f->map_log));
 }
 
 /* ---- lines and the write pointer ---- */
@@ -459,7 +484,7 @@ static uint64_t map_page(Ftl *f, uint64_t lpn)
     if (old) {
         invalidate(f, old - 1);
     }
-    map_put(f, lpn, map_entry(lpn, ppn));
+    map_put(f, lpn, ppn);
     rev_put(f, ppn, lpn + 1);
     f->lines[f->wp_line].vpc++;
     if (f->wp_idx == f->pgs_per_line) {
@@ -491,7 +516,7 @@ static uint64_t write_page(Ftl *f, uint64_t lpn, uint64_t arrival_ns)
 static void gc_fetch_ahead(const Ftl *f, uint64_t base, uint64_t i)
 {
     if (i + GC_AHEAD < f->pgs_per_line && rev_get(f, base + i + GC_AHEAD)) {
-        femu_fetch(&f->l2p[rev_get(f, base + i + GC_AHEAD) - 1]);
+        map_fetch(f, rev_get(f, base + i + GC_AHEAD) - 1);
     }
 }
 
@@ -629,7 +654,7 @@ static void bg_prefetch(const Ftl *f, uint64_t base, uint64_t i, uint64_t nluns)
     for (uint64_t d = BG_MAP_AHEAD; d < BG_MAP_AHEAD + 2; d++) {
         uint64_t at = i + d * nluns;
         if (at < f->pgs_per_line && rev_get(f, base + at)) {
-            femu_fetch(&f->l2p[rev_get(f, base + at) - 1]);
+            map_fetch(f, rev_get(f, base + at) - 1);
         }
     }
     for (uint64_t d = BG_REV_AHEAD; d < BG_REV_AHEAD + 2; d++) {
@@ -844,7 +869,7 @@ void ftl_hint(Ftl *f, uint64_t lpn, uint64_t npages, bool write)
                 }
             }
             for (uint32_t i = 0; i < FTL_HINT_BATCH; i++) {
-                femu_fetch(&f->l2p[f->hint_new[i]]);
+                map_fetch(f, f->hint_new[i]);
             }
             memcpy(f->hint_old, f->hint_new, sizeof(f->hint_old));
             f->hint_new_n = 0;
@@ -856,9 +881,9 @@ void ftl_hint(Ftl *f, uint64_t lpn, uint64_t npages, bool write)
     /* a long request's first entries: the rest stream in behind them */
     n = MIN(MIN(npages, 64), f->cfg.exposed_pages - lpn);
     for (uint64_t i = 0; i < n; i += 8) {
-        femu_fetch(&f->l2p[lpn + i]);
+        map_fetch(f, lpn + i);
     }
-    femu_fetch(&f->l2p[lpn + n - 1]);
+    map_fetch(f, lpn + n - 1);
 }
 
 /* A host read of the chip at a: counts when background GC work waits on that chip. */
@@ -977,7 +1002,7 @@ uint64_t ftl_trim(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
         uint64_t m = map_get(f, i);
         if (m) {
             invalidate(f, m - 1);
-            map_put(f, i, 0);
+            map_put(f, i, FTL_UNMAPPED);
         }
     }
     f->st.pages_trimmed += npages;
@@ -1055,13 +1080,15 @@ Ftl *ftl_new(const FtlConfig *c, char **err)
     f->lay = layout_of(c);
     total = nand_total_pages(&c->geo);
     /* zeroed and sparse: memory grows with the pages written, not the capacity */
-    f->l2p = ftl_table_new(c->exposed_pages, sizeof(uint64_t));
+    f->map_log = total < UINT32_MAX && !c->wide_tables ? 2 : 3;
+    f->l2p = ftl_table_new(c->exposed_pages, (size_t)1 << f->map_log);
     f->own_l2p = true;
-    f->rev_log = c->exposed_pages > UINT32_MAX || c->wide_reverse ? 3 : 2;
+    f->rev_log = c->exposed_pages < UINT32_MAX && !c->wide_tables ? 2 : 3;
     f->p2l = ftl_table_new(total, (size_t)1 << f->rev_log);
     if (!f->l2p || !f->p2l) {
         *err = g_strdup_printf("cannot allocate the FTL mapping tables (%" G_GUINT64_FORMAT
-                               " MiB): lower devsz_mb", (c->exposed_pages * 8 + (total << f->rev_log)) >> 20);
+                               " MiB): lower devsz_mb",
+                               ((c->exposed_pages << f->map_log) + (total << f->rev_log)) >> 20);
         ftl_free(f);
         return NULL;
     }
@@ -1086,7 +1113,7 @@ void ftl_free(Ftl *f)
             nand_model_free(f->nand);
         }
         if (f->own_l2p) {
-            ftl_table_free(f->l2p, f->cfg.exposed_pages, sizeof(uint64_t));
+            ftl_table_free(f->l2p, f->cfg.exposed_pages, (size_t)1 << f->map_log);
         }
         ftl_table_free(f->p2l, nand_total_pages(&f->cfg.geo), (size_t)1 << f->rev_log);
         g_free(f->lines);
@@ -1236,7 +1263,7 @@ static bool load(Ftl *f, char **err)
     }
     /* the mapping: entries that fail their check, or name a page taken, are dropped */
     for (uint64_t lpn = 0; lpn < f->cfg.exposed_pages; lpn++) {
-        uint64_t e = GUINT64_FROM_LE(f->l2p[lpn]), ppn, i;
+        uint64_t e = GUINT64_FROM_LE(stored_map(f)[lpn]), ppn, i;
         FtlLine *l;
         if (!e) {
             continue;
@@ -1288,9 +1315,9 @@ static bool load(Ftl *f, char **err)
     }
     /* accepted: the dropped entries go from the store too, so a second load agrees */
     for (uint64_t lpn = 0; dropped && lpn < f->cfg.exposed_pages; lpn++) {
-        uint64_t e = GUINT64_FROM_LE(f->l2p[lpn]);
+        uint64_t e = GUINT64_FROM_LE(stored_map(f)[lpn]);
         if (e && (!entry_ok(lpn, e, total) || rev_get(f, (e & FTL_PPN_MASK) - 1) != lpn + 1)) {
-            store_word(&f->l2p[lpn], 0);
+            store_word(&stored_map(f)[lpn], 0);
             dropped--;
         }
     }
@@ -1368,7 +1395,8 @@ static bool load(Ftl *f, char **err)
 /* The store from now on; blank: all zero, a new drive (the fresh state in memory is its). */
 static bool attach(Ftl *f, uint8_t *s, bool blank, char **err)
 {
-    uint64_t *own = f->l2p;
+    void *own = f->l2p;
+    uint8_t own_log = f->map_log;
 
     if (f->store || f->st.host_pages_written || f->st.pages_trimmed) {
         *err = g_strdup("the FTL has a store or has done I/O already");     /* a caller's bug */
@@ -1379,19 +1407,21 @@ static bool attach(Ftl *f, uint8_t *s, bool blank, char **err)
         return false;
     }
     f->store = s;
-    f->l2p = (uint64_t *)(s + f->lay.off_map);
+    f->l2p = s + f->lay.off_map;
+    f->map_log = 3;
     if (blank) {
         header_fill(f, s);
         stored(f);
     } else if (!load(f, err)) {
         f->store = NULL;
         f->l2p = own;
+        f->map_log = own_log;
         memset(f->p2l, 0, nand_total_pages(&f->cfg.geo) << f->rev_log);
         reset_state(f);
         return false;
     }
     if (f->own_l2p) {
-        ftl_table_free(own, f->cfg.exposed_pages, sizeof(uint64_t));
+        ftl_table_free(own, f->cfg.exposed_pages, (size_t)1 << own_log);
         f->own_l2p = false;
     }
     return true;
@@ -1490,11 +1520,12 @@ bool ftl_check_consistency(Ftl *f, char **err)
     bool ok = false;
 
     for (uint64_t lpn = 0; lpn < f->cfg.exposed_pages; lpn++) {
-        uint64_t e = GUINT64_FROM_LE(f->l2p[lpn]), m = e & FTL_PPN_MASK;
+        uint64_t e = f->map_log == 2 ? map_get(f, lpn) : GUINT64_FROM_LE(stored_map(f)[lpn]);
+        uint64_t m = e & FTL_PPN_MASK;
         if (!e) {
             continue;
         }
-        if (!entry_ok(lpn, e, total)) {
+        if (f->map_log == 2 ? m > total : !entry_ok(lpn, e, total)) {
             FAIL("lpn %" G_GUINT64_FORMAT ": its mapping entry fails its check", lpn);
         }
         if (rev_get(f, m - 1) != lpn + 1) {

@@ -59,8 +59,8 @@ typedef struct FtlConfig {
      */
     NandModel *shared_nand;
     uint32_t first_block;
-    /* tests: 8-byte reverse entries, which only drives past 2^32 - 1 pages need (ftl.c) */
-    bool wide_reverse;
+    /* tests: 8-byte table entries in memory, which only drives past 2^32 - 1 pages need */
+    bool wide_tables;
 } FtlConfig;
 
 typedef struct FtlStats {
