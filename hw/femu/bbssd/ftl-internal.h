@@ -10,9 +10,14 @@
 #include "../media/model-util.h"
 
 #define FTL_NO_LINE UINT32_MAX
-/* Free lines forced GC keeps: one for GC to write into, one so a host write never takes
- * the last one. FTL_MIN_SPARE_LINES is this plus the line GC needs to make progress. */
-#define FTL_RESERVE_LINES (FTL_MIN_SPARE_LINES - 1)
+/*
+ * Free lines forced GC keeps: one for GC to write into, one so a host write never takes
+ * the last one. FTL_MIN_SPARE_LINES adds the open line and a line of garbage: forced GC
+ * starts as a line opens, and a full drive with no spare line beyond the reserve and the
+ * open one has no garbage then; GC would move a whole line to free the few pages written
+ * since, at every write (a write amplification of a line's pages).
+ */
+#define FTL_RESERVE_LINES (FTL_MIN_SPARE_LINES - 2)
 #define FTL_NEVER UINT64_MAX
 
 typedef enum FtlLineState {

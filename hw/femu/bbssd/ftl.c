@@ -206,18 +206,21 @@ bool ftl_config_check(const FtlConfig *c, char **err)
         return false;
     }
     spare = nlines - data;
-    h = ftl_pcent_high_min(nlines, c->gc_thres_pcent_high, FTL_RESERVE_LINES, spare);
+    /* at least one spare line beyond forced GC's and the open one: the garbage it collects */
+    h = ftl_pcent_high_min(nlines, c->gc_thres_pcent_high, FTL_RESERVE_LINES, spare - 1);
     if (h != c->gc_thres_pcent_high) {
         /* forced GC could never raise free lines above its threshold: GC on every write */
         if (h > 99) {
-            *err = g_strdup_printf("gc_thres_pcent_high=%u: forced GC would keep more free "
-                                   "lines than the %" G_GUINT64_FORMAT " spare ones at any "
-                                   "value; raise op_pcent (or blks_per_pl)",
+            *err = g_strdup_printf("gc_thres_pcent_high=%u: forced GC would keep too many "
+                                   "of the %" G_GUINT64_FORMAT " spare lines free at any "
+                                   "value (they must also hold the open line and a line of "
+                                   "garbage); raise op_pcent (or blks_per_pl)",
                                    c->gc_thres_pcent_high, spare);
         } else {
             *err = g_strdup_printf("gc_thres_pcent_high=%u keeps %u free lines for forced GC "
-                                   "but only %" G_GUINT64_FORMAT " spare lines exist: allowed "
-                                   "gc_thres_pcent_high %u..99 (or raise op_pcent)",
+                                   "but only %" G_GUINT64_FORMAT " spare lines exist, which "
+                                   "must also hold the open line and a line of garbage: "
+                                   "allowed gc_thres_pcent_high %u..99 (or raise op_pcent)",
                                    c->gc_thres_pcent_high,
                                    forced_lines(nlines, c->gc_thres_pcent_high), spare, h);
         }

@@ -43,7 +43,8 @@
 
 #include "../nand/nand.h"
 
-#define FTL_MIN_SPARE_LINES 3
+/* lines beyond the exposed capacity's: forced GC's reserve, the open line, one of garbage */
+#define FTL_MIN_SPARE_LINES 4
 #define FTL_UNMAPPED UINT64_MAX
 
 typedef struct FtlConfig {

@@ -41,6 +41,7 @@
 
 #define FDP_MAX_RUH 128         /* RUHID is one byte in an FDP event */
 #define FDP_MAX_RG 256
+#define FDP_GC_SPARE_RUS 3      /* per group, beyond the open units, when op_pcent sizes it */
 
 typedef enum FdpRuhType {
     FDP_RUH_INITIALLY_ISOLATED = 1,     /* the specification's RUHT values */

@@ -73,7 +73,7 @@ bool fdp_params_ftl_config(const FdpParams *p, const FemuFlashParams *f,
     c->ru_time_limit_ns = (uint64_t)p->erutl_s * NS_PER_S;
     if (!f->blks_per_pl) {
         /* op_pcent is spare beyond the units the handles and GC keep open */
-        c->geo.blks_per_pl += c->nruh + 1 + npi + FTL_MIN_SPARE_LINES;
+        c->geo.blks_per_pl += c->nruh + 1 + npi + FDP_GC_SPARE_RUS;
     }
     return fdp_ftl_config_check(c, err);
 }
