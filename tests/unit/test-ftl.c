@@ -954,6 +954,13 @@ static void test_derive_refuses_small_op(void)
     g_assert_false(ftl_derive_blocks(&g, 60 * 64 * 4096, min_op - 0.01, &err));
     g_free(err);
     err = NULL;
+    /* op_pcent not asked for: the default rises to the spare lines GC needs, no further */
+    g_assert_true(ftl_derive_blocks_spare(&g, 60 * 64 * 4096, 2, FTL_MIN_SPARE_LINES, true,
+                                          &err));
+    g_assert_cmpuint(g.blks_per_pl, ==, 60 + FTL_MIN_SPARE_LINES);
+    g_assert_true(ftl_derive_blocks_spare(&g, 60 * 64 * 4096, 10, FTL_MIN_SPARE_LINES, true,
+                                          &err));
+    g_assert_cmpuint(g.blks_per_pl, ==, 66);
     /* too many blocks per plane */
     g_assert_false(ftl_derive_blocks(&g, 1ULL << 40, 7, &err));
     g_assert_nonnull(strstr(err, "blks_per_pl"));

@@ -29,11 +29,15 @@ bool bbssd_params_ftl_config(const FemuFlashParams *f, const BbssdParams *p, uin
         return false;
     }
     if (!f->blks_per_pl) {
-        /* blocks follow from the capacity and over-provisioning asked for */
+        /*
+         * blocks follow from the capacity and over-provisioning asked for; the default 7 %
+         * rises on a small drive of long lines to the spare lines GC needs
+         */
         c->geo.blks_per_pl = 1;
         if (!nand_geometry_check(&c->geo, err) ||
             !ftl_derive_blocks_spare(&c->geo, bytes, p->op_pcent < 0 ? 7 : p->op_pcent,
-                                     min_spare ? min_spare : FTL_MIN_SPARE_LINES, err)) {
+                                     min_spare ? min_spare : FTL_MIN_SPARE_LINES,
+                                     p->op_pcent < 0 && !min_spare, err)) {
             return false;
         }
     }

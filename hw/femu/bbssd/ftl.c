@@ -125,7 +125,7 @@ static uint64_t blocks_for_op(uint64_t exposed, uint64_t ppl, double op_pcent)
 }
 
 bool ftl_derive_blocks_spare(NandGeometry *geo, uint64_t exposed_bytes, double op_pcent,
-                             uint32_t min_spare, char **err)
+                             uint32_t min_spare, bool raise, char **err)
 {
     NandGeometry g = *geo;
     uint64_t exposed, ppl, data, blks, need;
@@ -155,6 +155,9 @@ bool ftl_derive_blocks_spare(NandGeometry *geo, uint64_t exposed_bytes, double o
                                MAX_BLKS_PER_PL);
         return false;
     }
+    if (blks < need && raise) {
+        blks = need;
+    }
     if (blks < need) {
         /* smallest op_pcent (to 0.01) that gives the minimum spare lines */
         double min_op = ((double)(need - 1) * ppl / exposed - 1.0) * 100.0;
@@ -175,7 +178,8 @@ bool ftl_derive_blocks_spare(NandGeometry *geo, uint64_t exposed_bytes, double o
 
 bool ftl_derive_blocks(NandGeometry *geo, uint64_t exposed_bytes, double op_pcent, char **err)
 {
-    return ftl_derive_blocks_spare(geo, exposed_bytes, op_pcent, FTL_MIN_SPARE_LINES, err);
+    return ftl_derive_blocks_spare(geo, exposed_bytes, op_pcent, FTL_MIN_SPARE_LINES, false,
+                                   err);
 }
 
 bool ftl_config_check(const FtlConfig *c, char **err)

@@ -91,9 +91,12 @@ typedef struct Ftl Ftl;
  */
 bool ftl_derive_blocks(NandGeometry *geo, uint64_t exposed_bytes, double op_pcent,
                        char **err);
-/* The same with min_spare blocks beyond the data required (another FTL's own minimum). */
+/*
+ * The same with min_spare blocks beyond the data required (another FTL's own minimum);
+ * raise: fewer are raised to it instead of refused (op_pcent not asked for).
+ */
 bool ftl_derive_blocks_spare(NandGeometry *geo, uint64_t exposed_bytes, double op_pcent,
-                             uint32_t min_spare, char **err);
+                             uint32_t min_spare, bool raise, char **err);
 /* Validates a configuration (geometry, timing, thresholds, minimum spare lines). */
 bool ftl_config_check(const FtlConfig *c, char **err);
 
