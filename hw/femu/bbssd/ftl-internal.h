@@ -146,6 +146,11 @@ static inline void rev_put(Ftl *f, uint64_t ppn, uint64_t lpn1)
     }
 }
 
+static inline void rev_fetch(const Ftl *f, uint64_t ppn)
+{
+    femu_fetch((const char *)f->p2l + (ppn << f->rev_log));
+}
+
 /* Physical page number <-> NAND address (striping: channel, chip, plane, then page). */
 void ftl_ppn_to_addr(const Ftl *f, uint64_t ppn, NandAddr *a);
 uint64_t ftl_addr_to_ppn(const Ftl *f, const NandAddr *a);

@@ -454,12 +454,6 @@ static void victim_erased(Ftl *f, uint64_t k)
     }
 }
 
-/* The reverse map: brings ppn's entry into the cache. */
-static inline void rev_fetch(const Ftl *f, uint64_t ppn)
-{
-    femu_fetch((const char *)f->p2l + (ppn << f->rev_log));
-}
-
 static void invalidate(Ftl *f, uint64_t ppn)
 {
     uint32_t line = ppn / f->pgs_per_line;
