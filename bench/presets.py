@@ -5,7 +5,7 @@ One guest holds a nossd drive (the guest's own ceiling) and one drive per preset
 with time_scale=S chosen so that the preset's fastest figure (its random-read ceiling)
 is well below what a TCG guest can issue: the model, not the guest, is the bottleneck.
 Every figure is then unscaled (latency / S, rate x S) and printed beside the published
-one (hw/femu/nand/presets.c, sources in the README).
+one (hw/femu/nand/presets.c, sources in docs/device.md).
 
 Per drive and round: a sequential prefill of the region; 4 KiB random reads at QD1 (mean
 latency); 4 KiB random reads at QD128 (IOPS); 128 KiB sequential reads at QD32 (MB/s);
@@ -234,7 +234,7 @@ echo @@end@@
           "by S (small at these scales).\nThe link model carries its lanes' payload rate, "
           "more than drives get after protocol overhead.\nRandom writes after GC depend on "
           "over-provisioning, which the makers do not publish: the presets'\nop_pcent "
-          "follows from each drive's capacity (README, Presets).")
+          "follows from each drive's capacity (docs/device.md, Presets).")
     path = bblib.save_json("presets", dict(args=vars(a), scales=scales, rows=rows,
                                            figures=out), guest=g)
     print(f"results: {path}")

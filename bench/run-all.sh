@@ -4,7 +4,7 @@
 # campaign (kill-loop.py), which fails on a violation.
 # By default each runs in its short form (--short, about 49 minutes in all on
 # 2 cores, plus about 8 for the femu-sim ones, sim-*.py); FEMU_BENCH_FULL=1 runs them at
-# full length (about 90 minutes, plus the femu-sim ones' hours: see the README). The
+# full length (about 90 minutes, plus the femu-sim ones' hours: see docs/benchmarks-sim.md). The
 # sim-* ones run femu-sim (build/femu-sim).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

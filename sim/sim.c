@@ -553,7 +553,7 @@ static void usage(FILE *f)
         "  --no-look-ahead ask a job for each I/O only when it is issued (the results\n"
         "                  are the same; slower: the model's tables are not fetched ahead)\n"
         "  --help-dev      the properties and their defaults\n"
-        "JOBFILE: a fio job file (supported options: README, Simulator).\n");
+        "JOBFILE: a fio job file (supported options: docs/femu-sim.md).\n");
 }
 
 int main(int argc, char **argv)

@@ -46,7 +46,7 @@ REGS, MSIX_TABLE = 0, 1     # the device's MMIO regions, in address order
 ADM_OC_INJECT = 0xCF
 LOG_MEDIA_STATS = 0xCA
 
-# Flexible Data Placement (the fdp kind; /work/fdp-spec.md, README "Flexible Data Placement")
+# Flexible Data Placement (the fdp kind; /work/fdp-spec.md, docs/fdp.md)
 ADM_DIRECTIVE_SEND, ADM_DIRECTIVE_RECV = 0x19, 0x1A
 IO_MGMT_RECV, IO_MGMT_SEND = 0x12, 0x1D
 LOG_ENDGRP, LOG_FDP_CONFS, LOG_FDP_RUH_USAGE, LOG_FDP_STATS, LOG_FDP_EVENTS = \

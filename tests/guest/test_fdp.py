@@ -4,8 +4,7 @@ placement handles while GC runs, the statistics count each handle's writes, nvme
 `fdp` commands read our configuration, usage, statistics, reclaim unit handle status and
 events, placement state and data survive a restart on a --backing file, two namespaces
 share handles, and the guest kernel's block layer cannot tag placement (no write streams
-before Linux 6.16). The device's contract: /work/fdp-spec.md (README "Flexible Data
-Placement").
+before Linux 6.16). The device's contract: /work/fdp-spec.md (docs/fdp.md).
 
 Each module fixture is one boot (a few seconds under TCG) printing `@@name@@` sections;
 the tests pick them apart. Every drive uses 4 KiB LBAs (lba_index=1), so one LBA is one

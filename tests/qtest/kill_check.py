@@ -12,7 +12,7 @@ generation, a checksum); the harness puts the zone/chunk generation (resets so f
 the generation's high bits and the command's sequence number in its low 40, so a block
 says which write put it there.
 
-The rules (README, "Power-loss protection"; tests/guest/plp_check.py for the PLP ones):
+The rules (docs/crash-consistency.md and docs/plp.md; tests/guest/plp_check.py for the PLP ones):
 
   zoned, plp unset  every acknowledged write is durable: its blocks are below the write
                     pointer, intact; the write pointer is where the acknowledged commands

@@ -946,7 +946,7 @@ def test_placed_writes_every_handle_and_rg(ctrl, fq, machine):
 def test_write_without_directive_goes_to_handle_0(ctrl, fq, machine):
     """Without a directive the write uses placement handle 0 "combined with a Reclaim Group
     selected by the controller" (base specification 8.1.11.3; /work/fdp-spec.md says RG 0,
-    the README and the device take the groups in turn): handle 0 only, each command whole
+    docs/fdp.md and the device take the groups in turn): handle 0 only, each command whole
     in one group."""
     before_pages = ruh_pages(machine)
     before = ruamw(ctrl, fq)

@@ -5,7 +5,7 @@
  * interface: the endurance group's log pages and features, the Data Placement directive on
  * writes, I/O Management Receive and Send, and the FDP events the FTL's work causes.
  *
- * Decisions where the specification leaves room (README, "FDP"):
+ * Decisions where the specification leaves room (docs/fdp.md):
  * - The FDP configuration comes from properties and FDP is enabled at power-up (fdp=on);
  *   Set Features FDP is refused with Command Sequence Error, as the specification asks
  *   while the endurance group has namespaces (this device has no namespace management).

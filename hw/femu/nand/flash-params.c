@@ -44,7 +44,7 @@ const char *const femu_flash_prop_help[][2] = {
     { "nand_base_pe", "P/E cycles every block starts with (an aged drive), 0..10000000" },
     { "nand_xfer_split", "1: whole transfers; 2..8: a transfer may go in that many parts in "
       "the channel's gaps" },
-    { "flash_preset", "a named drive (README: Presets): dc-tlc, dc-tlc-gen4, zns-tlc, "
+    { "flash_preset", "a named drive (docs/device.md: Presets): dc-tlc, dc-tlc-gen4, zns-tlc, "
       "ll-slc; it sets the properties left at their defaults" },
     { NULL, NULL },
 };

@@ -1,5 +1,5 @@
 /*
- * The named drives; see presets.h. How each value was derived is in the README (Presets).
+ * The named drives; see presets.h. How each value was derived is in docs/device.md (Presets).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

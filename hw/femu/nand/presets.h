@@ -1,7 +1,7 @@
 /*
  * Named drives (flash_preset=NAME): each a set of -device properties (flash geometry and
  * latencies, host link, controller) chosen so that the model gives a class of real drive's
- * published figures, which the table keeps beside it with their source (README: Presets).
+ * published figures, which the table keeps beside it with their source (docs/device.md: Presets).
  * A preset fills in only the properties left at their defaults, so any property given with
  * another value overrides it.
  *
