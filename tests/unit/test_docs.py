@@ -6,6 +6,9 @@ relative link between the manual's files reaches an existing file and heading; t
 index lists every docs file. A static reading of the source, no build needed (the qtest
 test_docs_properties.py asks the built QEMU the same question)."""
 
+import os
+import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -62,6 +65,30 @@ def test_sim_options_documented_both_ways():
         where.name, ", ".join(sorted(set(table) - code)))
 
 
+def femu_sim():
+    """The built femu-sim: $FEMU_SIM, the unit tests' meson build's, or `make sim`'s."""
+    build = Path(os.environ.get("FEMU_BUILD") or doccheck.ROOT / "build").resolve()
+    for p in (os.environ.get("FEMU_SIM"), build / "unit" / "sim" / "femu-sim",
+              build / "femu-sim"):
+        if p and os.access(str(p), os.X_OK):
+            return str(p)
+    pytest.skip("no femu-sim built (make unit or make sim)")
+
+
+def test_sim_help_agrees_with_the_manual():
+    """femu-sim --help lists the options of the manual's table, and --help-dev only
+    properties hw/femu defines (one list in the source for both)."""
+    sim = femu_sim()
+    helped = subprocess.run([sim, "--help"], capture_output=True, text=True, timeout=60).stdout
+    _, table = doccheck.option_table("--dev-file")
+    assert set(re.findall(r"^  (--[a-z-]+)", helped, re.M)) | {"--help"} == set(table)
+    props = subprocess.run([sim, "--help-dev"], capture_output=True, text=True,
+                           timeout=60).stdout
+    names = {line.split("=")[0] for line in props.splitlines() if "=" in line}
+    assert names and not names - doccheck.code_properties(), sorted(
+        names - doccheck.code_properties())
+
+
 def test_sim_job_options_documented_both_ways():
     code = doccheck.sim_job_options()
     docs = set()
@@ -83,6 +110,19 @@ def test_launcher_options_documented_both_ways():
         where.name, ", ".join(sorted(code - documented)))
     assert not documented - code, "%s names run-script options femu-launch.sh lacks: %s" % (
         where.name, ", ".join(sorted(documented - code)))
+
+
+@pytest.mark.parametrize("script", sorted(p.name for p in
+                                          (doccheck.ROOT / "femu-scripts").glob("run-*.sh")))
+def test_run_script_help_lists_the_documented_options(script):
+    """Each run-*.sh --help (the launcher's) gives the options the manual's table has."""
+    r = subprocess.run(["bash", str(doccheck.ROOT / "femu-scripts" / script), "--help"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    helped = set(re.findall(r"^  (--[a-z-]+)", r.stdout, re.M))
+    _, table = doccheck.option_table("--cmd")
+    assert helped == set(table) - {"--"}, "%s --help: %s; the manual: %s" % (
+        script, sorted(helped), sorted(set(table) - {"--"}))
 
 
 @pytest.mark.parametrize("script", HELPERS)
