@@ -136,6 +136,18 @@ def device_lines():
     return found
 
 
+def device_examples():
+    """The manual's complete `-device femu,...` lines (no `...`, no memdev, which needs an
+    -object beside it): each should start as written."""
+    found = set()
+    for f in manual_files():
+        for m in re.finditer(r"-device femu,([^\s`\"'\\]+)", f.read_text()):
+            props = m.group(1)
+            if "=" in props and "..." not in props and "memdev=" not in props:
+                found.add(props)
+    return sorted(found)
+
+
 # k=v spans of the manual that are not -device femu properties: another program's options
 # (memory backends, QEMU's own nvme, fio and db_bench, the sanitizers) and placeholders.
 OTHER_KEYS = {"share", "readonly", "rom", "reserve", "id", "zoned", "sync", "flow",

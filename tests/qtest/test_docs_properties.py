@@ -13,6 +13,7 @@ import tempfile
 import pytest
 
 import qtest_machine
+from qtest import QEMULaunchError, QTest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import doccheck  # noqa: E402
@@ -91,6 +92,17 @@ def test_modes_documented():
                   if doccheck.NAME.match(s)}
     assert documented == names, "ns_types lists %s; QEMU takes %s" % (
         sorted(documented), sorted(names))
+
+
+@pytest.mark.parametrize("props", doccheck.device_examples())
+def test_manual_device_lines_start(props):
+    """Each complete -device femu line of the manual starts a controller as written."""
+    qtest_machine.skip_unless_qemu()
+    try:
+        qt = QTest(qtest_machine.QEMU, ["-device", "femu," + props])
+    except QEMULaunchError as e:
+        pytest.fail("the manual's -device femu,%s is refused:\n%s" % (props, e.output))
+    qt.close()
 
 
 def test_runtime_properties_named(femu_properties):
