@@ -170,5 +170,8 @@ def test_each_docs_file_opens_with_its_scope_and_neighbours():
 
 
 def test_readme_is_a_front_page():
-    n = len((doccheck.ROOT / "README.md").read_text().splitlines())
+    text = (doccheck.ROOT / "README.md").read_text()
+    n = len(text.splitlines())
     assert n < 300, "README.md has %d lines: move the detail into docs/" % n
+    for line in ("make demo ", "make check "):
+        assert "\n" + line in text, "the quick start lost `%s`" % line.strip()
