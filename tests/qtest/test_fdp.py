@@ -1513,8 +1513,19 @@ REFUSED = [
     ("op_pcent=25,fdp_erutl_s=31536001", ["fdp_erutl_s=31536001", "31536000"]),
     # 64 RUs of 64 pages hold the data; 4 more cannot also give 8 handles an open RU each
     ("blks_per_pl=68,fdp_ruh_types=" + ":".join(["ii"] * 8),
-     ["reclaim units", "need at least", "8 handles"]),
+     ["blks_per_pl=68", "reclaim units", "needs at least", "8 handles",
+      "allowed blks_per_pl >= 75"]),
 ]
+
+
+@pytest.mark.parametrize("size_mb", [10, 20, 40, 50, 100, 30])
+def test_small_drive_default_op(size_mb):
+    """op_pcent unset on a small drive of the default geometry (16 MiB lines): the derived
+    blocks need no spare line of the blackbox's, since FDP adds its own spare RUs; 10, 20,
+    40, 50 and 100 MiB were refused naming an op_pcent=7 nobody gave."""
+    qtest_machine.skip_unless_qemu()
+    qt = QTest(qtest_machine.QEMU, ["-device", "femu,femu_mode=4,devsz_mb=%d" % size_mb])
+    qt.close()
 
 
 @pytest.mark.parametrize("props,needles", REFUSED, ids=[p[:48] for p, _ in REFUSED])

@@ -7,6 +7,7 @@
 #include <glib.h>
 #include <string.h>
 #include "fdp/fdp-ftl.h"
+#include "fdp/fdp-params.h"
 
 #define US 1000ULL
 #define MS (1000 * US)
@@ -988,17 +989,18 @@ static void test_config_check(void)
     c.gc_thres_pcent_high = 99;
     g_assert_true(fdp_ftl_config_check(&c, &err));
     c.exposed_pages += 1;
-    assert_config_refused(c, "fdp: 40 reclaim units per group, need at least 41 for 4 handles");
+    assert_config_refused(c, "blks_per_pl=40 gives 40 reclaim units per group; with fdp_nrg=2 "
+                          "and 4 handles FDP needs at least 41");
     c = two_groups();
     c.nruh = 27;                                    /* 17 + 27 + 3 + 1 = 48 */
     for (uint32_t h = 4; h < 27; h++) {
         c.ruh_type[h] = FDP_RUH_INITIALLY_ISOLATED;
     }
-    assert_config_refused(c, "need at least 48 for 27 handles");
+    assert_config_refused(c, "27 handles FDP needs at least 48");
     /* bigger RUs: fewer of them hold the data */
     c = config(geo(4, 2, 1, 40, 16), 8000, 1, "iipp");
     c.gc_thres_pcent_high = 99;
-    assert_config_refused(c, "need at least 71");   /* RUs of 128 pages: 62 + 9 */
+    assert_config_refused(c, "needs at least 71");   /* RUs of 128 pages: 62 + 9 */
     c.geo.pgs_per_blk = 32;                         /* RUs of 256 pages: 31 + 9 = 40 */
     g_assert_true(fdp_ftl_config_check(&c, &err));
     /* forced GC keeping more free RUs than are spare */
@@ -1006,6 +1008,48 @@ static void test_config_check(void)
     c.gc_thres_pcent = 50;
     c.gc_thres_pcent_high = 50;                     /* 20 free of 40, spare 17 */
     assert_config_refused(c, "allowed gc_thres_pcent_high 58..99");
+}
+
+#define PROP_DEFAULT(S, type, name, field, def) (S).field = (def);
+
+/*
+ * The properties on a small drive of the default geometry (16 MiB lines): op_pcent unset
+ * or given, the derived blocks hold the data and FDP adds its own spare RUs, so nothing is
+ * refused for a spare line of the blackbox's (10..100 MiB were, naming an op_pcent=7
+ * nobody gave); a blks_per_pl given too small is refused naming it and FDP's rule.
+ */
+static void test_params_small_drives(void)
+{
+    const uint32_t sizes_mb[] = { 10, 20, 40, 50, 100, 30, 60 };
+    FemuFlashParams flash;
+    BbssdParams bb;
+    FdpParams fp;
+    FdpFtlConfig c;
+    char *err = NULL;
+
+    FEMU_FLASH_PROPS(PROP_DEFAULT, flash)
+    BBSSD_PROPS(PROP_DEFAULT, bb)
+    FDP_PROPS(PROP_DEFAULT, fp)
+    for (unsigned i = 0; i < G_N_ELEMENTS(sizes_mb); i++) {
+        for (int op = -1; op <= 0; op++) {
+            bb.op_pcent = op;
+            if (!fdp_params_ftl_config(&fp, &flash, &bb, (uint64_t)sizes_mb[i] << 20, &c,
+                                       &err)) {
+                g_error("devsz_mb=%u op_pcent=%d refused: %s", sizes_mb[i], op, err);
+            }
+        }
+    }
+    /* 100 MiB: 6.25 blocks of data; 4 handles, 1 GC RU, 1 reserve */
+    bb.op_pcent = -1;
+    flash.blks_per_pl = 12;
+    g_assert_false(fdp_params_ftl_config(&fp, &flash, &bb, 100 << 20, &c, &err));
+    g_test_message("%s", err);
+    g_assert_nonnull(strstr(err, "blks_per_pl=12 gives 12 reclaim units per group"));
+    g_assert_nonnull(strstr(err, "allowed blks_per_pl >= 13"));
+    g_assert_null(strstr(err, "op_pcent"));
+    g_free(err);
+    flash.blks_per_pl = 13;
+    g_assert_true(fdp_params_ftl_config(&fp, &flash, &bb, 100 << 20, &c, &err));
 }
 
 int main(int argc, char **argv)
@@ -1028,5 +1072,6 @@ int main(int argc, char **argv)
     g_test_add_func("/fdp-ftl/store/bad-ru-record", test_store_bad_ru_record);
     g_test_add_func("/fdp-ftl/store/stats", test_store_stats_survive);
     g_test_add_func("/fdp-ftl/config/check", test_config_check);
+    g_test_add_func("/fdp-ftl/config/params-small-drives", test_params_small_drives);
     return g_test_run();
 }

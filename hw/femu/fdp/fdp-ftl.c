@@ -246,13 +246,15 @@ bool fdp_ftl_config_check(const FdpFtlConfig *c, char **err)
     }
     need = min_rus(c);
     if (nrus < need) {
-        *err = g_strdup_printf("fdp: %u reclaim units per group, need at least %"
-                               G_GUINT64_FORMAT " for %u handles (%" G_GUINT64_FORMAT
-                               " for data, %u open host RUs, %u GC RUs, %u reserve) with "
-                               "fdp_nrg=%u; raise op_pcent or devsz_mb (blks_per_pl), or "
-                               "lower fdp_nrg / handles", nrus, need, c->nruh,
+        /* derived blocks (op_pcent) always have them: only a blks_per_pl given falls short */
+        *err = g_strdup_printf("blks_per_pl=%u gives %u reclaim units per group; with "
+                               "fdp_nrg=%u and %u handles FDP needs at least %" G_GUINT64_FORMAT
+                               " (%" G_GUINT64_FORMAT " for data and garbage, %u open host "
+                               "RUs, %u GC RUs, %u reserve): allowed blks_per_pl >= %"
+                               G_GUINT64_FORMAT ", or fewer handles or groups", nrus, nrus,
+                               c->nrg, c->nruh, need,
                                need - c->nruh - gc_rus(c) - FDP_GC_RESERVE, c->nruh,
-                               gc_rus(c), FDP_GC_RESERVE, c->nrg);
+                               gc_rus(c), FDP_GC_RESERVE, need);
         return false;
     }
     /* forced GC at or above the spare RUs would run on every write (as the blackbox's) */

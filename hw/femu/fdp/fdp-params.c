@@ -48,7 +48,7 @@ bool fdp_params_ftl_config(const FdpParams *p, const FemuFlashParams *f,
 
     *c = (FdpFtlConfig){ .nrg = p->nrg };
     if (!fdp_params_ruh_types(p, c, err) ||
-        !bbssd_params_ftl_config(f, b, bytes, &bc, 1, err)) {
+        !bbssd_params_ftl_config(f, b, bytes, &bc, true, err)) {
         return false;
     }
     chips = bc.geo.nchs * bc.geo.luns_per_ch;
