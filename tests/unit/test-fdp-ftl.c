@@ -495,6 +495,48 @@ static void test_forced_threshold(void)
 }
 
 /*
+ * The smallest group the check accepts, full, then random overwrites through one handle:
+ * forced GC always finds garbage, so it moves a bounded number of pages per host page. One
+ * RU fewer (accepted before: the data's RUs rounded down) left no RU of garbage when the
+ * host and GC RUs turned over together, and GC moved up to a whole RU (41 pages) per page.
+ */
+static void test_min_rus_long_rus(void)
+{
+    /* 1 chip, RUs of 41 pages: 1024 exposed pages are 24.98 RUs, 25 with their slack */
+    FdpFtlConfig c = config(geo(1, 1, 1, 1, 41), 1024, 1, "i");
+    GRand *r = g_rand_new_with_seed(41);
+    uint64_t now = 0;
+    const FdpFtlStats *s;
+    char *err = NULL;
+    FdpFtl *f;
+
+    c.gc_thres_pcent_high = 99;
+    while (!fdp_ftl_config_check(&c, &err)) {
+        g_clear_pointer(&err, g_free);
+        c.geo.blks_per_pl++;
+    }
+    g_assert_cmpuint(c.geo.blks_per_pl, ==, 25 + 1 + 1 + 1 + 1);
+    f = fdp(c);
+    s = fdp_ftl_stats(f);
+    for (uint64_t lpn = 0; lpn < c.exposed_pages; lpn++) {
+        fdp_ftl_write(f, lpn, 1, 0, 0, now);
+        now += 10 * US;
+    }
+    for (uint64_t i = 0; i < 4 * c.exposed_pages; i++) {
+        fdp_ftl_write(f, g_rand_int_range(r, 0, c.exposed_pages), 1, 0, 0, now);
+        now += 10 * US;
+        /* 7.0 per page at this size; 19.8 with one RU fewer */
+        g_assert_cmpuint(s->gc_pages_moved, <, 12 * (i + 1) + 41);
+    }
+    g_test_message("4 capacities of random writes: %" G_GUINT64_FORMAT " pages moved, %"
+                   G_GUINT64_FORMAT " GC runs", s->gc_pages_moved, s->gc_runs);
+    g_assert_cmpuint(s->gc_runs, >, 0);
+    assert_consistent(f);
+    g_rand_free(r);
+    fdp_ftl_free(f);
+}
+
+/*
  * Background GC in idle time: one victim per group per call, only when the group's chips
  * are idle, only at or below gc_thres_pcent's share (20 of 40 free RUs here), and only
  * victims worth it; none at 75 % (10 free RUs).
@@ -981,24 +1023,27 @@ static void test_config_check(void)
     assert_config_refused(c, "devsz_mb");
 
     /*
-     * Too few RUs: 40 per group with 4 handles need 16 + 1 of data + 4 + 3 GC + 1; more
-     * data or more handles go past that.
+     * Too few RUs: 40 per group with 4 handles need 16 of data + 1 of garbage + 4 + 3 GC
+     * + 1; more data or more handles go past that. A page more than 31 RUs of data needs
+     * a 32nd RU for it (it left no spare RU beyond the open ones before).
      */
     c = two_groups();
-    c.exposed_pages = 31 * 256 + 255;               /* 31 + 1 + 4 + 3 + 1 = 40: fits */
+    c.exposed_pages = 31 * 256;                     /* 31 + 1 + 4 + 3 + 1 = 40: fits */
     c.gc_thres_pcent_high = 99;
     g_assert_true(fdp_ftl_config_check(&c, &err));
     c.exposed_pages += 1;
     assert_config_refused(c, "blks_per_pl=40 gives 40 reclaim units per group; with fdp_nrg=2 "
                           "and 4 handles FDP needs at least 41");
+    c.exposed_pages = 31 * 256 + 255;
+    assert_config_refused(c, "needs at least 41");
     c = two_groups();
-    c.nruh = 27;                                    /* 17 + 27 + 3 + 1 = 48 */
+    c.nruh = 27;                                    /* 16 + 1 + 27 + 3 + 1 = 48 */
     for (uint32_t h = 4; h < 27; h++) {
         c.ruh_type[h] = FDP_RUH_INITIALLY_ISOLATED;
     }
     assert_config_refused(c, "27 handles FDP needs at least 48");
     /* bigger RUs: fewer of them hold the data */
-    c = config(geo(4, 2, 1, 40, 16), 8000, 1, "iipp");
+    c = config(geo(4, 2, 1, 40, 16), 7936, 1, "iipp");
     c.gc_thres_pcent_high = 99;
     assert_config_refused(c, "needs at least 71");   /* RUs of 128 pages: 62 + 9 */
     c.geo.pgs_per_blk = 32;                         /* RUs of 256 pages: 31 + 9 = 40 */
@@ -1039,16 +1084,16 @@ static void test_params_small_drives(void)
             }
         }
     }
-    /* 100 MiB: 6.25 blocks of data; 4 handles, 1 GC RU, 1 reserve */
+    /* 100 MiB: 7 blocks of data, 1 of garbage; 4 handles, 1 GC RU, 1 reserve */
     bb.op_pcent = -1;
-    flash.blks_per_pl = 12;
+    flash.blks_per_pl = 13;
     g_assert_false(fdp_params_ftl_config(&fp, &flash, &bb, 100 << 20, &c, &err));
     g_test_message("%s", err);
-    g_assert_nonnull(strstr(err, "blks_per_pl=12 gives 12 reclaim units per group"));
-    g_assert_nonnull(strstr(err, "allowed blks_per_pl >= 13"));
+    g_assert_nonnull(strstr(err, "blks_per_pl=13 gives 13 reclaim units per group"));
+    g_assert_nonnull(strstr(err, "allowed blks_per_pl >= 14"));
     g_assert_null(strstr(err, "op_pcent"));
     g_free(err);
-    flash.blks_per_pl = 13;
+    flash.blks_per_pl = 14;
     g_assert_true(fdp_params_ftl_config(&fp, &flash, &bb, 100 << 20, &c, &err));
 }
 
@@ -1063,6 +1108,7 @@ int main(int argc, char **argv)
     g_test_add_func("/fdp-ftl/waf/hot-cold", test_waf_hot_cold);
     g_test_add_func("/fdp-ftl/gc/forced-threshold", test_forced_threshold);
     g_test_add_func("/fdp-ftl/gc/background", test_background_gc);
+    g_test_add_func("/fdp-ftl/gc/min-rus-long-rus", test_min_rus_long_rus);
     g_test_add_func("/fdp-ftl/ruh/update-and-reset", test_ruh_update);
     g_test_add_func("/fdp-ftl/ruh/time-limit", test_time_limit);
     g_test_add_func("/fdp-ftl/time/basic", test_timing);

@@ -21,16 +21,21 @@
  * (FDP_GC_RESERVE). Forced GC runs before a host page while the group's free RUs are at or
  * below the forced threshold and a closed RU has anything to reclaim; the threshold is the
  * larger of FEMU's gc_thres_pcent_high share and the RUs the not yet open host and GC RUs
- * may take plus the reserve. Background GC (fdp_ftl_idle) uses gc_thres_pcent the same way,
- * collects one victim per group per call, only when the group's chips are idle by then, and
- * only victims with at least an eighth of an RU to reclaim (as the blackbox FTL).
+ * may take plus the reserve. A group has at least one RU of spare beyond its data, its open
+ * RUs and the forced threshold (fdp_ftl_config_check, as the blackbox FTL's lines): when
+ * forced GC starts, the closed RUs hold at least an RU of garbage. With none, a full group
+ * would move a whole RU to free the few pages written since its open RUs turned over.
+ * Background GC (fdp_ftl_idle) uses gc_thres_pcent the same way, collects one victim per
+ * group per call, only when the group's chips are idle by then, and only victims with at
+ * least an eighth of an RU to reclaim (as the blackbox FTL).
  *
  * An over-full group. The host picks the group (a host that uses no directive puts all in
  * group 0), so one group may get more valid data than it holds well. A group is over-full
  * when it holds more than its share of the exposed pages plus half of what it can hold
- * beyond that share (full_valid); a page for an over-full group that would need forced GC
- * goes to the same handle's RU in the next group that is not over-full (pages_redirected),
- * so a group's GC never works with less than half its spare room. A page also goes to
+ * beyond that share in its closed RUs (full_valid, every slot open and forced GC due); a
+ * page for an over-full group that would need forced GC goes to the same handle's RU in the
+ * next group that is not over-full (pages_redirected), so a group's GC never works with
+ * less than half its spare room. A page also goes to
  * another group when its own can take nothing (no free RU beyond the reserve, nothing to
  * reclaim). fdp_ftl_config_check makes sure some group always can: a group that cannot
  * holds at least R - 1 - (open RUs) RUs of valid data, so it asks for
@@ -200,11 +205,19 @@ static uint64_t ru_pages_of(const FdpFtlConfig *c)
 
 /* ---- configuration ---- */
 
-/* RUs per group that guarantee some group can always take a page (see the top). */
+/* RUs a group's share of the exposed pages fills. */
+static uint64_t data_rus(const FdpFtlConfig *c)
+{
+    return div_up(c->exposed_pages, (uint64_t)c->nrg * ru_pages_of(c));
+}
+
+/*
+ * RUs per group that guarantee some group can always take a page, and GC an RU of garbage
+ * when forced (see the top): data, one of garbage, the open ones, the reserve.
+ */
 static uint64_t min_rus(const FdpFtlConfig *c)
 {
-    return c->exposed_pages / ((uint64_t)c->nrg * ru_pages_of(c)) + 1 + c->nruh +
-           gc_rus(c) + FDP_GC_RESERVE;
+    return data_rus(c) + 1 + c->nruh + gc_rus(c) + FDP_GC_RESERVE;
 }
 
 bool fdp_ftl_config_check(const FdpFtlConfig *c, char **err)
@@ -258,7 +271,7 @@ bool fdp_ftl_config_check(const FdpFtlConfig *c, char **err)
         return false;
     }
     /* forced GC at or above the spare RUs would run on every write (as the blackbox's) */
-    data = div_up(c->exposed_pages, (uint64_t)c->nrg * ru_pages_of(c));
+    data = data_rus(c);
     room = nrus - MIN(nrus, data + c->nruh + gc_rus(c));
     h = ftl_pcent_high_min(nrus, c->gc_thres_pcent_high, 0, room);
     if (h != c->gc_thres_pcent_high) {
@@ -1049,9 +1062,12 @@ FdpFtl *fdp_ftl_new(const FdpFtlConfig *c, char **err)
     f->bg_pcent = ftl_gc_thres(f->nrus, c->gc_thres_pcent);
     f->ru_pages = ru_pages_of(c);
     f->total_pages = (uint64_t)c->nrg * f->nrus * f->ru_pages;
-    /* a group's fair share of the data, plus half of what it can hold beyond that */
+    /*
+     * a group's fair share of the data, plus half of what it can hold beyond that: its
+     * closed RUs when every handle and GC has one open and forced GC is due
+     */
     share = div_up(c->exposed_pages, c->nrg);
-    cap = (uint64_t)(f->nrus - MAX(f->forced_pcent, c->nruh + f->ngc + FDP_GC_RESERVE)) *
+    cap = (uint64_t)(f->nrus - c->nruh - f->ngc - MAX(f->forced_pcent, FDP_GC_RESERVE)) *
           f->ru_pages;
     f->full_valid = share + (cap > share ? (cap - share) / 2 : 0);
     f->lay = layout_of(c);
