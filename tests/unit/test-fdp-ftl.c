@@ -5,7 +5,9 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <glib.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "fdp/fdp-ftl.h"
 #include "fdp/fdp-params.h"
 
@@ -978,6 +980,89 @@ static void test_store_stats_survive(void)
     fdp_ftl_free(g);
 }
 
+static void count_store_write(void *opaque)
+{
+    (*(uint64_t *)opaque)++;
+}
+
+/*
+ * Reads' counters are batched as the blackbox FTL's: no store write for 63 reads, one with
+ * the 64th; a load in between has the counts as last saved, one after it all of them; a
+ * read's counters go with the next other call too.
+ */
+static void test_store_read_saves(void)
+{
+    FdpFtlConfig c = two_groups();
+    uint64_t bytes = fdp_ftl_store_bytes(&c), writes = 0, read0;
+    g_autofree uint8_t *store = g_malloc0(bytes);
+    g_autofree uint8_t *copy = g_malloc0(bytes);
+    FdpFtl *f = attach(c, store), *g;
+
+    fdp_ftl_write(f, 0, 300, 0, 1, 0);
+    fdp_ftl_read(f, 0, 7, 0);
+    fdp_ftl_flush(f, 0);
+    read0 = fdp_ftl_stats(f)->host_pages_read;
+    g_assert_cmpuint(read0, ==, 7);
+    fdp_ftl_set_store_hook(f, count_store_write, &writes);
+    for (int i = 0; i < 64; i++) {
+        memcpy(copy, store, bytes);
+        g = attach(c, copy);
+        g_assert_cmpuint(fdp_ftl_stats(g)->host_pages_read, ==, read0);
+        fdp_ftl_free(g);
+        g_assert_cmpuint(writes, ==, 0);
+        fdp_ftl_read(f, i, 1, 0);
+    }
+    g_assert_cmpuint(writes, ==, 1);
+    memcpy(copy, store, bytes);
+    g = attach(c, copy);
+    g_assert_cmpuint(fdp_ftl_stats(g)->host_pages_read, ==, read0 + 64);
+    fdp_ftl_free(g);
+    /* one more read, then a trim: both counted in the trim's save */
+    fdp_ftl_read(f, 5, 2, 0);
+    g_assert_cmpuint(writes, ==, 1);
+    fdp_ftl_trim(f, 100, 1, 0);
+    memcpy(copy, store, bytes);
+    g = attach(c, copy);
+    g_assert_cmpmem(fdp_ftl_stats(g), sizeof(FdpFtlStats), fdp_ftl_stats(f),
+                    sizeof(FdpFtlStats));
+    fdp_ftl_free(g);
+    fdp_ftl_free(f);
+}
+
+/* Resident memory of this process, in bytes. */
+static uint64_t resident_bytes(void)
+{
+    g_autofree char *s = NULL;
+    unsigned long long size, rss;
+
+    g_assert_true(g_file_get_contents("/proc/self/statm", &s, NULL, NULL));
+    g_assert_cmpint(sscanf(s, "%llu %llu", &size, &rss), ==, 2);
+    return rss * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+/*
+ * Attach leaves the reverse map as the FTL made it, zero and not resident: a drive starts
+ * without taking 8 bytes per NAND page (2.3 GiB for 1 TiB) before its first write. Here 256
+ * MiB of reverse map for 2^25 pages of flash, 2^16 of them exposed.
+ */
+static void test_store_attach_sparse(void)
+{
+    FdpFtlConfig c = config(geo(8, 8, 2, 1024, 256), 1 << 16, 1, "ii");
+    uint64_t bytes = fdp_ftl_store_bytes(&c), before;
+    g_autofree uint8_t *store = g_malloc0(bytes);
+    FdpFtl *f = fdp(c);
+    char *err = NULL;
+
+    before = resident_bytes();
+    g_assert_true(fdp_ftl_attach_store(f, store, &err));
+    g_test_message("resident: %" G_GUINT64_FORMAT " KiB more after attach",
+                   (resident_bytes() - before) >> 10);
+    g_assert_cmpuint(resident_bytes(), <, before + (32 << 20));
+    fdp_ftl_write(f, 0, 1000, 0, 1, 0);
+    assert_consistent(f);
+    fdp_ftl_free(f);
+}
+
 /* ---- configuration ---- */
 
 static void assert_config_refused(FdpFtlConfig c, const char *want)
@@ -1117,6 +1202,8 @@ int main(int argc, char **argv)
     g_test_add_func("/fdp-ftl/store/bad-entry", test_store_bad_entry);
     g_test_add_func("/fdp-ftl/store/bad-ru-record", test_store_bad_ru_record);
     g_test_add_func("/fdp-ftl/store/stats", test_store_stats_survive);
+    g_test_add_func("/fdp-ftl/store/read-saves", test_store_read_saves);
+    g_test_add_func("/fdp-ftl/store/attach-sparse", test_store_attach_sparse);
     g_test_add_func("/fdp-ftl/config/check", test_config_check);
     g_test_add_func("/fdp-ftl/config/params-small-drives", test_params_small_drives);
     return g_test_run();

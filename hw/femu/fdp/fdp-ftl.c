@@ -62,7 +62,8 @@
  * Crash ordering. A page's RU record (its write pointer) is written before the mapping entry
  * that points at it; a victim's record says "free" only after every entry left it; statistics
  * are written at the end of each call (a kill inside one loses that call's counts, nothing
- * else). A load drops entries failing their check (and, of two naming one page, the later
+ * else), reads' own counters every FTL_READ_SAVES reads (a kill loses at most that many
+ * reads' counts). A load drops entries failing their check (and, of two naming one page, the later
  * lpn's), and repairs an RU whose record fails its CRC (closed, wp = the whole RU) or which
  * entries point into while free or at or past its wp (closed, wp raised to cover them).
  * Open RUs stay open across a load: the device closes them (fdp_ftl_close_open) and reports.
@@ -168,8 +169,10 @@ struct FdpFtl {
     uint64_t *rec_scratch;      /* a group's statistics record's values */
 
     uint8_t *store;
+    FtlStoreHook store_hook;    /* tests: after every write to the store */
     uint64_t global_seq;
     bool global_dirty;
+    uint32_t reads_unsaved;     /* read calls since the global record was saved */
     FdpFtlStats st;
     FdpFtlEventFn *ev;
     void *ev_opaque;
@@ -347,6 +350,9 @@ static void map_put(FdpFtl *f, uint64_t lpn, uint64_t e)
 {
     e = GUINT64_TO_LE(e);
     memcpy(f->map + lpn * 8, &e, 8);
+    if (f->store) {
+        ftl_stored(&f->store_hook);
+    }
 }
 
 static bool entry_ok(const FdpFtl *f, uint64_t lpn, uint64_t e)
@@ -417,6 +423,7 @@ static void ru_save(FdpFtl *f, uint32_t u)
     record_put_le(p + 24, r->order, 8);
     record_put_le(p + 32, 0, 4);
     record_put_le(p + 36, ftl_crc32_salted(SALT_RU | u, p, 36), 4);
+    ftl_stored(&f->store_hook);
 }
 
 static void stats_save(FdpFtl *f)
@@ -433,7 +440,9 @@ static void stats_save(FdpFtl *f)
                           f->st.pages_trimmed };
         ftl_slot_save(f->store + f->lay.off_global, FDP_GLOBAL_REC, &f->global_seq,
                       SALT_GLOBAL, v, 3);
+        ftl_stored(&f->store_hook);
         f->global_dirty = false;
+        f->reads_unsaved = 0;
     }
     for (uint32_t g = 0; g < f->cfg.nrg; g++) {
         FdpGroup *gr = &f->grp[g];
@@ -453,6 +462,7 @@ static void stats_save(FdpFtl *f)
         }
         ftl_slot_save(f->store + f->lay.off_rg + 2ULL * g * f->lay.rg_rec, f->lay.rg_rec,
                       &gr->seq, SALT_RG | g, v, n);
+        ftl_stored(&f->store_hook);
         gr->dirty = false;
     }
 }
@@ -896,9 +906,13 @@ uint64_t fdp_ftl_write(FdpFtl *f, uint64_t lpn, uint64_t npages, uint32_t rg, ui
     return MAX(done, last);
 }
 
+/*
+ * Its counters are saved with the next other call or every FTL_READ_SAVES reads, unless an
+ * RU past its time limit was closed first (that record's statistics go now).
+ */
 uint64_t fdp_ftl_read(FdpFtl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
 {
-    uint64_t done = now_ns;
+    uint64_t done = now_ns, skipped = f->st.pages_skipped;
     NandAddr a;
 
     g_return_val_if_fail(range_ok(f, lpn, npages), now_ns);
@@ -917,7 +931,9 @@ uint64_t fdp_ftl_read(FdpFtl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
         f->st.host_pages_read++;
     }
     f->global_dirty |= npages > 0;
-    stats_save(f);
+    if (f->st.pages_skipped != skipped || ++f->reads_unsaved >= FTL_READ_SAVES) {
+        stats_save(f);
+    }
     return done;
 }
 
@@ -1131,6 +1147,11 @@ void fdp_ftl_set_event_fn(FdpFtl *f, FdpFtlEventFn *fn, void *opaque)
 {
     f->ev = fn;
     f->ev_opaque = opaque;
+}
+
+void fdp_ftl_set_store_hook(FdpFtl *f, void (*fn)(void *opaque), void *opaque)
+{
+    f->store_hook = (FtlStoreHook){ fn, opaque };
 }
 
 /* ---- the store: format, header, load ---- */
@@ -1416,6 +1437,7 @@ bool fdp_ftl_attach_store(FdpFtl *f, void *store, char **err)
         /* a new drive: only the header to write, the rest reads as free and unmapped */
         f->store = s;
         header_fill(f, s);
+        ftl_stored(&f->store_hook);
     } else {
         if (!header_matches(f, s, err)) {
             return false;
@@ -1427,8 +1449,7 @@ bool fdp_ftl_attach_store(FdpFtl *f, void *store, char **err)
         f->own_map = false;
     }
     f->map = s + f->lay.off_map;
-    memset(f->p2l, 0, f->total_pages * sizeof(*f->p2l));
-    load(f);
+    load(f);        /* the reverse map is still all zero: no I/O before attach */
     load_stats(f);
     return true;
 }

@@ -179,6 +179,9 @@ NandModel *fdp_ftl_nand(FdpFtl *f);
 /* The configuration it was made with (ADDED BY LEAD: please implement in fdp-ftl.c). */
 const FdpFtlConfig *fdp_ftl_config(const FdpFtl *f);
 
+/* Tests: fn(opaque) after every write to the store (where a kill could come). */
+void fdp_ftl_set_store_hook(FdpFtl *f, void (*fn)(void *opaque), void *opaque);
+
 /* Introspection for tests. Where lpn lives and whose data it is (false: unmapped). */
 bool fdp_ftl_lookup(const FdpFtl *f, uint64_t lpn, NandAddr *addr, uint32_t *rg,
                     uint32_t *ru, uint32_t *ruh);
