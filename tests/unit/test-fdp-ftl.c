@@ -980,6 +980,42 @@ static void test_store_stats_survive(void)
     fdp_ftl_free(g);
 }
 
+/*
+ * The RUs' erases come back into the NAND model at a load: with read retry on, reading
+ * every page costs the same retries after a reload as before it (a new model counted none).
+ */
+static void test_store_wear(void)
+{
+    FdpFtlConfig c = two_groups();
+    uint64_t bytes = fdp_ftl_store_bytes(&c), now = 0, before, after;
+    g_autofree uint8_t *store = g_malloc0(bytes);
+    g_autofree uint8_t *ref = g_new0(uint8_t, c.exposed_pages);
+    GRand *r = g_rand_new_with_seed(5);
+    FdpFtl *f, *g;
+
+    c.tm.retry_pe = 2;
+    c.tm.retry_max = 64;
+    f = attach(c, store);
+    random_mix(f, &c, ref, r, 30000, 0, &now);
+    g_assert_cmpuint(fdp_ftl_stats(f)->rus_erased, >, 4 * 80);
+    fdp_ftl_flush(f, now);
+    now = nand_all_idle_ns(fdp_ftl_nand(f)) + MS;
+    before = fdp_ftl_nand(f)->stats.read_retries;
+    fdp_ftl_read(f, 0, c.exposed_pages, now);
+    before = fdp_ftl_nand(f)->stats.read_retries - before;
+    g = attach(c, store);
+    after = fdp_ftl_nand(g)->stats.read_retries;
+    fdp_ftl_read(g, 0, c.exposed_pages, now);
+    after = fdp_ftl_nand(g)->stats.read_retries - after;
+    g_test_message("read retries of every page: %" G_GUINT64_FORMAT " before the reload, %"
+                   G_GUINT64_FORMAT " after", before, after);
+    g_assert_cmpuint(before, >, c.exposed_pages);
+    g_assert_cmpuint(after, ==, before);
+    fdp_ftl_free(g);
+    fdp_ftl_free(f);
+    g_rand_free(r);
+}
+
 static void count_store_write(void *opaque)
 {
     (*(uint64_t *)opaque)++;
@@ -1203,6 +1239,7 @@ int main(int argc, char **argv)
     g_test_add_func("/fdp-ftl/store/bad-ru-record", test_store_bad_ru_record);
     g_test_add_func("/fdp-ftl/store/stats", test_store_stats_survive);
     g_test_add_func("/fdp-ftl/store/read-saves", test_store_read_saves);
+    g_test_add_func("/fdp-ftl/store/wear", test_store_wear);
     g_test_add_func("/fdp-ftl/store/attach-sparse", test_store_attach_sparse);
     g_test_add_func("/fdp-ftl/config/check", test_config_check);
     g_test_add_func("/fdp-ftl/config/params-small-drives", test_params_small_drives);

@@ -38,6 +38,12 @@ uint32_t ftl_pcent_high_min(uint32_t n, uint32_t pcent_high, uint32_t reserve,
 NandModel *ftl_nand_get(const NandGeometry *g, const NandTiming *tm, NandModel *shared,
                         uint32_t first_block, const char *who, char **err);
 
+/*
+ * A block's wear as the FTL saved it (its erases), brought back on every plane of a's chip
+ * and block when the FTL loads: the NAND model's read retry counts it.
+ */
+void ftl_set_wear_planes(NandModel *m, NandAddr a, uint32_t erases);
+
 /* ---- host reads ---- */
 
 /*

@@ -1364,9 +1364,7 @@ static bool load(Ftl *f, char **err)
                 if (l == victim && erased[(uint64_t)a.lun * g->nchs + a.ch]) {
                     e += e < UINT32_MAX;
                 }
-                for (a.pl = 0; a.pl < g->pls_per_lun; a.pl++) {
-                    nand_set_block_wear(f->nand, &a, e);
-                }
+                ftl_set_wear_planes(f->nand, a, e);
             }
         }
     }

@@ -1306,6 +1306,14 @@ static void load(FdpFtl *f)
         f->order = MAX(f->order, f->ru[u].order);
         owner[u] = FDP_NONE;
     }
+    /* the flash's wear as the RUs' erases say (the model counts it for read retry) */
+    for (uint32_t u = 0; u < nru; u++) {
+        for (uint32_t j = 0; j < f->k; j++) {
+            NandAddr a;
+            chip_addr(f, ru_group(f, u), j, u, &a);
+            ftl_set_wear_planes(f->nand, a, f->ru[u].erases);
+        }
+    }
     /* the mapping: entries that fail their check, or name a page taken, are dropped */
     for (uint64_t lpn = 0; lpn < f->cfg.exposed_pages; lpn++) {
         uint64_t e = map_raw(f, lpn), ppn;
