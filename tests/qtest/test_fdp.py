@@ -1381,6 +1381,58 @@ def test_state_survives_a_clean_restart(tmp_path):
         d.shutdown()
 
 
+LOG_ENDGRP = 0x09
+
+
+def endgrp_data_units(ctrl):
+    """Endurance Group Information: data units read and written (thousands of 512 bytes)."""
+    d = checked_log(ctrl, LOG_ENDGRP, 512)
+    return u128(d, 48), u128(d, 64)
+
+
+def test_statistics_in_host_bytes_with_512_byte_lbas(tmp_path):
+    """HBMW and the data units count the bytes of the host's commands, not the 4 KiB NAND
+    pages they touch (MBMW does: the pages programmed); and they survive a restart. The
+    only FDP drive here with 512-byte LBAs."""
+    path = str(tmp_path / "fdp.img")
+
+    def drive():
+        return FileDrive(DevConfig(mode=4, size_mb=8, lba_index=0, queues=2, extra=PERSIST,
+                                   memdev_file=path), tmp_path)
+
+    d = drive()
+    try:
+        s0 = fdp_stats(d.ctrl)
+        c = write(d.ctrl, d.sq, 1, 40, os.urandom(512), pid_of(0, 1))
+        assert c.ok, c
+        s1 = fdp_stats(d.ctrl)
+        assert s1["hbmw"] - s0["hbmw"] == 512
+        assert s1["mbmw"] - s0["mbmw"] == PAGE
+        # 8 LBAs from LBA 1: 4 KiB across two pages
+        c = write(d.ctrl, d.sq, 1, 1, os.urandom(8 * 512), pid_of(1, 2))
+        assert c.ok, c
+        s2 = fdp_stats(d.ctrl)
+        assert s2["hbmw"] - s1["hbmw"] == 8 * 512
+        assert s2["mbmw"] - s1["mbmw"] == 2 * PAGE
+        for n in (3, 997, 1):
+            read_back(d.ctrl, d.sq, 1, 100, n)
+        q = qstats(d.m)
+        assert stat(q, "host_bytes_written") == s2["hbmw"] == 9 * 512
+        assert stat(q, "host_bytes_read") == 1001 * 512
+        assert stat(q, "host_pages_written") == 3
+        units = endgrp_data_units(d.ctrl)
+        assert units == (2, 1), "1001 x 512 bytes read: 2 units; 9 x 512 written: 1"
+    finally:
+        d.shutdown()
+    d = drive()
+    try:
+        assert fdp_stats(d.ctrl) == s2
+        assert endgrp_data_units(d.ctrl) == units
+        assert stat(qstats(d.m), "host_bytes_read") == 1001 * 512
+    finally:
+        d.shutdown()
+
+
 def test_kill_mid_writes(tmp_path):
     """SIGKILL with writes through several handles in flight: the next QEMU starts, the
     acknowledged data is there (each other block old or new), the statistics agree with

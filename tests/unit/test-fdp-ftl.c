@@ -964,8 +964,13 @@ static void test_store_stats_survive(void)
     FdpFtlStats want;
 
     fdp_ftl_write(f, 0, 300, 0, 1, 0);
+    fdp_ftl_count_host_bytes_written(f, 1, 300 * 4096 - 1024);    /* pages partly written */
     fdp_ftl_write(f, 0, 300, 1, 2, 0);
+    fdp_ftl_count_host_bytes_written(f, 0, 512);
+    fdp_ftl_write(f, 17, 1, 0, 3, 0);
+    fdp_ftl_count_host_bytes_read(f, 7 * 4096);
     fdp_ftl_read(f, 0, 7, 0);
+    fdp_ftl_count_host_bytes_read(f, 1536);
     fdp_ftl_read(f, 4000, 3, 0);
     fdp_ftl_trim(f, 10, 5, 0);
     fdp_ftl_ruh_update(f, 1, 2);
@@ -976,7 +981,9 @@ static void test_store_stats_survive(void)
     g_assert_cmpuint(want.host_pages_read, ==, 10);
     g_assert_cmpuint(want.unmapped_pages_read, ==, 3);
     g_assert_cmpuint(want.pages_trimmed, ==, 5);
-    g_assert_cmpuint(want.host_pages_written, ==, 600);
+    g_assert_cmpuint(want.host_pages_written, ==, 601);
+    g_assert_cmpuint(want.host_bytes_written, ==, 300 * 4096 - 1024 + 512);
+    g_assert_cmpuint(want.host_bytes_read, ==, 7 * 4096 + 1536);
     fdp_ftl_free(g);
 }
 

@@ -47,11 +47,12 @@
  *                         the meaning of what follows (geometry, exposed pages, nrg, nruh,
  *                         handle types, first_block), CRC32.
  *   global statistics     two slots {seq, host pages read, unmapped reads, pages trimmed,
- *                         CRC}: written into the slot the newest does not use; the newest
- *                         valid one wins (ftl-common's two-slot records and checks).
+ *                         host bytes read, CRC}: written into the slot the newest does not
+ *                         use; the newest valid one wins (ftl-common's two-slot records).
  *   per-group statistics  two slots each {seq, GC runs, forced runs, RUs erased, pages
- *                         skipped, pages redirected, per handle: host pages, pages moved,
- *                         CRC}. Totals are sums of these, so the identities hold after a load.
+ *                         skipped, pages redirected, host bytes written, per handle: host
+ *                         pages, pages moved, CRC}. Totals are sums of these, so the
+ *                         identities hold after a load. (Version 1 had no host bytes.)
  *   RU records (40 B)     {state, kind, handle, erases, wp, opened_ns, order, CRC}; all zero
  *                         is a free RU never erased. order: when it was closed or freed (the
  *                         victim among equals, the free-list order).
@@ -84,12 +85,13 @@
 #define FDP_PPN_MASK ((1ULL << FDP_PPN_BITS) - 1)
 
 #define FDP_STORE_MAGIC 0x46504446u     /* "FDPF" */
-#define FDP_STORE_VERSION 1u
+#define FDP_STORE_VERSION 2u
 #define FDP_HDR_BYTES 512u
 #define FDP_HDR_CRC_AT 508u
-#define FDP_GLOBAL_REC 40u
+#define FDP_GLOBAL_COUNTERS 4u
+#define FDP_GLOBAL_REC (16u + 8u * FDP_GLOBAL_COUNTERS)
 #define FDP_RU_REC 40u
-#define FDP_RG_FIXED 48u                /* seq and five counters, before the handles' */
+#define FDP_RG_COUNTERS 6u              /* a group record's counters before the handles' */
 
 /* CRC salts: a record copied to another place fails its check */
 #define SALT_HEADER (1ULL << 60)
@@ -132,6 +134,7 @@ typedef struct FdpGroup {
     uint32_t gc_ii;             /* the II GC RU, FDP_NONE when none is open */
     uint64_t valid;             /* valid pages in the group */
     uint64_t gc_runs, gc_forced_runs, rus_erased, pages_skipped, pages_redirected;
+    uint64_t host_bytes_written;    /* of the writes that asked for this group */
     uint64_t seq;               /* of its newest statistics record */
     bool dirty;                 /* statistics not saved yet */
 } FdpGroup;
@@ -376,11 +379,17 @@ static uint32_t entry_ruh(uint64_t e)
 
 /* ---- the store's records ---- */
 
+/* Values in a group's statistics record: its counters, then two per handle. */
+static uint32_t rg_values(uint32_t nruh)
+{
+    return FDP_RG_COUNTERS + 2 * nruh;
+}
+
 static FdpLayout layout_of(const FdpFtlConfig *c)
 {
     FdpLayout l;
 
-    l.rg_rec = FDP_RG_FIXED + 16ULL * c->nruh + 8;
+    l.rg_rec = 16 + 8ULL * rg_values(c->nruh);
     l.off_global = FDP_HDR_BYTES;
     l.off_rg = l.off_global + 2 * FDP_GLOBAL_REC;
     l.off_ru = l.off_rg + 2ULL * c->nrg * l.rg_rec;
@@ -436,17 +445,16 @@ static void stats_save(FdpFtl *f)
         return;
     }
     if (f->global_dirty) {
-        uint64_t v[3] = { f->st.host_pages_read, f->st.unmapped_pages_read,
-                          f->st.pages_trimmed };
+        uint64_t v[FDP_GLOBAL_COUNTERS] = { f->st.host_pages_read, f->st.unmapped_pages_read,
+                                            f->st.pages_trimmed, f->st.host_bytes_read };
         ftl_slot_save(f->store + f->lay.off_global, FDP_GLOBAL_REC, &f->global_seq,
-                      SALT_GLOBAL, v, 3);
+                      SALT_GLOBAL, v, FDP_GLOBAL_COUNTERS);
         ftl_stored(&f->store_hook);
         f->global_dirty = false;
         f->reads_unsaved = 0;
     }
     for (uint32_t g = 0; g < f->cfg.nrg; g++) {
         FdpGroup *gr = &f->grp[g];
-        uint32_t n = 5 + 2 * f->cfg.nruh;
         uint64_t *v = f->rec_scratch;
         if (!gr->dirty) {
             continue;
@@ -456,12 +464,13 @@ static void stats_save(FdpFtl *f)
         v[2] = gr->rus_erased;
         v[3] = gr->pages_skipped;
         v[4] = gr->pages_redirected;
+        v[5] = gr->host_bytes_written;
         for (uint32_t h = 0; h < f->cfg.nruh; h++) {
-            v[5 + 2 * h] = count_of(f, g, h)->host;
-            v[6 + 2 * h] = count_of(f, g, h)->moved;
+            v[FDP_RG_COUNTERS + 2 * h] = count_of(f, g, h)->host;
+            v[FDP_RG_COUNTERS + 2 * h + 1] = count_of(f, g, h)->moved;
         }
         ftl_slot_save(f->store + f->lay.off_rg + 2ULL * g * f->lay.rg_rec, f->lay.rg_rec,
-                      &gr->seq, SALT_RG | g, v, n);
+                      &gr->seq, SALT_RG | g, v, rg_values(f->cfg.nruh));
         ftl_stored(&f->store_hook);
         gr->dirty = false;
     }
@@ -937,6 +946,20 @@ uint64_t fdp_ftl_read(FdpFtl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
     return done;
 }
 
+void fdp_ftl_count_host_bytes_written(FdpFtl *f, uint32_t rg, uint64_t bytes)
+{
+    g_return_if_fail(rg < f->cfg.nrg);
+    f->grp[rg].host_bytes_written += bytes;
+    f->grp[rg].dirty = true;
+    f->st.host_bytes_written += bytes;
+}
+
+void fdp_ftl_count_host_bytes_read(FdpFtl *f, uint64_t bytes)
+{
+    f->st.host_bytes_read += bytes;
+    f->global_dirty = true;
+}
+
 uint64_t fdp_ftl_trim(FdpFtl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
 {
     g_return_val_if_fail(range_ok(f, lpn, npages), now_ns);
@@ -1109,7 +1132,7 @@ FdpFtl *fdp_ftl_new(const FdpFtlConfig *c, char **err)
     f->cnt = g_new0(FdpRuhCount, nslots);
     f->chip_read_ns = g_new0(uint64_t, f->k);
     ftl_progs_init(&f->progs, nand, &f->last_prog_ns, &f->st.nand_pages_written);
-    f->rec_scratch = g_new0(uint64_t, 5 + 2 * c->nruh);
+    f->rec_scratch = g_new0(uint64_t, rg_values(c->nruh));
     reset_state(f);
     return f;
 }
@@ -1397,15 +1420,16 @@ static void load(FdpFtl *f)
 /* The statistics records into the counters; totals are their sums. */
 static void load_stats(FdpFtl *f)
 {
-    uint64_t v3[3];
-    uint32_t n = 5 + 2 * f->cfg.nruh;
+    uint64_t gv[FDP_GLOBAL_COUNTERS];
+    uint32_t n = rg_values(f->cfg.nruh);
     g_autofree uint64_t *v = g_new(uint64_t, n);
 
-    ftl_slot_load(f->store + f->lay.off_global, FDP_GLOBAL_REC, SALT_GLOBAL, v3, 3,
-                  &f->global_seq);
-    f->st.host_pages_read = v3[0];
-    f->st.unmapped_pages_read = v3[1];
-    f->st.pages_trimmed = v3[2];
+    ftl_slot_load(f->store + f->lay.off_global, FDP_GLOBAL_REC, SALT_GLOBAL, gv,
+                  FDP_GLOBAL_COUNTERS, &f->global_seq);
+    f->st.host_pages_read = gv[0];
+    f->st.unmapped_pages_read = gv[1];
+    f->st.pages_trimmed = gv[2];
+    f->st.host_bytes_read = gv[3];
     for (uint32_t g = 0; g < f->cfg.nrg; g++) {
         FdpGroup *gr = &f->grp[g];
         ftl_slot_load(f->store + f->lay.off_rg + 2ULL * g * f->lay.rg_rec, f->lay.rg_rec,
@@ -1420,11 +1444,13 @@ static void load_stats(FdpFtl *f)
         f->st.rus_erased += v[2];
         f->st.pages_skipped += v[3];
         f->st.pages_redirected += v[4];
+        gr->host_bytes_written = v[5];
+        f->st.host_bytes_written += v[5];
         for (uint32_t h = 0; h < f->cfg.nruh; h++) {
-            count_of(f, g, h)->host = v[5 + 2 * h];
-            count_of(f, g, h)->moved = v[6 + 2 * h];
-            f->st.host_pages_written += v[5 + 2 * h];
-            f->st.gc_pages_moved += v[6 + 2 * h];
+            count_of(f, g, h)->host = v[FDP_RG_COUNTERS + 2 * h];
+            count_of(f, g, h)->moved = v[FDP_RG_COUNTERS + 2 * h + 1];
+            f->st.host_pages_written += count_of(f, g, h)->host;
+            f->st.gc_pages_moved += count_of(f, g, h)->moved;
         }
     }
     f->st.nand_pages_written = f->st.host_pages_written + f->st.gc_pages_moved;
