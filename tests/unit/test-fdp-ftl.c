@@ -1072,6 +1072,115 @@ static void test_store_read_saves(void)
     fdp_ftl_free(f);
 }
 
+/* A kill after every write to the store in one call: the stores it would leave. */
+typedef struct KillShots {
+    const uint8_t *store;
+    uint64_t bytes;
+    GPtrArray *shots;
+} KillShots;
+
+static void kill_shot(void *opaque)
+{
+    KillShots *k = opaque;
+
+    g_ptr_array_add(k->shots, g_memdup2(k->store, k->bytes));
+}
+
+/*
+ * A kill after any write to the store, in the middle of forced and background GC (pages
+ * moved, victims freed, GC RUs opened and filled), of handle updates and RU closes (a
+ * controller reset's), of writes and trims: every such store loads consistent; an lpn
+ * mapped before and after the call is mapped, to the handle of one of them; one mapped
+ * neither before nor after is not; the counters are between those before and after the
+ * call; and the loaded FTL goes on working.
+ */
+static void test_store_kill_anywhere(void)
+{
+    FdpFtlConfig c = two_groups();
+    uint64_t bytes = fdp_ftl_store_bytes(&c), n = c.exposed_pages, now = 0, nshots = 0;
+    g_autofree uint8_t *store = g_malloc0(bytes);
+    g_autofree uint8_t *was = g_new0(uint8_t, n);
+    g_autofree uint8_t *is = g_new0(uint8_t, n);
+    GRand *r = g_rand_new_with_seed(11);
+    FdpFtl *f = attach(c, store);
+    const FdpFtlStats *s = fdp_ftl_stats(f);
+    KillShots k = { .store = store, .bytes = bytes,
+                    .shots = g_ptr_array_new_with_free_func(g_free) };
+    const uint32_t calls = 1500;
+    uint64_t runs0, forced0, updates = 0, closes = 0;
+
+    random_mix(f, &c, is, r, 20000, 0, &now);       /* aged: GC due */
+    runs0 = s->gc_runs;
+    forced0 = s->gc_forced_runs;
+    fdp_ftl_set_store_hook(f, kill_shot, &k);
+    for (uint32_t i = 0; i < calls; i++) {
+        FdpFtlStats before = *s, after;
+        memcpy(was, is, n);
+        if (i % 50 == 25) {
+            updates += fdp_ftl_ruh_update(f, i % 2, i / 50 % 4) > 0;
+        } else if (i % 300 == 150) {
+            closes += fdp_ftl_close_open(f);
+        } else if (i % 40 == 5) {
+            now += 20 * MS;
+            fdp_ftl_idle(f, now);
+        } else {
+            random_mix(f, &c, is, r, 1, 0, &now);
+        }
+        after = *s;
+        for (guint j = 0; j < k.shots->len; j++, nshots++) {
+            FdpFtl *g = attach(c, g_ptr_array_index(k.shots, j));
+            const FdpFtlStats *gs = fdp_ftl_stats(g);
+            assert_consistent(g);
+            for (uint64_t lpn = 0; lpn < n; lpn++) {
+                uint32_t ruh;
+                bool got = fdp_ftl_lookup(g, lpn, NULL, NULL, NULL, &ruh);
+                if (was[lpn] && is[lpn] && !got) {
+                    g_error("kill point %u of call %u: lpn %" G_GUINT64_FORMAT " lost", j, i,
+                            lpn);
+                }
+                if (!was[lpn] && !is[lpn] && got) {
+                    g_error("kill point %u of call %u: lpn %" G_GUINT64_FORMAT " brought "
+                            "back", j, i, lpn);
+                }
+                if (got && ruh + 1 != was[lpn] && ruh + 1 != is[lpn]) {
+                    g_error("kill point %u of call %u: lpn %" G_GUINT64_FORMAT " of handle %u"
+                            ", written by %u then %u", j, i, lpn, ruh, was[lpn], is[lpn]);
+                }
+            }
+            g_assert_cmpuint(gs->host_pages_written, >=, before.host_pages_written);
+            g_assert_cmpuint(gs->host_pages_written, <=, after.host_pages_written);
+            g_assert_cmpuint(gs->gc_runs, >=, before.gc_runs);
+            g_assert_cmpuint(gs->gc_runs, <=, after.gc_runs);
+            g_assert_cmpuint(gs->pages_trimmed, >=, before.pages_trimmed);
+            g_assert_cmpuint(gs->pages_trimmed, <=, after.pages_trimmed);
+            if (nshots % 64 == 0) {
+                g_autofree uint8_t *later = g_memdup2(is, n);
+                uint64_t t = now;
+                /* what the host sees: a mapped lpn is old or new data; go on from there */
+                for (uint64_t lpn = 0; lpn < n; lpn++) {
+                    uint32_t ruh;
+                    later[lpn] = fdp_ftl_lookup(g, lpn, NULL, NULL, NULL, &ruh) ? ruh + 1 : 0;
+                }
+                fdp_ftl_close_open(g);
+                random_mix(g, &c, later, r, 300, 100, &t);
+            }
+            fdp_ftl_free(g);
+        }
+        g_ptr_array_set_size(k.shots, 0);
+    }
+    g_test_message("%" G_GUINT64_FORMAT " kill points in %u calls: %" G_GUINT64_FORMAT
+                   " GC runs (%" G_GUINT64_FORMAT " forced), %" G_GUINT64_FORMAT
+                   " handle updates and %" G_GUINT64_FORMAT " RUs closed by a reset", nshots,
+                   calls, s->gc_runs - runs0, s->gc_forced_runs - forced0, updates, closes);
+    g_assert_cmpuint(s->gc_forced_runs - forced0, >, 10);
+    g_assert_cmpuint(s->gc_runs - s->gc_forced_runs - (runs0 - forced0), >, 0);
+    g_assert_cmpuint(updates, >, 10);
+    g_assert_cmpuint(closes, >, 5);
+    g_ptr_array_free(k.shots, true);
+    g_rand_free(r);
+    fdp_ftl_free(f);
+}
+
 /* Resident memory of this process, in bytes. */
 static uint64_t resident_bytes(void)
 {
@@ -1248,6 +1357,7 @@ int main(int argc, char **argv)
     g_test_add_func("/fdp-ftl/store/read-saves", test_store_read_saves);
     g_test_add_func("/fdp-ftl/store/wear", test_store_wear);
     g_test_add_func("/fdp-ftl/store/attach-sparse", test_store_attach_sparse);
+    g_test_add_func("/fdp-ftl/store/kill-anywhere", test_store_kill_anywhere);
     g_test_add_func("/fdp-ftl/config/check", test_config_check);
     g_test_add_func("/fdp-ftl/config/params-small-drives", test_params_small_drives);
     return g_test_run();

@@ -402,8 +402,8 @@ static FemuMedia *fdp_media_new(FemuCtrl *n, uint64_t bytes, NandModel *shared,
             }
         }
     }
-    if (eg->store && !fdp_ftl_attach_store(eg->ftl, eg->store, &err)) {
-        error_setg(errp, "fdp: the placement state in the backend: %s", err);
+    if (eg->store && !fdp_params_attach_state(fdp_params(n), eg->ftl, eg->store, &err)) {
+        error_setg(errp, "%s", err);
         femu_media_destroy(m);
         eg->ftl = NULL;
         return NULL;
