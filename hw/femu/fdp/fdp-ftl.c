@@ -35,12 +35,12 @@
  * beyond that share in its closed RUs (full_valid, every slot open and forced GC due); a
  * page for an over-full group that would need forced GC goes to the same handle's RU in the
  * next group that is not over-full (pages_redirected), so a group's GC never works with
- * less than half its spare room. A page also goes to
- * another group when its own can take nothing (no free RU beyond the reserve, nothing to
- * reclaim). fdp_ftl_config_check makes sure some group always can: a group that cannot
- * holds at least R - 1 - (open RUs) RUs of valid data, so it asks for
- * nrg * (R - 1 - nruh - GC RUs) RUs to hold more than the exposed pages. A host that
- * spreads its data evenly stays well below full_valid, so its placement is kept.
+ * less than half its spare room. A page also goes to another group when its own can take
+ * nothing (no free RU beyond the reserve, nothing to reclaim). fdp_ftl_config_check makes
+ * sure some group always can: a group that cannot holds at least R - 1 - (open RUs) RUs of
+ * valid data, so it asks for nrg * (R - 1 - nruh - GC RUs) RUs to hold more than the
+ * exposed pages. A host that spreads its data evenly stays well below full_valid, so its
+ * placement is kept.
  *
  * Store (fdp_ftl_attach_store), little-endian:
  *   header (512 B)        magic, version, the configuration fields that set the layout or
@@ -64,9 +64,10 @@
  * that points at it; a victim's record says "free" only after every entry left it; statistics
  * are written at the end of each call (a kill inside one loses that call's counts, nothing
  * else), reads' own counters every FTL_READ_SAVES reads (a kill loses at most that many
- * reads' counts). A load drops entries failing their check (and, of two naming one page, the later
- * lpn's), and repairs an RU whose record fails its CRC (closed, wp = the whole RU) or which
- * entries point into while free or at or past its wp (closed, wp raised to cover them).
+ * reads' counts). A load drops entries failing their check (and, of two naming one page,
+ * the later lpn's), and repairs an RU whose record fails its CRC (closed, wp = the whole
+ * RU) or which entries point into while free or at or past its wp (closed, wp raised to
+ * cover them).
  * Open RUs stay open across a load: the device closes them (fdp_ftl_close_open) and reports.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -267,8 +268,9 @@ bool fdp_ftl_config_check(const FdpFtlConfig *c, char **err)
     if (nrus < need) {
         /* derived blocks (op_pcent) always have them: only a blks_per_pl given falls short */
         *err = g_strdup_printf("blks_per_pl=%u gives %u reclaim units per group; with "
-                               "fdp_nrg=%u and %u handles FDP needs at least %" G_GUINT64_FORMAT
-                               " (%" G_GUINT64_FORMAT " for data and garbage, %u open host "
+                               "fdp_nrg=%u and %u handles FDP needs at least %"
+                               G_GUINT64_FORMAT " (%" G_GUINT64_FORMAT " for data and "
+                               "garbage, %u open host "
                                "RUs, %u GC RUs, %u reserve): allowed blks_per_pl >= %"
                                G_GUINT64_FORMAT ", or fewer handles or groups", nrus, nrus,
                                c->nrg, c->nruh, need,
