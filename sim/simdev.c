@@ -728,7 +728,7 @@ static const SimKind sim_nossd = {
 static uint32_t bbssd_flash_blocks(SimDevice *d, uint64_t bytes, char **err)
 {
     FtlConfig c;
-    return bbssd_params_ftl_config(&d->p.flash, &d->p.bbssd, bytes, &c, 0, err) ?
+    return bbssd_params_ftl_config(&d->p.flash, &d->p.bbssd, bytes, &c, false, err) ?
            c.geo.blks_per_pl : 0;
 }
 
@@ -761,7 +761,7 @@ static bool bbssd_size_ns(SimDevice *d, uint32_t nsid, uint64_t *bytes, bool der
     } else if (nsid != 1) {
         return true;
     }
-    if (!bbssd_params_ftl_config(&d->p.flash, &d->p.bbssd, all, &c, 0, err)) {
+    if (!bbssd_params_ftl_config(&d->p.flash, &d->p.bbssd, all, &c, false, err)) {
         return false;
     }
     *meta_bytes = (ftl_store_bytes(&c) + 4095) / 4096 * 4096;

@@ -192,21 +192,15 @@ static void fdp_target(SimNs *ns, SimTarget *t)
 static bool fdp_attach_state(SimDevice *d, SimNs *ns, uint8_t *meta, bool data, char **err)
 {
     FdpFtl *ftl = femu_media_fdp_ftl(ns->media);
-    g_autofree char *why = NULL;
     static const uint8_t blank[64];
 
-    (void)d;
     if (data && !memcmp(meta, blank, sizeof(blank))) {
         *err = g_strdup_printf("fdp namespace %u: the backing file's data area holds data "
                                "but there is no FDP state after it (a drive of another "
                                "femu_mode or size?)", ns->nsid);
         return false;
     }
-    if (!fdp_ftl_attach_store(ftl, meta, &why)) {
-        *err = g_strdup_printf("fdp: the placement state in the backing file: %s", why);
-        return false;
-    }
-    return true;
+    return fdp_params_attach_state(&sim_device_params(d)->fdp, ftl, meta, err);
 }
 
 const SimKind sim_fdp = {

@@ -1381,10 +1381,65 @@ def test_state_survives_a_clean_restart(tmp_path):
         d.shutdown()
 
 
+LOG_ENDGRP = 0x09
+
+
+def endgrp_data_units(ctrl):
+    """Endurance Group Information: data units read and written (thousands of 512 bytes)."""
+    d = checked_log(ctrl, LOG_ENDGRP, 512)
+    return u128(d, 48), u128(d, 64)
+
+
+def test_statistics_in_host_bytes_with_512_byte_lbas(tmp_path):
+    """HBMW and the data units count the bytes of the host's commands, not the 4 KiB NAND
+    pages they touch (MBMW does: the pages programmed); and they survive a restart. The
+    only FDP drive here with 512-byte LBAs."""
+    path = str(tmp_path / "fdp.img")
+
+    def drive():
+        return FileDrive(DevConfig(mode=4, size_mb=8, lba_index=0, queues=2, extra=PERSIST,
+                                   memdev_file=path), tmp_path)
+
+    d = drive()
+    try:
+        s0 = fdp_stats(d.ctrl)
+        c = write(d.ctrl, d.sq, 1, 40, os.urandom(512), pid_of(0, 1))
+        assert c.ok, c
+        s1 = fdp_stats(d.ctrl)
+        assert s1["hbmw"] - s0["hbmw"] == 512
+        assert s1["mbmw"] - s0["mbmw"] == PAGE
+        # 8 LBAs from LBA 1: 4 KiB across two pages
+        c = write(d.ctrl, d.sq, 1, 1, os.urandom(8 * 512), pid_of(1, 2))
+        assert c.ok, c
+        s2 = fdp_stats(d.ctrl)
+        assert s2["hbmw"] - s1["hbmw"] == 8 * 512
+        assert s2["mbmw"] - s1["mbmw"] == 2 * PAGE
+        for n in (3, 997, 1):
+            read_back(d.ctrl, d.sq, 1, 100, n)
+        q = qstats(d.m)
+        assert stat(q, "host_bytes_written") == s2["hbmw"] == 9 * 512
+        assert stat(q, "host_bytes_read") == 1001 * 512
+        assert stat(q, "host_pages_written") == 3
+        units = endgrp_data_units(d.ctrl)
+        assert units == (2, 1), "1001 x 512 bytes read: 2 units; 9 x 512 written: 1"
+    finally:
+        d.shutdown()
+    d = drive()
+    try:
+        assert fdp_stats(d.ctrl) == s2
+        assert endgrp_data_units(d.ctrl) == units
+        assert stat(qstats(d.m), "host_bytes_read") == 1001 * 512
+    finally:
+        d.shutdown()
+
+
 def test_kill_mid_writes(tmp_path):
-    """SIGKILL with writes through several handles in flight: the next QEMU starts, the
-    acknowledged data is there (each other block old or new), the statistics agree with
-    the FTL's counters, and the restart closed the RUs left partly written."""
+    """SIGKILL with writes through several handles in flight: the next QEMU starts with the
+    FTL's state checked (x-fdp-check-state: mapping, reverse map, valid counts, RU lists,
+    isolation), the acknowledged data is there (each other block old or new), each
+    handle's and the drive's counters went on by at least the acknowledged pages and at
+    most all submitted, HBMW (bytes) agrees with the pages, and the restart closed the RUs
+    left partly written."""
     N = 8
     path = str(tmp_path / "fdp.img")
     rng = random.Random(4242)
@@ -1393,15 +1448,16 @@ def test_kill_mid_writes(tmp_path):
     try:
         open_ru = put(d.ctrl, d.sq, 1, 900, 3, pid_of(1, 2))    # left partly written
         s0 = fdp_stats(d.ctrl)
+        pages0 = ruh_pages(d.m)
         ctrl, sq = d.ctrl, d.sq
         pids = [pid_of(rg, ph) for rg in range(NRG) for ph in range(NRUH)
                 if (rg, ph) != (1, 2)]
         batch = []
         for i in range(48):
             blob = rng.randbytes(N * PAGE)
-            cid = ctrl.queue_cmd(sq, write_cmd(ctrl, 1, N * i, blob, DTYPE_PLACEMENT,
-                                               rng.choice(pids)))
-            batch.append((cid, N * i, blob))
+            pid = rng.choice(pids)
+            cid = ctrl.queue_cmd(sq, write_cmd(ctrl, 1, N * i, blob, DTYPE_PLACEMENT, pid))
+            batch.append((cid, N * i, blob, pid & ((1 << (16 - RGIF)) - 1)))
         # SIGKILL as soon as a few writes are acknowledged, the others in flight
         acked = kill_after_acks(ctrl, sq, d.kill)
         killed = True
@@ -1409,10 +1465,10 @@ def test_kill_mid_writes(tmp_path):
         if not killed:
             d.kill()
 
-    d = Drive(path, tmp_path)
+    d = Drive(path, tmp_path, PERSIST + ",x-fdp-check-state=on")
     try:
         assert read_back(d.ctrl, d.sq, 1, 900, 3) == open_ru
-        for cid, lba, blob in batch:
+        for cid, lba, blob, _ in batch:
             back = read_back(d.ctrl, d.sq, 1, lba, N)
             if cid in acked:
                 assert back == blob, "acknowledged write at LBA %d lost" % lba
@@ -1426,7 +1482,11 @@ def test_kill_mid_writes(tmp_path):
         assert s1["hbmw"] <= s0["hbmw"] + N * PAGE * len(batch)
         assert s1["mbmw"] >= s1["hbmw"] and s1["mbe"] >= s0["mbe"]
         assert s1["hbmw"] == stat(q, "host_pages_written") * PAGE
-        assert sum(ruh_pages(d.m)) == stat(q, "host_pages_written")
+        pages1 = ruh_pages(d.m)
+        for h in range(NRUH):
+            acked_h = sum(N for cid, _, _, ph in batch if ph == h and cid in acked)
+            sent_h = sum(N for _, _, _, ph in batch if ph == h)
+            assert pages0[h] + acked_h <= pages1[h] <= pages0[h] + sent_h, (h, pages0, pages1)
         # the restart closed what was open, the RU of (RG 1, RUH 2) among them
         evs = events(d.ctrl)
         assert (1, 2) in [(e["rgid"], e["ruhid"]) for e in evs
@@ -1513,8 +1573,19 @@ REFUSED = [
     ("op_pcent=25,fdp_erutl_s=31536001", ["fdp_erutl_s=31536001", "31536000"]),
     # 64 RUs of 64 pages hold the data; 4 more cannot also give 8 handles an open RU each
     ("blks_per_pl=68,fdp_ruh_types=" + ":".join(["ii"] * 8),
-     ["reclaim units", "need at least", "8 handles"]),
+     ["blks_per_pl=68", "reclaim units", "needs at least", "8 handles",
+      "allowed blks_per_pl >= 75"]),
 ]
+
+
+@pytest.mark.parametrize("size_mb", [10, 20, 40, 50, 100, 30])
+def test_small_drive_default_op(size_mb):
+    """op_pcent unset on a small drive of the default geometry (16 MiB lines): the derived
+    blocks need no spare line of the blackbox's, since FDP adds its own spare RUs; 10, 20,
+    40, 50 and 100 MiB were refused naming an op_pcent=7 nobody gave."""
+    qtest_machine.skip_unless_qemu()
+    qt = QTest(qtest_machine.QEMU, ["-device", "femu,femu_mode=4,devsz_mb=%d" % size_mb])
+    qt.close()
 
 
 @pytest.mark.parametrize("props,needles", REFUSED, ids=[p[:48] for p, _ in REFUSED])

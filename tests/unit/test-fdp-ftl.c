@@ -5,8 +5,11 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <glib.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "fdp/fdp-ftl.h"
+#include "fdp/fdp-params.h"
 
 #define US 1000ULL
 #define MS (1000 * US)
@@ -494,6 +497,48 @@ static void test_forced_threshold(void)
 }
 
 /*
+ * The smallest group the check accepts, full, then random overwrites through one handle:
+ * forced GC always finds garbage, so it moves a bounded number of pages per host page. One
+ * RU fewer (accepted before: the data's RUs rounded down) left no RU of garbage when the
+ * host and GC RUs turned over together, and GC moved up to a whole RU (41 pages) per page.
+ */
+static void test_min_rus_long_rus(void)
+{
+    /* 1 chip, RUs of 41 pages: 1024 exposed pages are 24.98 RUs, 25 with their slack */
+    FdpFtlConfig c = config(geo(1, 1, 1, 1, 41), 1024, 1, "i");
+    GRand *r = g_rand_new_with_seed(41);
+    uint64_t now = 0;
+    const FdpFtlStats *s;
+    char *err = NULL;
+    FdpFtl *f;
+
+    c.gc_thres_pcent_high = 99;
+    while (!fdp_ftl_config_check(&c, &err)) {
+        g_clear_pointer(&err, g_free);
+        c.geo.blks_per_pl++;
+    }
+    g_assert_cmpuint(c.geo.blks_per_pl, ==, 25 + 1 + 1 + 1 + 1);
+    f = fdp(c);
+    s = fdp_ftl_stats(f);
+    for (uint64_t lpn = 0; lpn < c.exposed_pages; lpn++) {
+        fdp_ftl_write(f, lpn, 1, 0, 0, now);
+        now += 10 * US;
+    }
+    for (uint64_t i = 0; i < 4 * c.exposed_pages; i++) {
+        fdp_ftl_write(f, g_rand_int_range(r, 0, c.exposed_pages), 1, 0, 0, now);
+        now += 10 * US;
+        /* 7.0 per page at this size; 19.8 with one RU fewer */
+        g_assert_cmpuint(s->gc_pages_moved, <, 12 * (i + 1) + 41);
+    }
+    g_test_message("4 capacities of random writes: %" G_GUINT64_FORMAT " pages moved, %"
+                   G_GUINT64_FORMAT " GC runs", s->gc_pages_moved, s->gc_runs);
+    g_assert_cmpuint(s->gc_runs, >, 0);
+    assert_consistent(f);
+    g_rand_free(r);
+    fdp_ftl_free(f);
+}
+
+/*
  * Background GC in idle time: one victim per group per call, only when the group's chips
  * are idle, only at or below gc_thres_pcent's share (20 of 40 free RUs here), and only
  * victims worth it; none at 75 % (10 free RUs).
@@ -919,8 +964,13 @@ static void test_store_stats_survive(void)
     FdpFtlStats want;
 
     fdp_ftl_write(f, 0, 300, 0, 1, 0);
+    fdp_ftl_count_host_bytes_written(f, 1, 300 * 4096 - 1024);    /* pages partly written */
     fdp_ftl_write(f, 0, 300, 1, 2, 0);
+    fdp_ftl_count_host_bytes_written(f, 0, 512);
+    fdp_ftl_write(f, 17, 1, 0, 3, 0);
+    fdp_ftl_count_host_bytes_read(f, 7 * 4096);
     fdp_ftl_read(f, 0, 7, 0);
+    fdp_ftl_count_host_bytes_read(f, 1536);
     fdp_ftl_read(f, 4000, 3, 0);
     fdp_ftl_trim(f, 10, 5, 0);
     fdp_ftl_ruh_update(f, 1, 2);
@@ -931,8 +981,238 @@ static void test_store_stats_survive(void)
     g_assert_cmpuint(want.host_pages_read, ==, 10);
     g_assert_cmpuint(want.unmapped_pages_read, ==, 3);
     g_assert_cmpuint(want.pages_trimmed, ==, 5);
-    g_assert_cmpuint(want.host_pages_written, ==, 600);
+    g_assert_cmpuint(want.host_pages_written, ==, 601);
+    g_assert_cmpuint(want.host_bytes_written, ==, 300 * 4096 - 1024 + 512);
+    g_assert_cmpuint(want.host_bytes_read, ==, 7 * 4096 + 1536);
     fdp_ftl_free(g);
+}
+
+/*
+ * The RUs' erases come back into the NAND model at a load: with read retry on, reading
+ * every page costs the same retries after a reload as before it (a new model counted none).
+ */
+static void test_store_wear(void)
+{
+    FdpFtlConfig c = two_groups();
+    uint64_t bytes = fdp_ftl_store_bytes(&c), now = 0, before, after;
+    g_autofree uint8_t *store = g_malloc0(bytes);
+    g_autofree uint8_t *ref = g_new0(uint8_t, c.exposed_pages);
+    GRand *r = g_rand_new_with_seed(5);
+    FdpFtl *f, *g;
+
+    c.tm.retry_pe = 2;
+    c.tm.retry_max = 64;
+    f = attach(c, store);
+    random_mix(f, &c, ref, r, 30000, 0, &now);
+    g_assert_cmpuint(fdp_ftl_stats(f)->rus_erased, >, 4 * 80);
+    fdp_ftl_flush(f, now);
+    now = nand_all_idle_ns(fdp_ftl_nand(f)) + MS;
+    before = fdp_ftl_nand(f)->stats.read_retries;
+    fdp_ftl_read(f, 0, c.exposed_pages, now);
+    before = fdp_ftl_nand(f)->stats.read_retries - before;
+    g = attach(c, store);
+    after = fdp_ftl_nand(g)->stats.read_retries;
+    fdp_ftl_read(g, 0, c.exposed_pages, now);
+    after = fdp_ftl_nand(g)->stats.read_retries - after;
+    g_test_message("read retries of every page: %" G_GUINT64_FORMAT " before the reload, %"
+                   G_GUINT64_FORMAT " after", before, after);
+    g_assert_cmpuint(before, >, c.exposed_pages);
+    g_assert_cmpuint(after, ==, before);
+    fdp_ftl_free(g);
+    fdp_ftl_free(f);
+    g_rand_free(r);
+}
+
+static void count_store_write(void *opaque)
+{
+    (*(uint64_t *)opaque)++;
+}
+
+/*
+ * Reads' counters are batched as the blackbox FTL's: no store write for 63 reads, one with
+ * the 64th; a load in between has the counts as last saved, one after it all of them; a
+ * read's counters go with the next other call too.
+ */
+static void test_store_read_saves(void)
+{
+    FdpFtlConfig c = two_groups();
+    uint64_t bytes = fdp_ftl_store_bytes(&c), writes = 0, read0;
+    g_autofree uint8_t *store = g_malloc0(bytes);
+    g_autofree uint8_t *copy = g_malloc0(bytes);
+    FdpFtl *f = attach(c, store), *g;
+
+    fdp_ftl_write(f, 0, 300, 0, 1, 0);
+    fdp_ftl_read(f, 0, 7, 0);
+    fdp_ftl_flush(f, 0);
+    read0 = fdp_ftl_stats(f)->host_pages_read;
+    g_assert_cmpuint(read0, ==, 7);
+    fdp_ftl_set_store_hook(f, count_store_write, &writes);
+    for (int i = 0; i < 64; i++) {
+        memcpy(copy, store, bytes);
+        g = attach(c, copy);
+        g_assert_cmpuint(fdp_ftl_stats(g)->host_pages_read, ==, read0);
+        fdp_ftl_free(g);
+        g_assert_cmpuint(writes, ==, 0);
+        fdp_ftl_read(f, i, 1, 0);
+    }
+    g_assert_cmpuint(writes, ==, 1);
+    memcpy(copy, store, bytes);
+    g = attach(c, copy);
+    g_assert_cmpuint(fdp_ftl_stats(g)->host_pages_read, ==, read0 + 64);
+    fdp_ftl_free(g);
+    /* one more read, then a trim: both counted in the trim's save */
+    fdp_ftl_read(f, 5, 2, 0);
+    g_assert_cmpuint(writes, ==, 1);
+    fdp_ftl_trim(f, 100, 1, 0);
+    memcpy(copy, store, bytes);
+    g = attach(c, copy);
+    g_assert_cmpmem(fdp_ftl_stats(g), sizeof(FdpFtlStats), fdp_ftl_stats(f),
+                    sizeof(FdpFtlStats));
+    fdp_ftl_free(g);
+    fdp_ftl_free(f);
+}
+
+/* A kill after every write to the store in one call: the stores it would leave. */
+typedef struct KillShots {
+    const uint8_t *store;
+    uint64_t bytes;
+    GPtrArray *shots;
+} KillShots;
+
+static void kill_shot(void *opaque)
+{
+    KillShots *k = opaque;
+
+    g_ptr_array_add(k->shots, g_memdup2(k->store, k->bytes));
+}
+
+/*
+ * A kill after any write to the store, in the middle of forced and background GC (pages
+ * moved, victims freed, GC RUs opened and filled), of handle updates and RU closes (a
+ * controller reset's), of writes and trims: every such store loads consistent; an lpn
+ * mapped before and after the call is mapped, to the handle of one of them; one mapped
+ * neither before nor after is not; the counters are between those before and after the
+ * call; and the loaded FTL goes on working.
+ */
+static void test_store_kill_anywhere(void)
+{
+    FdpFtlConfig c = two_groups();
+    uint64_t bytes = fdp_ftl_store_bytes(&c), n = c.exposed_pages, now = 0, nshots = 0;
+    g_autofree uint8_t *store = g_malloc0(bytes);
+    g_autofree uint8_t *was = g_new0(uint8_t, n);
+    g_autofree uint8_t *is = g_new0(uint8_t, n);
+    GRand *r = g_rand_new_with_seed(11);
+    FdpFtl *f = attach(c, store);
+    const FdpFtlStats *s = fdp_ftl_stats(f);
+    KillShots k = { .store = store, .bytes = bytes,
+                    .shots = g_ptr_array_new_with_free_func(g_free) };
+    const uint32_t calls = 1500;
+    uint64_t runs0, forced0, updates = 0, closes = 0;
+
+    random_mix(f, &c, is, r, 20000, 0, &now);       /* aged: GC due */
+    runs0 = s->gc_runs;
+    forced0 = s->gc_forced_runs;
+    fdp_ftl_set_store_hook(f, kill_shot, &k);
+    for (uint32_t i = 0; i < calls; i++) {
+        FdpFtlStats before = *s, after;
+        memcpy(was, is, n);
+        if (i % 50 == 25) {
+            updates += fdp_ftl_ruh_update(f, i % 2, i / 50 % 4) > 0;
+        } else if (i % 300 == 150) {
+            closes += fdp_ftl_close_open(f);
+        } else if (i % 40 == 5) {
+            now += 20 * MS;
+            fdp_ftl_idle(f, now);
+        } else {
+            random_mix(f, &c, is, r, 1, 0, &now);
+        }
+        after = *s;
+        for (guint j = 0; j < k.shots->len; j++, nshots++) {
+            FdpFtl *g = attach(c, g_ptr_array_index(k.shots, j));
+            const FdpFtlStats *gs = fdp_ftl_stats(g);
+            assert_consistent(g);
+            for (uint64_t lpn = 0; lpn < n; lpn++) {
+                uint32_t ruh;
+                bool got = fdp_ftl_lookup(g, lpn, NULL, NULL, NULL, &ruh);
+                if (was[lpn] && is[lpn] && !got) {
+                    g_error("kill point %u of call %u: lpn %" G_GUINT64_FORMAT " lost", j, i,
+                            lpn);
+                }
+                if (!was[lpn] && !is[lpn] && got) {
+                    g_error("kill point %u of call %u: lpn %" G_GUINT64_FORMAT " brought "
+                            "back", j, i, lpn);
+                }
+                if (got && ruh + 1 != was[lpn] && ruh + 1 != is[lpn]) {
+                    g_error("kill point %u of call %u: lpn %" G_GUINT64_FORMAT " of handle %u"
+                            ", written by %u then %u", j, i, lpn, ruh, was[lpn], is[lpn]);
+                }
+            }
+            g_assert_cmpuint(gs->host_pages_written, >=, before.host_pages_written);
+            g_assert_cmpuint(gs->host_pages_written, <=, after.host_pages_written);
+            g_assert_cmpuint(gs->gc_runs, >=, before.gc_runs);
+            g_assert_cmpuint(gs->gc_runs, <=, after.gc_runs);
+            g_assert_cmpuint(gs->pages_trimmed, >=, before.pages_trimmed);
+            g_assert_cmpuint(gs->pages_trimmed, <=, after.pages_trimmed);
+            if (nshots % 64 == 0) {
+                g_autofree uint8_t *later = g_memdup2(is, n);
+                uint64_t t = now;
+                /* what the host sees: a mapped lpn is old or new data; go on from there */
+                for (uint64_t lpn = 0; lpn < n; lpn++) {
+                    uint32_t ruh;
+                    later[lpn] = fdp_ftl_lookup(g, lpn, NULL, NULL, NULL, &ruh) ? ruh + 1 : 0;
+                }
+                fdp_ftl_close_open(g);
+                random_mix(g, &c, later, r, 300, 100, &t);
+            }
+            fdp_ftl_free(g);
+        }
+        g_ptr_array_set_size(k.shots, 0);
+    }
+    g_test_message("%" G_GUINT64_FORMAT " kill points in %u calls: %" G_GUINT64_FORMAT
+                   " GC runs (%" G_GUINT64_FORMAT " forced), %" G_GUINT64_FORMAT
+                   " handle updates and %" G_GUINT64_FORMAT " RUs closed by a reset", nshots,
+                   calls, s->gc_runs - runs0, s->gc_forced_runs - forced0, updates, closes);
+    g_assert_cmpuint(s->gc_forced_runs - forced0, >, 10);
+    g_assert_cmpuint(s->gc_runs - s->gc_forced_runs - (runs0 - forced0), >, 0);
+    g_assert_cmpuint(updates, >, 10);
+    g_assert_cmpuint(closes, >, 5);
+    g_ptr_array_free(k.shots, true);
+    g_rand_free(r);
+    fdp_ftl_free(f);
+}
+
+/* Resident memory of this process, in bytes. */
+static uint64_t resident_bytes(void)
+{
+    g_autofree char *s = NULL;
+    unsigned long long size, rss;
+
+    g_assert_true(g_file_get_contents("/proc/self/statm", &s, NULL, NULL));
+    g_assert_cmpint(sscanf(s, "%llu %llu", &size, &rss), ==, 2);
+    return rss * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+/*
+ * Attach leaves the reverse map as the FTL made it, zero and not resident: a drive starts
+ * without taking 8 bytes per NAND page (2.3 GiB for 1 TiB) before its first write. Here 256
+ * MiB of reverse map for 2^25 pages of flash, 2^16 of them exposed.
+ */
+static void test_store_attach_sparse(void)
+{
+    FdpFtlConfig c = config(geo(8, 8, 2, 1024, 256), 1 << 16, 1, "ii");
+    uint64_t bytes = fdp_ftl_store_bytes(&c), before;
+    g_autofree uint8_t *store = g_malloc0(bytes);
+    FdpFtl *f = fdp(c);
+    char *err = NULL;
+
+    before = resident_bytes();
+    g_assert_true(fdp_ftl_attach_store(f, store, &err));
+    g_test_message("resident: %" G_GUINT64_FORMAT " KiB more after attach",
+                   (resident_bytes() - before) >> 10);
+    g_assert_cmpuint(resident_bytes(), <, before + (32 << 20));
+    fdp_ftl_write(f, 0, 1000, 0, 1, 0);
+    assert_consistent(f);
+    fdp_ftl_free(f);
 }
 
 /* ---- configuration ---- */
@@ -980,25 +1260,29 @@ static void test_config_check(void)
     assert_config_refused(c, "devsz_mb");
 
     /*
-     * Too few RUs: 40 per group with 4 handles need 16 + 1 of data + 4 + 3 GC + 1; more
-     * data or more handles go past that.
+     * Too few RUs: 40 per group with 4 handles need 16 of data + 1 of garbage + 4 + 3 GC
+     * + 1; more data or more handles go past that. A page more than 31 RUs of data needs
+     * a 32nd RU for it (it left no spare RU beyond the open ones before).
      */
     c = two_groups();
-    c.exposed_pages = 31 * 256 + 255;               /* 31 + 1 + 4 + 3 + 1 = 40: fits */
+    c.exposed_pages = 31 * 256;                     /* 31 + 1 + 4 + 3 + 1 = 40: fits */
     c.gc_thres_pcent_high = 99;
     g_assert_true(fdp_ftl_config_check(&c, &err));
     c.exposed_pages += 1;
-    assert_config_refused(c, "fdp: 40 reclaim units per group, need at least 41 for 4 handles");
+    assert_config_refused(c, "blks_per_pl=40 gives 40 reclaim units per group; with fdp_nrg=2 "
+                          "and 4 handles FDP needs at least 41");
+    c.exposed_pages = 31 * 256 + 255;
+    assert_config_refused(c, "needs at least 41");
     c = two_groups();
-    c.nruh = 27;                                    /* 17 + 27 + 3 + 1 = 48 */
+    c.nruh = 27;                                    /* 16 + 1 + 27 + 3 + 1 = 48 */
     for (uint32_t h = 4; h < 27; h++) {
         c.ruh_type[h] = FDP_RUH_INITIALLY_ISOLATED;
     }
-    assert_config_refused(c, "need at least 48 for 27 handles");
+    assert_config_refused(c, "27 handles FDP needs at least 48");
     /* bigger RUs: fewer of them hold the data */
-    c = config(geo(4, 2, 1, 40, 16), 8000, 1, "iipp");
+    c = config(geo(4, 2, 1, 40, 16), 7936, 1, "iipp");
     c.gc_thres_pcent_high = 99;
-    assert_config_refused(c, "need at least 71");   /* RUs of 128 pages: 62 + 9 */
+    assert_config_refused(c, "needs at least 71");   /* RUs of 128 pages: 62 + 9 */
     c.geo.pgs_per_blk = 32;                         /* RUs of 256 pages: 31 + 9 = 40 */
     g_assert_true(fdp_ftl_config_check(&c, &err));
     /* forced GC keeping more free RUs than are spare */
@@ -1006,6 +1290,48 @@ static void test_config_check(void)
     c.gc_thres_pcent = 50;
     c.gc_thres_pcent_high = 50;                     /* 20 free of 40, spare 17 */
     assert_config_refused(c, "allowed gc_thres_pcent_high 58..99");
+}
+
+#define PROP_DEFAULT(S, type, name, field, def) (S).field = (def);
+
+/*
+ * The properties on a small drive of the default geometry (16 MiB lines): op_pcent unset
+ * or given, the derived blocks hold the data and FDP adds its own spare RUs, so nothing is
+ * refused for a spare line of the blackbox's (10..100 MiB were, naming an op_pcent=7
+ * nobody gave); a blks_per_pl given too small is refused naming it and FDP's rule.
+ */
+static void test_params_small_drives(void)
+{
+    const uint32_t sizes_mb[] = { 10, 20, 40, 50, 100, 30, 60 };
+    FemuFlashParams flash;
+    BbssdParams bb;
+    FdpParams fp;
+    FdpFtlConfig c;
+    char *err = NULL;
+
+    FEMU_FLASH_PROPS(PROP_DEFAULT, flash)
+    BBSSD_PROPS(PROP_DEFAULT, bb)
+    FDP_PROPS(PROP_DEFAULT, fp)
+    for (unsigned i = 0; i < G_N_ELEMENTS(sizes_mb); i++) {
+        for (int op = -1; op <= 0; op++) {
+            bb.op_pcent = op;
+            if (!fdp_params_ftl_config(&fp, &flash, &bb, (uint64_t)sizes_mb[i] << 20, &c,
+                                       &err)) {
+                g_error("devsz_mb=%u op_pcent=%d refused: %s", sizes_mb[i], op, err);
+            }
+        }
+    }
+    /* 100 MiB: 7 blocks of data, 1 of garbage; 4 handles, 1 GC RU, 1 reserve */
+    bb.op_pcent = -1;
+    flash.blks_per_pl = 13;
+    g_assert_false(fdp_params_ftl_config(&fp, &flash, &bb, 100 << 20, &c, &err));
+    g_test_message("%s", err);
+    g_assert_nonnull(strstr(err, "blks_per_pl=13 gives 13 reclaim units per group"));
+    g_assert_nonnull(strstr(err, "allowed blks_per_pl >= 14"));
+    g_assert_null(strstr(err, "op_pcent"));
+    g_free(err);
+    flash.blks_per_pl = 14;
+    g_assert_true(fdp_params_ftl_config(&fp, &flash, &bb, 100 << 20, &c, &err));
 }
 
 int main(int argc, char **argv)
@@ -1019,6 +1345,7 @@ int main(int argc, char **argv)
     g_test_add_func("/fdp-ftl/waf/hot-cold", test_waf_hot_cold);
     g_test_add_func("/fdp-ftl/gc/forced-threshold", test_forced_threshold);
     g_test_add_func("/fdp-ftl/gc/background", test_background_gc);
+    g_test_add_func("/fdp-ftl/gc/min-rus-long-rus", test_min_rus_long_rus);
     g_test_add_func("/fdp-ftl/ruh/update-and-reset", test_ruh_update);
     g_test_add_func("/fdp-ftl/ruh/time-limit", test_time_limit);
     g_test_add_func("/fdp-ftl/time/basic", test_timing);
@@ -1027,6 +1354,11 @@ int main(int argc, char **argv)
     g_test_add_func("/fdp-ftl/store/bad-entry", test_store_bad_entry);
     g_test_add_func("/fdp-ftl/store/bad-ru-record", test_store_bad_ru_record);
     g_test_add_func("/fdp-ftl/store/stats", test_store_stats_survive);
+    g_test_add_func("/fdp-ftl/store/read-saves", test_store_read_saves);
+    g_test_add_func("/fdp-ftl/store/wear", test_store_wear);
+    g_test_add_func("/fdp-ftl/store/attach-sparse", test_store_attach_sparse);
+    g_test_add_func("/fdp-ftl/store/kill-anywhere", test_store_kill_anywhere);
     g_test_add_func("/fdp-ftl/config/check", test_config_check);
+    g_test_add_func("/fdp-ftl/config/params-small-drives", test_params_small_drives);
     return g_test_run();
 }

@@ -1688,8 +1688,7 @@ static void test_store_kill_anywhere(void)
     gc0 = ftl_stats(f)->gc_runs;
     fg0 = ftl_stats(f)->gc_forced_runs;
     bg0 = ftl_stats(f)->gc_bg_ops;
-    f->store_hook = kill_shot;
-    f->store_hook_opaque = &k;
+    f->store_hook = (FtlStoreHook){ kill_shot, &k };
     for (uint32_t i = 0; i <= calls; i++) {
         before[i] = g_new(uint64_t, n);
         for (uint64_t lpn = 0; lpn < n; lpn++) {

@@ -8,7 +8,7 @@
 #include "bbssd-params.h"
 
 bool bbssd_params_ftl_config(const FemuFlashParams *f, const BbssdParams *p, uint64_t bytes,
-                             FtlConfig *c, uint32_t min_spare, char **err)
+                             FtlConfig *c, bool own_spare, char **err)
 {
     *c = (FtlConfig){
         .geo = femu_flash_geometry(f, f->blks_per_pl),
@@ -31,18 +31,19 @@ bool bbssd_params_ftl_config(const FemuFlashParams *f, const BbssdParams *p, uin
     if (!f->blks_per_pl) {
         /*
          * blocks follow from the capacity and over-provisioning asked for; the default 7 %
-         * rises on a small drive of long lines to the spare lines GC needs
+         * rises on a small drive of long lines to the spare lines GC needs. An FTL with
+         * spare units of its own adds and checks them itself: nothing to rise to here.
          */
         c->geo.blks_per_pl = 1;
         if (!nand_geometry_check(&c->geo, err) ||
             !ftl_derive_blocks_spare(&c->geo, bytes, p->op_pcent < 0 ? 7 : p->op_pcent,
-                                     min_spare ? min_spare : FTL_MIN_SPARE_LINES,
-                                     p->op_pcent < 0 && !min_spare, err)) {
+                                     own_spare ? 0 : FTL_MIN_SPARE_LINES,
+                                     p->op_pcent < 0 && !own_spare, err)) {
             return false;
         }
     }
     c->exposed_pages = (bytes + nand_page_bytes(&c->geo) - 1) / nand_page_bytes(&c->geo);
-    return min_spare || ftl_config_check(c, err);
+    return own_spare || ftl_config_check(c, err);
 }
 
 FemuMedia *bbssd_params_media_new(const FemuFlashParams *f, const BbssdParams *p,
@@ -53,7 +54,7 @@ FemuMedia *bbssd_params_media_new(const FemuFlashParams *f, const BbssdParams *p
     SraConfig ra_cfg;
     FemuReadAhead ra = { .cfg = &ra_cfg };
 
-    if (!bbssd_params_ftl_config(f, p, bytes, &c, 0, err) ||
+    if (!bbssd_params_ftl_config(f, p, bytes, &c, false, err) ||
         (sra->on && !sra_params_config(sra, nand_page_bytes(&c.geo), c.tm.time_scale,
                                        &ra_cfg, err))) {
         return NULL;

@@ -30,12 +30,12 @@ typedef struct BbssdParams {
 
 /*
  * The FTL for `bytes` of exposed capacity; blocks derived from op_pcent unless given.
- * min_spare: the spare blocks per plane beyond the data that the FTL needs (0: the
- * blackbox FTL's, whose other limits are checked too; another FTL checks its own).
+ * own_spare: the caller's FTL adds the spare units it needs to the derived blocks and
+ * checks its own limits (FDP); else the blackbox FTL's minimum spare and limits apply.
  * False and *err (g_free it) naming the property otherwise.
  */
 bool bbssd_params_ftl_config(const FemuFlashParams *f, const BbssdParams *p, uint64_t bytes,
-                             FtlConfig *c, uint32_t min_spare, char **err);
+                             FtlConfig *c, bool own_spare, char **err);
 /*
  * The blackbox media model of `bytes` (bbssd-media.c), with read-ahead when sra->on: on
  * `shared` flash from first_block, or its own (NULL). NULL and *err otherwise.

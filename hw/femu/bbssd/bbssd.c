@@ -52,7 +52,7 @@ static bool ftl_config(FemuCtrl *n, uint64_t bytes, FtlConfig *c, Error **errp)
 {
     g_autofree char *err = NULL;
 
-    if (!bbssd_params_ftl_config(&n->flash, bbssd_params(n), bytes, c, 0, &err)) {
+    if (!bbssd_params_ftl_config(&n->flash, bbssd_params(n), bytes, c, false, &err)) {
         error_setg(errp, "%s", err);
         return false;
     }

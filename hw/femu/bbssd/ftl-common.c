@@ -50,6 +50,13 @@ uint32_t ftl_pcent_high_min(uint32_t n, uint32_t pcent_high, uint32_t reserve,
     return h;
 }
 
+void ftl_set_wear_planes(NandModel *m, NandAddr a, uint32_t erases)
+{
+    for (a.pl = 0; a.pl < m->geo.pls_per_lun; a.pl++) {
+        nand_set_block_wear(m, &a, erases);
+    }
+}
+
 NandModel *ftl_nand_get(const NandGeometry *g, const NandTiming *tm, NandModel *shared,
                         uint32_t first_block, const char *who, char **err)
 {

@@ -38,6 +38,12 @@ uint32_t ftl_pcent_high_min(uint32_t n, uint32_t pcent_high, uint32_t reserve,
 NandModel *ftl_nand_get(const NandGeometry *g, const NandTiming *tm, NandModel *shared,
                         uint32_t first_block, const char *who, char **err);
 
+/*
+ * A block's wear as the FTL saved it (its erases), brought back on every plane of a's chip
+ * and block when the FTL loads: the NAND model's read retry counts it.
+ */
+void ftl_set_wear_planes(NandModel *m, NandAddr a, uint32_t erases);
+
 /* ---- host reads ---- */
 
 /*
@@ -84,6 +90,31 @@ uint64_t ftl_program_flush(FtlProgs *p, uint64_t arrival_ns);
 double ftl_waf_of(uint64_t nand_pages, uint64_t host_pages);
 
 /* ---- the store: state written through to a memory area that survives QEMU ---- */
+
+/*
+ * Reads' own counters are saved every FTL_READ_SAVES read calls (or with the next other
+ * call): a kill loses at most that many reads' counts; a save per read would cost reads a
+ * third of their time.
+ */
+#define FTL_READ_SAVES 64u
+
+/* Tests: called after every write to an FTL's store (where a kill could come). */
+typedef struct FtlStoreHook {
+    void (*fn)(void *opaque);
+    void *opaque;
+} FtlStoreHook;
+
+/*
+ * After each write to the store: the compiler keeps the writes in program order, which is
+ * the order a killed process leaves them in (the CPU retires in order; nothing is lost).
+ */
+static inline void ftl_stored(const FtlStoreHook *h)
+{
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (__builtin_expect(h->fn != NULL, 0)) {
+        h->fn(h->opaque);
+    }
+}
 
 /* A header field the configuration sets: where, how many bytes, what sets it (messages). */
 typedef struct FtlHeaderField {

@@ -122,9 +122,7 @@ struct Ftl {
      * first lpn 0s: a spare fetch) */
     uint64_t hint_new[FTL_HINT_BATCH], hint_old[FTL_HINT_BATCH];
     uint32_t hint_new_n;
-    /* tests: called after every write to the store (a kill could come there) */
-    void (*store_hook)(void *opaque);
-    void *store_hook_opaque;
+    FtlStoreHook store_hook;    /* tests: after every write to the store */
 };
 
 /*

@@ -49,7 +49,6 @@
 #define FTL_NSTATS 12u
 #define FTL_STATS_REC (16u + 8u * FTL_NSTATS)
 #define FTL_LINE_REC 32u
-#define FTL_READ_SAVES 64u
 
 /* check salts: a record copied to another place fails its check */
 #define SALT_HEADER (1ULL << 60)
@@ -252,16 +251,9 @@ static bool line_less(const void *ctx, uint32_t a, uint32_t b)
 
 /* ---- the store: what changes, written through ---- */
 
-/*
- * After each write to the store: the compiler keeps the writes in program order, which is
- * the order a killed process leaves them in (the CPU retires in order; nothing is lost).
- */
 static void stored(Ftl *f)
 {
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    if (G_UNLIKELY(f->store_hook)) {
-        f->store_hook(f->store_hook_opaque);
-    }
+    ftl_stored(&f->store_hook);
 }
 
 /* One 8-byte store: one instruction, so a kill never tears it. */
@@ -335,9 +327,7 @@ static void stats_save(Ftl *f)
 
 /*
  * After a read: its counters alone changed, unless background GC ran before it. Those are
- * saved with the next other call (idle, flush, write, trim) or every FTL_READ_SAVES reads,
- * so a kill loses at most that many reads' counts; a save per read would cost reads a
- * third of their time.
+ * saved with the next other call (idle, flush, write, trim) or every FTL_READ_SAVES reads.
  */
 static void stats_save_read(Ftl *f)
 {
@@ -1374,9 +1364,7 @@ static bool load(Ftl *f, char **err)
                 if (l == victim && erased[(uint64_t)a.lun * g->nchs + a.ch]) {
                     e += e < UINT32_MAX;
                 }
-                for (a.pl = 0; a.pl < g->pls_per_lun; a.pl++) {
-                    nand_set_block_wear(f->nand, &a, e);
-                }
+                ftl_set_wear_planes(f->nand, a, e);
             }
         }
     }

@@ -21,32 +21,38 @@
  * (FDP_GC_RESERVE). Forced GC runs before a host page while the group's free RUs are at or
  * below the forced threshold and a closed RU has anything to reclaim; the threshold is the
  * larger of FEMU's gc_thres_pcent_high share and the RUs the not yet open host and GC RUs
- * may take plus the reserve. Background GC (fdp_ftl_idle) uses gc_thres_pcent the same way,
- * collects one victim per group per call, only when the group's chips are idle by then, and
- * only victims with at least an eighth of an RU to reclaim (as the blackbox FTL).
+ * may take plus the reserve. A group has at least one RU of spare beyond its data, its open
+ * RUs and the forced threshold (fdp_ftl_config_check, as the blackbox FTL's lines): when
+ * forced GC starts, the closed RUs hold at least an RU of garbage. With none, a full group
+ * would move a whole RU to free the few pages written since its open RUs turned over.
+ * Background GC (fdp_ftl_idle) uses gc_thres_pcent the same way, collects one victim per
+ * group per call, only when the group's chips are idle by then, and only victims with at
+ * least an eighth of an RU to reclaim (as the blackbox FTL).
  *
  * An over-full group. The host picks the group (a host that uses no directive puts all in
  * group 0), so one group may get more valid data than it holds well. A group is over-full
  * when it holds more than its share of the exposed pages plus half of what it can hold
- * beyond that share (full_valid); a page for an over-full group that would need forced GC
- * goes to the same handle's RU in the next group that is not over-full (pages_redirected),
- * so a group's GC never works with less than half its spare room. A page also goes to
- * another group when its own can take nothing (no free RU beyond the reserve, nothing to
- * reclaim). fdp_ftl_config_check makes sure some group always can: a group that cannot
- * holds at least R - 1 - (open RUs) RUs of valid data, so it asks for
- * nrg * (R - 1 - nruh - GC RUs) RUs to hold more than the exposed pages. A host that
- * spreads its data evenly stays well below full_valid, so its placement is kept.
+ * beyond that share in its closed RUs (full_valid, every slot open and forced GC due); a
+ * page for an over-full group that would need forced GC goes to the same handle's RU in the
+ * next group that is not over-full (pages_redirected), so a group's GC never works with
+ * less than half its spare room. A page also goes to another group when its own can take
+ * nothing (no free RU beyond the reserve, nothing to reclaim). fdp_ftl_config_check makes
+ * sure some group always can: a group that cannot holds at least R - 1 - (open RUs) RUs of
+ * valid data, so it asks for nrg * (R - 1 - nruh - GC RUs) RUs to hold more than the
+ * exposed pages. A host that spreads its data evenly stays well below full_valid, so its
+ * placement is kept.
  *
  * Store (fdp_ftl_attach_store), little-endian:
  *   header (512 B)        magic, version, the configuration fields that set the layout or
  *                         the meaning of what follows (geometry, exposed pages, nrg, nruh,
  *                         handle types, first_block), CRC32.
  *   global statistics     two slots {seq, host pages read, unmapped reads, pages trimmed,
- *                         CRC}: written into the slot the newest does not use; the newest
- *                         valid one wins (ftl-common's two-slot records and checks).
+ *                         host bytes read, CRC}: written into the slot the newest does not
+ *                         use; the newest valid one wins (ftl-common's two-slot records).
  *   per-group statistics  two slots each {seq, GC runs, forced runs, RUs erased, pages
- *                         skipped, pages redirected, per handle: host pages, pages moved,
- *                         CRC}. Totals are sums of these, so the identities hold after a load.
+ *                         skipped, pages redirected, host bytes written, per handle: host
+ *                         pages, pages moved, CRC}. Totals are sums of these, so the
+ *                         identities hold after a load. (Version 1 had no host bytes.)
  *   RU records (40 B)     {state, kind, handle, erases, wp, opened_ns, order, CRC}; all zero
  *                         is a free RU never erased. order: when it was closed or freed (the
  *                         victim among equals, the free-list order).
@@ -57,9 +63,11 @@
  * Crash ordering. A page's RU record (its write pointer) is written before the mapping entry
  * that points at it; a victim's record says "free" only after every entry left it; statistics
  * are written at the end of each call (a kill inside one loses that call's counts, nothing
- * else). A load drops entries failing their check (and, of two naming one page, the later
- * lpn's), and repairs an RU whose record fails its CRC (closed, wp = the whole RU) or which
- * entries point into while free or at or past its wp (closed, wp raised to cover them).
+ * else), reads' own counters every FTL_READ_SAVES reads (a kill loses at most that many
+ * reads' counts). A load drops entries failing their check (and, of two naming one page,
+ * the later lpn's), and repairs an RU whose record fails its CRC (closed, wp = the whole
+ * RU) or which entries point into while free or at or past its wp (closed, wp raised to
+ * cover them).
  * Open RUs stay open across a load: the device closes them (fdp_ftl_close_open) and reports.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -78,12 +86,13 @@
 #define FDP_PPN_MASK ((1ULL << FDP_PPN_BITS) - 1)
 
 #define FDP_STORE_MAGIC 0x46504446u     /* "FDPF" */
-#define FDP_STORE_VERSION 1u
+#define FDP_STORE_VERSION 2u
 #define FDP_HDR_BYTES 512u
 #define FDP_HDR_CRC_AT 508u
-#define FDP_GLOBAL_REC 40u
+#define FDP_GLOBAL_COUNTERS 4u
+#define FDP_GLOBAL_REC (16u + 8u * FDP_GLOBAL_COUNTERS)
 #define FDP_RU_REC 40u
-#define FDP_RG_FIXED 48u                /* seq and five counters, before the handles' */
+#define FDP_RG_COUNTERS 6u              /* a group record's counters before the handles' */
 
 /* CRC salts: a record copied to another place fails its check */
 #define SALT_HEADER (1ULL << 60)
@@ -126,6 +135,7 @@ typedef struct FdpGroup {
     uint32_t gc_ii;             /* the II GC RU, FDP_NONE when none is open */
     uint64_t valid;             /* valid pages in the group */
     uint64_t gc_runs, gc_forced_runs, rus_erased, pages_skipped, pages_redirected;
+    uint64_t host_bytes_written;    /* of the writes that asked for this group */
     uint64_t seq;               /* of its newest statistics record */
     bool dirty;                 /* statistics not saved yet */
 } FdpGroup;
@@ -163,8 +173,10 @@ struct FdpFtl {
     uint64_t *rec_scratch;      /* a group's statistics record's values */
 
     uint8_t *store;
+    FtlStoreHook store_hook;    /* tests: after every write to the store */
     uint64_t global_seq;
     bool global_dirty;
+    uint32_t reads_unsaved;     /* read calls since the global record was saved */
     FdpFtlStats st;
     FdpFtlEventFn *ev;
     void *ev_opaque;
@@ -200,11 +212,19 @@ static uint64_t ru_pages_of(const FdpFtlConfig *c)
 
 /* ---- configuration ---- */
 
-/* RUs per group that guarantee some group can always take a page (see the top). */
+/* RUs a group's share of the exposed pages fills. */
+static uint64_t data_rus(const FdpFtlConfig *c)
+{
+    return div_up(c->exposed_pages, (uint64_t)c->nrg * ru_pages_of(c));
+}
+
+/*
+ * RUs per group that guarantee some group can always take a page, and GC an RU of garbage
+ * when forced (see the top): data, one of garbage, the open ones, the reserve.
+ */
 static uint64_t min_rus(const FdpFtlConfig *c)
 {
-    return c->exposed_pages / ((uint64_t)c->nrg * ru_pages_of(c)) + 1 + c->nruh +
-           gc_rus(c) + FDP_GC_RESERVE;
+    return data_rus(c) + 1 + c->nruh + gc_rus(c) + FDP_GC_RESERVE;
 }
 
 bool fdp_ftl_config_check(const FdpFtlConfig *c, char **err)
@@ -246,17 +266,20 @@ bool fdp_ftl_config_check(const FdpFtlConfig *c, char **err)
     }
     need = min_rus(c);
     if (nrus < need) {
-        *err = g_strdup_printf("fdp: %u reclaim units per group, need at least %"
-                               G_GUINT64_FORMAT " for %u handles (%" G_GUINT64_FORMAT
-                               " for data, %u open host RUs, %u GC RUs, %u reserve) with "
-                               "fdp_nrg=%u; raise op_pcent or devsz_mb (blks_per_pl), or "
-                               "lower fdp_nrg / handles", nrus, need, c->nruh,
+        /* derived blocks (op_pcent) always have them: only a blks_per_pl given falls short */
+        *err = g_strdup_printf("blks_per_pl=%u gives %u reclaim units per group; with "
+                               "fdp_nrg=%u and %u handles FDP needs at least %"
+                               G_GUINT64_FORMAT " (%" G_GUINT64_FORMAT " for data and "
+                               "garbage, %u open host "
+                               "RUs, %u GC RUs, %u reserve): allowed blks_per_pl >= %"
+                               G_GUINT64_FORMAT ", or fewer handles or groups", nrus, nrus,
+                               c->nrg, c->nruh, need,
                                need - c->nruh - gc_rus(c) - FDP_GC_RESERVE, c->nruh,
-                               gc_rus(c), FDP_GC_RESERVE, c->nrg);
+                               gc_rus(c), FDP_GC_RESERVE, need);
         return false;
     }
     /* forced GC at or above the spare RUs would run on every write (as the blackbox's) */
-    data = div_up(c->exposed_pages, (uint64_t)c->nrg * ru_pages_of(c));
+    data = data_rus(c);
     room = nrus - MIN(nrus, data + c->nruh + gc_rus(c));
     h = ftl_pcent_high_min(nrus, c->gc_thres_pcent_high, 0, room);
     if (h != c->gc_thres_pcent_high) {
@@ -332,6 +355,9 @@ static void map_put(FdpFtl *f, uint64_t lpn, uint64_t e)
 {
     e = GUINT64_TO_LE(e);
     memcpy(f->map + lpn * 8, &e, 8);
+    if (f->store) {
+        ftl_stored(&f->store_hook);
+    }
 }
 
 static bool entry_ok(const FdpFtl *f, uint64_t lpn, uint64_t e)
@@ -355,11 +381,17 @@ static uint32_t entry_ruh(uint64_t e)
 
 /* ---- the store's records ---- */
 
+/* Values in a group's statistics record: its counters, then two per handle. */
+static uint32_t rg_values(uint32_t nruh)
+{
+    return FDP_RG_COUNTERS + 2 * nruh;
+}
+
 static FdpLayout layout_of(const FdpFtlConfig *c)
 {
     FdpLayout l;
 
-    l.rg_rec = FDP_RG_FIXED + 16ULL * c->nruh + 8;
+    l.rg_rec = 16 + 8ULL * rg_values(c->nruh);
     l.off_global = FDP_HDR_BYTES;
     l.off_rg = l.off_global + 2 * FDP_GLOBAL_REC;
     l.off_ru = l.off_rg + 2ULL * c->nrg * l.rg_rec;
@@ -402,6 +434,7 @@ static void ru_save(FdpFtl *f, uint32_t u)
     record_put_le(p + 24, r->order, 8);
     record_put_le(p + 32, 0, 4);
     record_put_le(p + 36, ftl_crc32_salted(SALT_RU | u, p, 36), 4);
+    ftl_stored(&f->store_hook);
 }
 
 static void stats_save(FdpFtl *f)
@@ -414,15 +447,16 @@ static void stats_save(FdpFtl *f)
         return;
     }
     if (f->global_dirty) {
-        uint64_t v[3] = { f->st.host_pages_read, f->st.unmapped_pages_read,
-                          f->st.pages_trimmed };
+        uint64_t v[FDP_GLOBAL_COUNTERS] = { f->st.host_pages_read, f->st.unmapped_pages_read,
+                                            f->st.pages_trimmed, f->st.host_bytes_read };
         ftl_slot_save(f->store + f->lay.off_global, FDP_GLOBAL_REC, &f->global_seq,
-                      SALT_GLOBAL, v, 3);
+                      SALT_GLOBAL, v, FDP_GLOBAL_COUNTERS);
+        ftl_stored(&f->store_hook);
         f->global_dirty = false;
+        f->reads_unsaved = 0;
     }
     for (uint32_t g = 0; g < f->cfg.nrg; g++) {
         FdpGroup *gr = &f->grp[g];
-        uint32_t n = 5 + 2 * f->cfg.nruh;
         uint64_t *v = f->rec_scratch;
         if (!gr->dirty) {
             continue;
@@ -432,12 +466,14 @@ static void stats_save(FdpFtl *f)
         v[2] = gr->rus_erased;
         v[3] = gr->pages_skipped;
         v[4] = gr->pages_redirected;
+        v[5] = gr->host_bytes_written;
         for (uint32_t h = 0; h < f->cfg.nruh; h++) {
-            v[5 + 2 * h] = count_of(f, g, h)->host;
-            v[6 + 2 * h] = count_of(f, g, h)->moved;
+            v[FDP_RG_COUNTERS + 2 * h] = count_of(f, g, h)->host;
+            v[FDP_RG_COUNTERS + 2 * h + 1] = count_of(f, g, h)->moved;
         }
         ftl_slot_save(f->store + f->lay.off_rg + 2ULL * g * f->lay.rg_rec, f->lay.rg_rec,
-                      &gr->seq, SALT_RG | g, v, n);
+                      &gr->seq, SALT_RG | g, v, rg_values(f->cfg.nruh));
+        ftl_stored(&f->store_hook);
         gr->dirty = false;
     }
 }
@@ -881,9 +917,13 @@ uint64_t fdp_ftl_write(FdpFtl *f, uint64_t lpn, uint64_t npages, uint32_t rg, ui
     return MAX(done, last);
 }
 
+/*
+ * Its counters are saved with the next other call or every FTL_READ_SAVES reads, unless an
+ * RU past its time limit was closed first (that record's statistics go now).
+ */
 uint64_t fdp_ftl_read(FdpFtl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
 {
-    uint64_t done = now_ns;
+    uint64_t done = now_ns, skipped = f->st.pages_skipped;
     NandAddr a;
 
     g_return_val_if_fail(range_ok(f, lpn, npages), now_ns);
@@ -902,8 +942,24 @@ uint64_t fdp_ftl_read(FdpFtl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
         f->st.host_pages_read++;
     }
     f->global_dirty |= npages > 0;
-    stats_save(f);
+    if (f->st.pages_skipped != skipped || ++f->reads_unsaved >= FTL_READ_SAVES) {
+        stats_save(f);
+    }
     return done;
+}
+
+void fdp_ftl_count_host_bytes_written(FdpFtl *f, uint32_t rg, uint64_t bytes)
+{
+    g_return_if_fail(rg < f->cfg.nrg);
+    f->grp[rg].host_bytes_written += bytes;
+    f->grp[rg].dirty = true;
+    f->st.host_bytes_written += bytes;
+}
+
+void fdp_ftl_count_host_bytes_read(FdpFtl *f, uint64_t bytes)
+{
+    f->st.host_bytes_read += bytes;
+    f->global_dirty = true;
 }
 
 uint64_t fdp_ftl_trim(FdpFtl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
@@ -1047,9 +1103,12 @@ FdpFtl *fdp_ftl_new(const FdpFtlConfig *c, char **err)
     f->bg_pcent = ftl_gc_thres(f->nrus, c->gc_thres_pcent);
     f->ru_pages = ru_pages_of(c);
     f->total_pages = (uint64_t)c->nrg * f->nrus * f->ru_pages;
-    /* a group's fair share of the data, plus half of what it can hold beyond that */
+    /*
+     * a group's fair share of the data, plus half of what it can hold beyond that: its
+     * closed RUs when every handle and GC has one open and forced GC is due
+     */
     share = div_up(c->exposed_pages, c->nrg);
-    cap = (uint64_t)(f->nrus - MAX(f->forced_pcent, c->nruh + f->ngc + FDP_GC_RESERVE)) *
+    cap = (uint64_t)(f->nrus - c->nruh - f->ngc - MAX(f->forced_pcent, FDP_GC_RESERVE)) *
           f->ru_pages;
     f->full_valid = share + (cap > share ? (cap - share) / 2 : 0);
     f->lay = layout_of(c);
@@ -1075,7 +1134,7 @@ FdpFtl *fdp_ftl_new(const FdpFtlConfig *c, char **err)
     f->cnt = g_new0(FdpRuhCount, nslots);
     f->chip_read_ns = g_new0(uint64_t, f->k);
     ftl_progs_init(&f->progs, nand, &f->last_prog_ns, &f->st.nand_pages_written);
-    f->rec_scratch = g_new0(uint64_t, 5 + 2 * c->nruh);
+    f->rec_scratch = g_new0(uint64_t, rg_values(c->nruh));
     reset_state(f);
     return f;
 }
@@ -1113,6 +1172,11 @@ void fdp_ftl_set_event_fn(FdpFtl *f, FdpFtlEventFn *fn, void *opaque)
 {
     f->ev = fn;
     f->ev_opaque = opaque;
+}
+
+void fdp_ftl_set_store_hook(FdpFtl *f, void (*fn)(void *opaque), void *opaque)
+{
+    f->store_hook = (FtlStoreHook){ fn, opaque };
 }
 
 /* ---- the store: format, header, load ---- */
@@ -1267,6 +1331,14 @@ static void load(FdpFtl *f)
         f->order = MAX(f->order, f->ru[u].order);
         owner[u] = FDP_NONE;
     }
+    /* the flash's wear as the RUs' erases say (the model counts it for read retry) */
+    for (uint32_t u = 0; u < nru; u++) {
+        for (uint32_t j = 0; j < f->k; j++) {
+            NandAddr a;
+            chip_addr(f, ru_group(f, u), j, u, &a);
+            ftl_set_wear_planes(f->nand, a, f->ru[u].erases);
+        }
+    }
     /* the mapping: entries that fail their check, or name a page taken, are dropped */
     for (uint64_t lpn = 0; lpn < f->cfg.exposed_pages; lpn++) {
         uint64_t e = map_raw(f, lpn), ppn;
@@ -1350,15 +1422,16 @@ static void load(FdpFtl *f)
 /* The statistics records into the counters; totals are their sums. */
 static void load_stats(FdpFtl *f)
 {
-    uint64_t v3[3];
-    uint32_t n = 5 + 2 * f->cfg.nruh;
+    uint64_t gv[FDP_GLOBAL_COUNTERS];
+    uint32_t n = rg_values(f->cfg.nruh);
     g_autofree uint64_t *v = g_new(uint64_t, n);
 
-    ftl_slot_load(f->store + f->lay.off_global, FDP_GLOBAL_REC, SALT_GLOBAL, v3, 3,
-                  &f->global_seq);
-    f->st.host_pages_read = v3[0];
-    f->st.unmapped_pages_read = v3[1];
-    f->st.pages_trimmed = v3[2];
+    ftl_slot_load(f->store + f->lay.off_global, FDP_GLOBAL_REC, SALT_GLOBAL, gv,
+                  FDP_GLOBAL_COUNTERS, &f->global_seq);
+    f->st.host_pages_read = gv[0];
+    f->st.unmapped_pages_read = gv[1];
+    f->st.pages_trimmed = gv[2];
+    f->st.host_bytes_read = gv[3];
     for (uint32_t g = 0; g < f->cfg.nrg; g++) {
         FdpGroup *gr = &f->grp[g];
         ftl_slot_load(f->store + f->lay.off_rg + 2ULL * g * f->lay.rg_rec, f->lay.rg_rec,
@@ -1373,11 +1446,13 @@ static void load_stats(FdpFtl *f)
         f->st.rus_erased += v[2];
         f->st.pages_skipped += v[3];
         f->st.pages_redirected += v[4];
+        gr->host_bytes_written = v[5];
+        f->st.host_bytes_written += v[5];
         for (uint32_t h = 0; h < f->cfg.nruh; h++) {
-            count_of(f, g, h)->host = v[5 + 2 * h];
-            count_of(f, g, h)->moved = v[6 + 2 * h];
-            f->st.host_pages_written += v[5 + 2 * h];
-            f->st.gc_pages_moved += v[6 + 2 * h];
+            count_of(f, g, h)->host = v[FDP_RG_COUNTERS + 2 * h];
+            count_of(f, g, h)->moved = v[FDP_RG_COUNTERS + 2 * h + 1];
+            f->st.host_pages_written += count_of(f, g, h)->host;
+            f->st.gc_pages_moved += count_of(f, g, h)->moved;
         }
     }
     f->st.nand_pages_written = f->st.host_pages_written + f->st.gc_pages_moved;
@@ -1398,6 +1473,7 @@ bool fdp_ftl_attach_store(FdpFtl *f, void *store, char **err)
         /* a new drive: only the header to write, the rest reads as free and unmapped */
         f->store = s;
         header_fill(f, s);
+        ftl_stored(&f->store_hook);
     } else {
         if (!header_matches(f, s, err)) {
             return false;
@@ -1409,8 +1485,7 @@ bool fdp_ftl_attach_store(FdpFtl *f, void *store, char **err)
         f->own_map = false;
     }
     f->map = s + f->lay.off_map;
-    memset(f->p2l, 0, f->total_pages * sizeof(*f->p2l));
-    load(f);
+    load(f);        /* the reverse map is still all zero: no I/O before attach */
     load_stats(f);
     return true;
 }

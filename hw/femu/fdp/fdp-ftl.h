@@ -68,6 +68,9 @@ typedef struct FdpFtlStats {
     uint64_t host_pages_written;
     uint64_t host_pages_read;
     uint64_t unmapped_pages_read;
+    /* bytes of the host's writes and reads (fdp_ftl_count_host_bytes_*), not pages */
+    uint64_t host_bytes_written;
+    uint64_t host_bytes_read;
     uint64_t nand_pages_written;    /* host + GC programs */
     uint64_t gc_pages_moved;
     uint64_t gc_runs;               /* victim RUs collected */
@@ -146,6 +149,14 @@ uint64_t fdp_ftl_store_map_offset(const FdpFtlConfig *c, uint64_t lpn);
 uint64_t fdp_ftl_write(FdpFtl *f, uint64_t lpn, uint64_t npages, uint32_t rg, uint32_t ruh,
                        uint64_t now_ns);
 uint64_t fdp_ftl_read(FdpFtl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns);
+/*
+ * What a host command carried, in bytes (its length, not the pages it touched: the FDP
+ * statistics' HBMW and the data units the Endurance Group log reports): a write's through
+ * group rg, a read's. Counted now, saved with the next call that saves statistics: call it
+ * just before the command's fdp_ftl_write or fdp_ftl_read.
+ */
+void fdp_ftl_count_host_bytes_written(FdpFtl *f, uint32_t rg, uint64_t bytes);
+void fdp_ftl_count_host_bytes_read(FdpFtl *f, uint64_t bytes);
 /* Invalidates the pages; reclaim units are left as they are (GC reclaims them). */
 uint64_t fdp_ftl_trim(FdpFtl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns);
 uint64_t fdp_ftl_flush(FdpFtl *f, uint64_t now_ns);
@@ -178,6 +189,9 @@ double fdp_ftl_ruh_waf(const FdpFtl *f, uint32_t ruh);
 NandModel *fdp_ftl_nand(FdpFtl *f);
 /* The configuration it was made with (ADDED BY LEAD: please implement in fdp-ftl.c). */
 const FdpFtlConfig *fdp_ftl_config(const FdpFtl *f);
+
+/* Tests: fn(opaque) after every write to the store (where a kill could come). */
+void fdp_ftl_set_store_hook(FdpFtl *f, void (*fn)(void *opaque), void *opaque);
 
 /* Introspection for tests. Where lpn lives and whose data it is (false: unmapped). */
 bool fdp_ftl_lookup(const FdpFtl *f, uint64_t lpn, NandAddr *addr, uint32_t *rg,

@@ -29,9 +29,11 @@ static uint64_t fdp_submit(FemuMedia *fm, const FemuMediaReq *req)
     femu_media_retire(fm, fdp_ftl_nand(m->ftl), now);
     switch (req->op) {
     case FEMU_MEDIA_READ:
+        fdp_ftl_count_host_bytes_read(m->ftl, req->len);
         done = fdp_ftl_read(m->ftl, first, last - first, now);
         break;
     case FEMU_MEDIA_WRITE:
+        fdp_ftl_count_host_bytes_written(m->ftl, req->rg, req->len);
         done = fdp_ftl_write(m->ftl, first, last - first, req->rg, req->ruh, now);
         break;
     case FEMU_MEDIA_WRITE_ZEROES:
@@ -95,6 +97,8 @@ static void fdp_stats(FemuMedia *fm, FemuMediaStatFn *emit, void *opaque)
     emit(opaque, "host_pages_written", s->host_pages_written);
     emit(opaque, "host_pages_read", s->host_pages_read);
     emit(opaque, "unmapped_pages_read", s->unmapped_pages_read);
+    emit(opaque, "host_bytes_written", s->host_bytes_written);
+    emit(opaque, "host_bytes_read", s->host_bytes_read);
     emit(opaque, "nand_pages_written", s->nand_pages_written);
     emit(opaque, "waf_milli", milli(fdp_ftl_waf(m->ftl)));
     emit(opaque, "gc_runs", s->gc_runs);

@@ -48,7 +48,7 @@ bool fdp_params_ftl_config(const FdpParams *p, const FemuFlashParams *f,
 
     *c = (FdpFtlConfig){ .nrg = p->nrg };
     if (!fdp_params_ruh_types(p, c, err) ||
-        !bbssd_params_ftl_config(f, b, bytes, &bc, 1, err)) {
+        !bbssd_params_ftl_config(f, b, bytes, &bc, true, err)) {
         return false;
     }
     chips = bc.geo.nchs * bc.geo.luns_per_ch;
@@ -138,6 +138,22 @@ bool fdp_params_check(const FdpParams *p, uint32_t count, char **err)
 
     /* the sizes are not known yet: the types and lists are checked here, the rest later */
     return fdp_params_ruh_types(p, &c, err) && fdp_params_ns_ruhs(p, &c, lists, count, err);
+}
+
+bool fdp_params_attach_state(const FdpParams *p, FdpFtl *ftl, void *store, char **err)
+{
+    g_autofree char *why = NULL;
+
+    if (!fdp_ftl_attach_store(ftl, store, &why)) {
+        *err = g_strdup_printf("fdp: the placement state in the backend: %s", why);
+        return false;
+    }
+    if (p->check_state && !fdp_ftl_check_consistency(ftl, &why)) {
+        *err = g_strdup_printf("x-fdp-check-state: the placement state loaded is not "
+                               "consistent: %s", why);
+        return false;
+    }
+    return true;
 }
 
 uint64_t fdp_params_meta_bytes(const FdpFtlConfig *c)

@@ -18,6 +18,7 @@ typedef struct FdpParams {
     uint32_t nrg;
     char *ns_ruhs;
     uint32_t erutl_s;
+    bool check_state;           /* tests: the FTL's loaded state checked at start */
 } FdpParams;
 
 /* P(struct, type, name, field, default), as FEMU_FLASH_PROPS */
@@ -26,7 +27,8 @@ typedef struct FdpParams {
     P(S, STR, "fdp_ruh_types", ruh_types, NULL)         \
     P(S, U32, "fdp_nrg", nrg, 1)                        \
     P(S, STR, "fdp_ns_ruhs", ns_ruhs, NULL)             \
-    P(S, U32, "fdp_erutl_s", erutl_s, 0)
+    P(S, U32, "fdp_erutl_s", erutl_s, 0)               \
+    P(S, BOOL, "x-fdp-check-state", check_state, false)
 
 /* A namespace's placement handles: PHNDL i is reclaim unit handle ph[i]. */
 typedef struct FdpHandles {
@@ -49,6 +51,12 @@ bool fdp_params_ns_ruhs(const FdpParams *p, const FdpFtlConfig *c, FdpHandles *l
                         uint32_t count, char **err);
 /* What can be checked before the sizes are known: the handle types and lists. */
 bool fdp_params_check(const FdpParams *p, uint32_t count, char **err);
+/*
+ * Binds the FTL to its state after the data (fdp_ftl_attach_store); with
+ * x-fdp-check-state, the state loaded must pass fdp_ftl_check_consistency too (a walk of
+ * every page: for tests of what a kill leaves).
+ */
+bool fdp_params_attach_state(const FdpParams *p, FdpFtl *ftl, void *store, char **err);
 /* Bytes the FTL's state takes after the data (the first fdp namespace's metadata). */
 uint64_t fdp_params_meta_bytes(const FdpFtlConfig *c);
 

@@ -402,8 +402,8 @@ static FemuMedia *fdp_media_new(FemuCtrl *n, uint64_t bytes, NandModel *shared,
             }
         }
     }
-    if (eg->store && !fdp_ftl_attach_store(eg->ftl, eg->store, &err)) {
-        error_setg(errp, "fdp: the placement state in the backend: %s", err);
+    if (eg->store && !fdp_params_attach_state(fdp_params(n), eg->ftl, eg->store, &err)) {
+        error_setg(errp, "%s", err);
         femu_media_destroy(m);
         eg->ftl = NULL;
         return NULL;
@@ -635,10 +635,10 @@ static uint8_t *endgrp_log(FdpEndgrp *eg, size_t *size)
     *size = 512;
     log[3] = 100;       /* available spare, % */
     log[4] = 10;        /* its threshold */
-    /* data units: thousands of 512-byte units, rounded up */
-    put128(log + 48, DIV_ROUND_UP(s->host_pages_read * eg->page_bytes, 512000));
-    put128(log + 64, DIV_ROUND_UP(s->host_pages_written * eg->page_bytes, 512000));
-    put128(log + 80, DIV_ROUND_UP(s->nand_pages_written * eg->page_bytes, 512000));
+    /* data units of the host's commands' bytes; media units of the pages programmed */
+    put128(log + 48, io_counters_data_units(s->host_bytes_read));
+    put128(log + 64, io_counters_data_units(s->host_bytes_written));
+    put128(log + 80, io_counters_data_units(s->nand_pages_written * eg->page_bytes));
     put128(log + 96, rd_cmds);
     put128(log + 112, wr_cmds);
     return log;
@@ -683,7 +683,8 @@ static uint16_t fdp_ctrl_get_log(FemuCtrl *n, const NvmeCmd *cmd, uint8_t lid, u
         const FdpFtlStats *s = fdp_ftl_stats(eg->ftl);
         size = 64;
         log = g_malloc0(size);
-        put128(log, s->host_pages_written * eg->page_bytes);
+        /* HBMW: the bytes the host wrote; MBMW: the pages programmed, GC's too */
+        put128(log, s->host_bytes_written);
         put128(log + 16, s->nand_pages_written * eg->page_bytes);
         put128(log + 32, s->rus_erased * eg->runs);
         break;
