@@ -1417,8 +1417,10 @@ def test_statistics_in_host_bytes_with_512_byte_lbas(tmp_path):
         for n in (3, 997, 1):
             read_back(d.ctrl, d.sq, 1, 100, n)
         q = qstats(d.m)
-        assert stat(q, "host_bytes_written") == s2["hbmw"] == 9 * 512
-        assert stat(q, "host_bytes_read") == 1001 * 512
+        assert stat(q, "fdp_host_bytes_written") == s2["hbmw"] == 9 * 512
+        assert stat(q, "fdp_host_bytes_read") == 1001 * 512
+        # this boot's counters, beside the FTL's lifetime ones
+        assert stat(q, "host_bytes_written") == 9 * 512
         assert stat(q, "host_pages_written") == 3
         units = endgrp_data_units(d.ctrl)
         assert units == (2, 1), "1001 x 512 bytes read: 2 units; 9 x 512 written: 1"
@@ -1428,7 +1430,9 @@ def test_statistics_in_host_bytes_with_512_byte_lbas(tmp_path):
     try:
         assert fdp_stats(d.ctrl) == s2
         assert endgrp_data_units(d.ctrl) == units
-        assert stat(qstats(d.m), "host_bytes_read") == 1001 * 512
+        q = qstats(d.m)
+        assert stat(q, "fdp_host_bytes_read") == 1001 * 512
+        assert stat(q, "host_bytes_read") == 0
     finally:
         d.shutdown()
 

@@ -97,8 +97,8 @@ static void fdp_stats(FemuMedia *fm, FemuMediaStatFn *emit, void *opaque)
     emit(opaque, "host_pages_written", s->host_pages_written);
     emit(opaque, "host_pages_read", s->host_pages_read);
     emit(opaque, "unmapped_pages_read", s->unmapped_pages_read);
-    emit(opaque, "host_bytes_written", s->host_bytes_written);
-    emit(opaque, "host_bytes_read", s->host_bytes_read);
+    emit(opaque, "fdp_host_bytes_written", s->host_bytes_written);
+    emit(opaque, "fdp_host_bytes_read", s->host_bytes_read);
     emit(opaque, "nand_pages_written", s->nand_pages_written);
     emit(opaque, "waf_milli", milli(fdp_ftl_waf(m->ftl)));
     emit(opaque, "gc_runs", s->gc_runs);
