@@ -19,5 +19,10 @@ def parse(text):
     if isinstance(text, (bytes, bytearray)):
         # the page ends at its NUL padding; a longer read leaves the buffer's old bytes
         text = bytes(text).split(b"\0", 1)[0].decode()
-    return {name: value if name == "mode" else int(value)
-            for name, value in LINE.findall(text)}
+    stats = {}
+    for name, value in LINE.findall(text):
+        # one name twice would leave QMP's stats (the same emitter) ambiguous
+        if name in stats:
+            raise ValueError("statistic %r appears twice on the statistics page" % name)
+        stats[name] = value if name == "mode" else int(value)
+    return stats
