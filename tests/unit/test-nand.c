@@ -915,6 +915,40 @@ static void test_suspend_erase(void)
     nand_model_free(m);
 }
 
+/*
+ * An erase never starts before a read of its chip booked earlier ends. A slow channel (a
+ * page takes 1 ms out): chips 1 and 2 hold it over [40, 2040) us, chip 0's read booked
+ * ahead at 2100 over [2140, 3140). A host read of chip 0's block 3 at 0 finds the chip gap
+ * [0, 2100) but no channel gap after its tR in it, so it goes after 3140. GC's erase of
+ * the same block, arriving at 0, fits in that gap (2 ms): it must wait for the read
+ * instead, with or without cache_ops, on one plane or two.
+ */
+static void test_erase_after_booked_reads(void)
+{
+    NandGeometry g = geo(1, 3);
+    g.pls_per_lun = 2;
+
+    for (int cache = 0; cache < 2; cache++) {
+        for (uint32_t planes = 0; planes <= 3; planes += 3) {
+            NandTiming t = slc();
+            t.ch_xfer_lat = 1000 * US;
+            t.cache_ops = cache;
+            NandModel *m = model(g, t);
+            req_at(m, NAND_OP_READ, 1, 0, 0, 0, 0);
+            req_at(m, NAND_OP_READ, 2, 0, 0, 0, 0);
+            req_at(m, NAND_OP_READ, 0, 0, 0, 0, 2100 * US);
+            uint64_t read = req_at(m, NAND_OP_READ, 0, 3, 0, 0, 0);
+            g_assert_cmpuint(read, >, 3140 * US);       /* it missed the gap */
+            uint64_t erase = req_at(m, NAND_OP_ERASE, 0, 3, planes, 0, 0);
+            g_test_message("cache_ops %d, planes 0x%x: read ends at %" G_GUINT64_FORMAT
+                           " us, the erase starts at %" G_GUINT64_FORMAT " us", cache,
+                           planes, (uint64_t)(read / US), (uint64_t)((erase - t.blk_er_lat) / US));
+            g_assert_cmpuint(erase - t.blk_er_lat, >=, read);
+            nand_model_free(m);
+        }
+    }
+}
+
 /* Suspending a program: during tPROG only (not its data-in), and only if it helps. */
 static void test_suspend_program(void)
 {
@@ -1103,6 +1137,7 @@ int main(int argc, char **argv)
     g_test_add_func("/nand/backfill/g4-read-before-a-future-program", test_gap_g4);
     g_test_add_func("/nand/backfill/g5-chip-held-to-data-out", test_gap_g5);
     g_test_add_func("/nand/backfill/pe-in-booking-order", test_pe_in_booking_order);
+    g_test_add_func("/nand/backfill/erase-after-booked-reads", test_erase_after_booked_reads);
     g_test_add_func("/nand/backfill/order-insensitive", test_order_insensitive);
     g_test_add_func("/nand/backfill/probe-books-nothing", test_probe_books_nothing);
     g_test_add_func("/nand/backfill/against-reference", test_against_reference);
