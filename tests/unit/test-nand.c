@@ -717,8 +717,8 @@ static void test_cache_program(void)
     g_assert_cmpuint(req_at(m, NAND_OP_PROGRAM, 0, 0, 0, 0, 0), ==, 610 * US);
     /* a read waits for the array: the programs hold it to 610 */
     g_assert_cmpuint(req_at(m, NAND_OP_READ, 0, 0, 0, 0, 50 * US), ==, 660 * US);
-    /* an erase after them all, in booking order */
-    g_assert_cmpuint(req_at(m, NAND_OP_ERASE, 0, 0, 0, 0, 0), ==, 2650 * US);
+    /* an erase after them all, in booking order, and after the read's data-out (660) */
+    g_assert_cmpuint(req_at(m, NAND_OP_ERASE, 0, 0, 0, 0, 0), ==, 2660 * US);
     nand_model_free(m);
 }
 
