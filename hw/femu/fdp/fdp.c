@@ -604,7 +604,9 @@ static uint8_t *config_log(FdpEndgrp *eg, size_t *size)
     stl_le_p(d + 4, eg->cfg.nrg);
     stw_le_p(d + 8, eg->cfg.nruh);
     stw_le_p(d + 10, eg->cfg.nruh - 1);         /* MAXPIDS, 0-based */
-    stl_le_p(d + 12, eg->n->num_namespaces - 1);   /* NNSS, 0-based: at most NN */
+    /* NNSS, a count (not 0-based, unlike MAXPIDS): the namespaces of the group, which no
+       command can add to (no namespace management) */
+    stl_le_p(d + 12, fdp_ns_count(eg->n));
     stq_le_p(d + 16, eg->runs);
     stl_le_p(d + 24, eg->cfg.ru_time_limit_ns / NANOSECONDS_PER_SECOND);
     for (uint32_t i = 0; i < eg->cfg.nruh; i++) {
