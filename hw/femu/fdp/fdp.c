@@ -14,7 +14,8 @@
  *   handle 0 in the reclaim groups in turn.
  * - A controller reset (and the start after a power cut or a kill) closes every partly
  *   written reclaim unit (Controller Level Reset Modified RUHs); a normal shutdown closes
- *   them too (Implicitly Modified RUH).
+ *   them too (Implicitly Modified RUH). A power cut closes nothing until the power is
+ *   back: the reset at power-on closes them.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -411,9 +412,14 @@ static FemuMedia *fdp_media_new(FemuCtrl *n, uint64_t bytes, NandModel *shared,
     return m;
 }
 
+/*
+ * A controller reset closes the partly written host RUs (femu-sim's fdp kind does the same
+ * at its start and power-on). Not while the power is off: the reset at power-on does it,
+ * and posts its events then.
+ */
 static void fdp_ctrl_reset(FemuCtrl *n, FemuNamespace *ns)
 {
-    if (is_first_fdp(n, ns->nsid)) {
+    if (!n->power_lost && is_first_fdp(n, ns->nsid)) {
         close_for(fdp_eg(n), FDP_CAUSE_RESET);
     }
 }
