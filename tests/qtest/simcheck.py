@@ -6,11 +6,12 @@ the phase's writes take in turn (fio's fdp_pli, roundrobin; the emulator sends e
 with the Data Placement directive and the identifier pid_of(index)). A phase of POWER_CUT
 alone cuts the power and brings it back (femu-sim's trace op; the emulator's power-cut
 property, a machine reset, the controller enabled again). femu-sim replays each phase as a
-trace (read_iolog, replay_no_stall) at its depth, phases one after another (stonewall). The emulator runs under qtest with
-dataplane=main-loop, so its clock is the virtual clock and moves only when this driver
-steps it: commands are submitted at the current time, the clock steps to the device's next
-deadline, the completions found there free their slots, and the next commands go in at
-that time - the closed loop femu-sim runs, in the same virtual time."""
+trace (read_iolog, replay_no_stall) at its depth, phases one after another (stonewall).
+The emulator runs under qtest with dataplane=main-loop, so its clock is the virtual clock
+and moves only when this driver steps it: commands are submitted at the current time, the
+clock steps to the device's next deadline, the completions found there free their slots,
+and the next commands go in at that time - the closed loop femu-sim runs, in the same
+virtual time."""
 
 import json
 import os

@@ -7,8 +7,6 @@ identifiers, then the 16-bit identifiers from CDW11.ENDGID up, in increasing ord
 
 import struct
 
-import pytest
-
 import nvme
 from qtest_machine import DevConfig
 from test_fdp import INVALID_FIELD, OwnMachine, fdp_config, u16, u32

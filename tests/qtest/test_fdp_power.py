@@ -2,10 +2,8 @@
 closed by the controller reset when the power comes back - not while it is off, as the
 zoned kind's reset waits too - and femu-sim's fdp kind closes them at the same step. While
 the power is off the statistics (QMP) still show the RU partly written; after the machine
-reset they show it closed (fdp_pages_skipped) and the controller's event list has one
+reset they show it closed (fdp_pages_skipped) and the FDP Events log (host events) has one
 Controller Level Reset Modified RUHs event for it."""
-
-import pytest
 
 from qtest_machine import DevConfig
 from test_fdp import (EV_CTRL_RESET_MODIFIED, GEO, OwnMachine, RU_PAGES, drain_events, events,
