@@ -9,8 +9,9 @@
  * does; an index past them is an invalid placement identifier.
  *
  * As the device's controller resets do (fdp.c fdp_ctrl_reset), the FTL closes every
- * partly written host RU (fdp_ftl_close_open) when the drive starts from a backing file
- * and when the power comes back after a cut. femu-sim has no controller reset or
+ * partly written host RU (fdp_ftl_close_open) when the drive starts from a backing file,
+ * when the power comes back after a cut and when the device is freed (QEMU's exit resets
+ * the controller too), after the run's statistics. femu-sim has no controller reset or
  * shutdown command of its own.
  *
  * QEMU-free. SPDX-License-Identifier: GPL-2.0-or-later
@@ -148,6 +149,10 @@ static void fdp_ns_free(SimNs *ns)
     SimFdpNs *f = ns->priv;
 
     if (!--f->eg->refs) {
+        /* the device's exit: QEMU's femu_exit resets the controller, which closes them */
+        if (ns->media) {
+            fdp_ftl_close_open(femu_media_fdp_ftl(ns->media));
+        }
         g_free(f->eg);
     }
     g_free(f);
