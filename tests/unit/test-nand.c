@@ -371,6 +371,7 @@ typedef struct RefModel {
     const NandModel *shape;     /* geometry and timing only */
     RefTl *ch, *chip;
     uint64_t *fence;
+    uint64_t *read_end;     /* the latest end of each chip's reads: erases start after it */
 } RefModel;
 
 static RefModel *ref_new(const NandModel *shape)
@@ -381,6 +382,7 @@ static RefModel *ref_new(const NandModel *shape)
     r->ch = g_new0(RefTl, shape->geo.nchs);
     r->chip = g_new0(RefTl, luns);
     r->fence = g_new0(uint64_t, luns);
+    r->read_end = g_new0(uint64_t, luns);
     for (uint32_t i = 0; i < shape->geo.nchs; i++) {
         r->ch[i].iv = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     }
@@ -401,6 +403,7 @@ static void ref_free_model(RefModel *r)
     g_free(r->ch);
     g_free(r->chip);
     g_free(r->fence);
+    g_free(r->read_end);
     g_free(r);
 }
 
@@ -424,6 +427,7 @@ static uint64_t ref_op(RefModel *r, NandOp op, const NandAddr *a, uint64_t at)
         }
         ref_book(chip, s, o + x);
         ref_book(ch, o, o + x);
+        r->read_end[lun] = MAX(r->read_end[lun], o + x);
         return o + x;
     }
     if (op == NAND_OP_PROGRAM) {
@@ -441,7 +445,7 @@ static uint64_t ref_op(RefModel *r, NandOp op, const NandAddr *a, uint64_t at)
         ref_book(ch, o, o + x);
         return r->fence[lun] = o + x + tp;
     }
-    s = ref_fit(chip, MAX(at, r->fence[lun]), m->tm.blk_er_lat);
+    s = ref_fit(chip, MAX(MAX(at, r->fence[lun]), r->read_end[lun]), m->tm.blk_er_lat);
     ref_book(chip, s, s + m->tm.blk_er_lat);
     return r->fence[lun] = s + m->tm.blk_er_lat;
 }
