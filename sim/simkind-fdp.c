@@ -8,6 +8,12 @@
  * Management Receive lists them (each reclaim group's handles in turn), as fio's fdp_pli
  * does; an index past them is an invalid placement identifier.
  *
+ * As the device's controller resets do (fdp.c fdp_ctrl_reset), the FTL closes every
+ * partly written host RU (fdp_ftl_close_open) when the drive starts from a backing file,
+ * when the power comes back after a cut and when the device is freed (QEMU's exit resets
+ * the controller too), after the run's statistics. femu-sim has no controller reset or
+ * shutdown command of its own.
+ *
  * QEMU-free. SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <string.h>
@@ -143,6 +149,10 @@ static void fdp_ns_free(SimNs *ns)
     SimFdpNs *f = ns->priv;
 
     if (!--f->eg->refs) {
+        /* the device's exit: QEMU's femu_exit resets the controller, which closes them */
+        if (ns->media) {
+            fdp_ftl_close_open(femu_media_fdp_ftl(ns->media));
+        }
         g_free(f->eg);
     }
     g_free(f);
@@ -200,7 +210,25 @@ static bool fdp_attach_state(SimDevice *d, SimNs *ns, uint8_t *meta, bool data, 
                                "femu_mode or size?)", ns->nsid);
         return false;
     }
-    return fdp_params_attach_state(&sim_device_params(d)->fdp, ftl, meta, err);
+    if (!fdp_params_attach_state(&sim_device_params(d)->fdp, ftl, meta, err)) {
+        return false;
+    }
+    /* the device's start: its controller reset closes what the last run left open */
+    fdp_ftl_close_open(ftl);
+    return true;
+}
+
+/* Power is back after a cut: the controller reset closes the open RUs (fdp.c). */
+static void fdp_power_on(SimDevice *d, uint64_t now)
+{
+    (void)now;
+    for (uint32_t i = 1; i <= sim_device_nr_ns(d); i++) {
+        SimNs *ns = sim_device_ns(d, i);
+        if (ns->kind == &sim_fdp) {
+            fdp_ftl_close_open(femu_media_fdp_ftl(ns->media));     /* one FTL for all */
+            return;
+        }
+    }
 }
 
 const SimKind sim_fdp = {
@@ -208,4 +236,5 @@ const SimKind sim_fdp = {
     .check = fdp_check, .size_ns = fdp_size_ns, .flash_blocks = fdp_flash_blocks,
     .media_new = fdp_media_new, .ns_init = fdp_ns_init, .ns_free = fdp_ns_free,
     .io = fdp_io, .target = fdp_target, .attach_state = fdp_attach_state,
+    .power_on = fdp_power_on,
 };

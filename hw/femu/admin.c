@@ -313,6 +313,23 @@ static uint16_t identify(FemuCtrl *n, const NvmeCmd *cmd)
         ind->nstat = NVME_ID_NS_IND_NSTAT_NRDY;     /* bit 0: namespace ready */
         break;
     }
+    case NVME_ID_CNS_ENDURANCE_GROUP_LIST: {
+        /*
+         * The groups from CDW11.ENDGID up, in increasing order, after their count: those
+         * Identify Controller announces (CTRATT.ENDGRPS, 1..ENDGIDMAX).
+         */
+        uint16_t *list = (uint16_t *)buf, k = 0;
+        uint32_t from = MAX(le32_to_cpu(cmd->cdw11) & 0xffff, 1);
+
+        if (!(le32_to_cpu(n->id_ctrl.ctratt) & NVME_CTRATT_ENDGRPS)) {
+            return NVME_INVALID_FIELD;
+        }
+        for (uint32_t g = from; g <= le16_to_cpu(n->id_ctrl.endgidmax) && k < 2047; g++) {
+            list[1 + k++] = cpu_to_le16(g);
+        }
+        list[0] = cpu_to_le16(k);
+        break;
+    }
     case NVME_ID_CNS_IO_COMMAND_SET: {
         /* one command set combination: NVM, plus those of the namespaces */
         uint64_t sets = 1ULL << NVME_CSI_NVM;

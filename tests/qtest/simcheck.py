@@ -1,12 +1,17 @@
 """The same I/O through the emulator and through femu-sim, for the cross-check.
 
 A workload is a list of phases, each a queue depth and a list of commands (op, byte
-offset, bytes). femu-sim replays each phase as a trace (read_iolog, replay_no_stall) at its
-depth, phases one after another (stonewall). The emulator runs under qtest with
-dataplane=main-loop, so its clock is the virtual clock and moves only when this driver
-steps it: commands are submitted at the current time, the clock steps to the device's next
-deadline, the completions found there free their slots, and the next commands go in at
-that time - the closed loop femu-sim runs, in the same virtual time."""
+offset, bytes), and optionally FDP placement: a list of placement identifier indices that
+the phase's writes take in turn (fio's fdp_pli, roundrobin; the emulator sends each write
+with the Data Placement directive and the identifier pid_of(index)). A phase of POWER_CUT
+alone cuts the power and brings it back (femu-sim's trace op; the emulator's power-cut
+property, a machine reset, the controller enabled again). femu-sim replays each phase as a
+trace (read_iolog, replay_no_stall) at its depth, phases one after another (stonewall).
+The emulator runs under qtest with dataplane=main-loop, so its clock is the virtual clock
+and moves only when this driver steps it: commands are submitted at the current time, the
+clock steps to the device's next deadline, the completions found there free their slots,
+and the next commands go in at that time - the closed loop femu-sim runs, in the same
+virtual time."""
 
 import json
 import os
@@ -24,23 +29,34 @@ PAGE = 4096
 MAX_TRANSFER = 4096 << 7        # the device's default MDTS (mdts=7)
 MAX_QD = 64
 OPCODES = {"read": nvme.IO_READ, "write": nvme.IO_WRITE}
+POWER_CUT = ("power_cut", 0, 0)
+DTYPE_PLACEMENT = 2
+
+
+def phase_parts(phase):
+    """(queue depth, commands, placement identifier indices or None)."""
+    return phase if len(phase) == 3 else (phase[0], phase[1], None)
 
 
 def write_trace(path, cmds):
     with open(path, "w") as f:
         f.write("time,op,offset,length\n")
         for op, off, length in cmds:
-            f.write("0,%s,%d,%d\n" % (op, off, length))
+            f.write("0,power_cut,,\n" if op == "power_cut" else
+                    "0,%s,%d,%d\n" % (op, off, length))
 
 
 def run_sim(props, phases, workdir):
     """femu-sim's JSON result for the phases on the drive `props` ("k=v,...")."""
     jobs = []
-    for i, (qd, cmds) in enumerate(phases):
+    for i, phase in enumerate(phases):
+        qd, cmds, plids = phase_parts(phase)
         trace = os.path.join(workdir, "phase%d.csv" % i)
         write_trace(trace, cmds)
-        jobs.append("[phase%d]\nread_iolog=%s\nreplay_no_stall=1\niodepth=%d\nstonewall\n"
-                    % (i, trace, qd))
+        place = "fdp=1\nfdp_pli=%s\n" % ",".join(map(str, plids)) if plids else ""
+        assert not plids or plids == sorted(set(plids)), "fio sorts fdp_pli: give it sorted"
+        jobs.append("[phase%d]\nread_iolog=%s\nreplay_no_stall=1\niodepth=%d\n%sstonewall\n"
+                    % (i, trace, qd, place))
     jobfile = os.path.join(workdir, "check.fio")
     with open(jobfile, "w") as f:
         f.write("".join(jobs))
@@ -93,24 +109,32 @@ class ClosedLoop:
                 self.m.qmp("query-status")
         raise AssertionError("the device never armed its timer")
 
-    def run(self, qd, cmds, max_transfer=MAX_TRANSFER):
+    def run(self, qd, cmds, max_transfer=MAX_TRANSFER, pids=None):
         """cmds at queue depth qd; a transfer above max_transfer (the device's MDTS) goes as
-        several commands at once, as the block layer splits it (and femu-sim does)."""
+        several commands at once, as the block layer splits it (and femu-sim does). pids:
+        the writes carry the Data Placement directive with these identifiers in turn."""
         assert qd <= MAX_QD, "queue depth %d: at most %d here" % (qd, MAX_QD)
         st = self.m.qmp("qom-get", path="/machine/peripheral/femu0", property="stats")["return"]
         self.base = st["host-read-commands"] + st["host-write-commands"]
         ctrl, sq, cq = self.ctrl, self.sq, self.sq.cq
-        pending, parts, free, i, sent = {}, {}, list(range(qd)), 0, 0
+        pending, parts, free, i, sent, writes = {}, {}, list(range(qd)), 0, 0, 0
         while i < len(cmds) or pending:
             while i < len(cmds) and free:
                 op, off, length = cmds[i]
                 slot = free.pop()
                 parts[slot] = 0
+                cdw12 = cdw13 = 0
+                if pids and op == "write":
+                    # one identifier per write, however many commands it goes as
+                    cdw12, cdw13 = DTYPE_PLACEMENT << 20, pids[writes % len(pids)] << 16
+                    writes += 1
                 for at in range(0, length, max_transfer):
                     n = min(max_transfer, length - at)
                     p1, p2 = self._prps(slot, n)
-                    cid = ctrl.queue_cmd(sq, ctrl.rw_cmd(OPCODES[op], 1, (off + at) // self.bs,
-                                                         n // self.bs, prp1=p1, prp2=p2))
+                    c = ctrl.rw_cmd(OPCODES[op], 1, (off + at) // self.bs, n // self.bs,
+                                    prp1=p1, prp2=p2, cdw12=cdw12)
+                    c[52:56] = struct.pack("<I", cdw13)
+                    cid = ctrl.queue_cmd(sq, c)
                     pending[cid] = slot
                     parts[slot] += 1
                     sent += 1
@@ -132,23 +156,42 @@ class ClosedLoop:
                     free.append(slot)
 
 
-def run_emulator(props, phases, workdir, size_mb):
-    """The emulator's stats property after the phases."""
+def power_cycle(m):
+    """The power cut (QMP), then back with a machine reset, as femu-sim's power_cut."""
+    path = "/machine/peripheral/femu0"
+    assert "error" not in m.qmp("qom-set", path=path, property="power-cut", value=True)
+    assert "error" not in m.qmp("system_reset")
+    assert m.qmp("qom-get", path=path, property="power-cut")["return"] is False
+    m.rebind()
+
+
+def run_emulator(props, phases, workdir, size_mb, pid_of=None):
+    """The emulator's stats property after the phases (pid_of: a placement identifier
+    index to its placement identifier)."""
     cfg = DevConfig(mode=int(dict(kv.split("=") for kv in props.split(","))["femu_mode"]),
                     size_mb=size_mb, lba_index=1, queues=1, entries=256,
                     extra=",".join(kv for kv in props.split(",")
                                    if not kv.startswith(("femu_mode=", "devsz_mb=",
                                                          "lba_index="))) +
                     ",dataplane=main-loop")
+    max_len = max(length for p in phases for _, _, length in phase_parts(p)[1])
     m = start_machine(cfg, workdir)
-    try:
-        ctrl = m.ctrl
+
+    def start():
         # zoned namespaces are active only when the host selects every command set
-        ctrl.enable(css=nvme.CC_CSS_ALL if cfg.mode == 3 else nvme.CC_CSS_NVM)
-        sq = ctrl.create_io_queues(1, entries=256)
-        loop = ClosedLoop(m, ctrl, sq, max(length for _, cmds in phases for _, _, length in cmds))
-        for qd, cmds in phases:
-            loop.run(qd, cmds)
+        m.ctrl.enable(css=nvme.CC_CSS_ALL if cfg.mode == 3 else nvme.CC_CSS_NVM)
+        return ClosedLoop(m, m.ctrl, m.ctrl.create_io_queues(1, entries=256), max_len)
+
+    try:
+        loop = start()
+        for phase in phases:
+            qd, cmds, plids = phase_parts(phase)
+            if cmds == [POWER_CUT]:
+                power_cycle(m)
+                loop = start()
+                continue
+            assert POWER_CUT not in cmds, "a power cut is a phase of its own"
+            loop.run(qd, cmds, pids=[pid_of(i) for i in plids] if plids else None)
         st = m.qmp("qom-get", path="/machine/peripheral/femu0", property="stats")["return"]
         assert m.qt.alive()
         return st
@@ -180,13 +223,13 @@ def seq(op, start, count, size=PAGE):
     return [(op, start + i * size, size) for i in range(count)]
 
 
-def check(tmp_path, props, size_mb, phases):
+def check(tmp_path, props, size_mb, phases, pid_of=None):
     """The phases through femu-sim and the emulator: every statistic the same (compare);
     the emulator's statistics (names with '_') and femu-sim's JSON."""
     sim = run_sim(props, phases, str(tmp_path))
     for job in sim["jobs"]:
         assert job["error"] == 0, job
-    emu = run_emulator(props, phases, str(tmp_path), size_mb)
+    emu = run_emulator(props, phases, str(tmp_path), size_mb, pid_of)
     emu = {k.replace("-", "_"): v for k, v in emu.items()}
     bad = compare(emu, sim["stats"])
     assert not bad, "femu-sim and the emulator differ:\n" + "\n".join(bad)

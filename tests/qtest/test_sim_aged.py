@@ -128,6 +128,27 @@ def test_fdp_drive_boots_with_its_ftl_state(tmp_path):
     assert "fdp_ruh_types" in refused(tmp_path, FDP.replace("ii:ii", "ii:pi"), backing)
 
 
+def test_fdp_rus_left_open_are_closed_at_femu_sim_exit(tmp_path):
+    """A run that leaves an RU partly written ends as the emulator's does (QEMU's exit
+    resets the controller, which closes it): the file holds it closed, so the emulator
+    booting it finds none open and posts no Controller Level Reset event."""
+    from test_fdp import EV_CTRL_RESET_MODIFIED, events
+
+    backing = tmp_path / "fdp.img"
+    sim = age(tmp_path, FDP, [(1, [("write", i * PAGE, PAGE) for i in range(10)])],
+              backing)["stats"]
+    ru = sim["fdp_ru_pages"]
+    assert sim["rg0_ruh0_avail_pages"] == ru - 10 and sim["fdp_pages_skipped"] == 0
+    m, _ = boot(tmp_path, FDP, backing)
+    try:
+        emu = stats(m)
+        assert emu["rg0_ruh0_avail_pages"] == ru
+        assert emu["fdp_pages_skipped"] == ru - 10
+        assert [e for e in events(m.ctrl) if e["type"] == EV_CTRL_RESET_MODIFIED] == []
+    finally:
+        m.close()
+
+
 def test_femu_sim_refuses_another_drives_file(tmp_path):
     """A file aged as one drive, opened by femu-sim as another: refused, naming the
     property; a file whose data area holds data but no state: refused."""

@@ -1,8 +1,8 @@
 """femu-sim against the emulator for the zns, fdp and whitebox kinds (simcheck.py): the same
 reads and writes in the same virtual time give the same statistics - the zone counts, the
-zoned model's programs, drains and buffer use, PLP's regions, FDP's handles and groups, the
-chunks - within 2 %. Zone resets and finishes are not in the emulator's closed loop; the
-zones fill up and close implicitly."""
+zoned model's programs, drains and buffer use, PLP's regions, FDP's handles and groups
+(writes placed by identifier, a power cut), the chunks - within 2 %. Zone resets and
+finishes are not in the emulator's closed loop; the zones fill up and close implicitly."""
 
 import os
 import random
@@ -63,6 +63,40 @@ def test_fdp(tmp_path):
               (2, [("read", rng.randrange(pages) * PAGE, PAGE) for _ in range(200)])]
     emu, _ = simcheck.check(tmp_path, props, 4, phases)
     assert emu["gc_runs"] > 10 and emu["rg1_gc_runs"] > 0
+
+
+def test_fdp_placement_and_power_cut(tmp_path):
+    """Writes placed by identifier over all 4 handles (II, PI, II, PI) of both reclaim
+    groups in turn, to GC at steady state; a power cut, which closes the partly written
+    RUs when the power is back (fdp_pages_skipped), then writes to some handles and reads.
+    Per-handle and per-group statistics, WAF and the media's times agree."""
+    rng = random.Random(7)
+    pages = 1024
+    props = ("femu_mode=4,devsz_mb=4,op_pcent=25,fdp_nrg=2,nchs=2,luns_per_ch=2,"
+             "fdp_ruh_types=ii:pi:ii:pi," + FLASH)
+    nph, rgif = 4, 1
+    every = list(range(2 * nph))        # index rg * nph + ph, as RUH Status lists them
+
+    def pid_of(i):
+        return (i // nph) << (16 - rgif) | i % nph
+
+    def rand_writes(n):
+        return [("write", rng.randrange(pages) * PAGE, PAGE) for _ in range(n)]
+
+    # 1024 + 1500 writes over 8 slots: each slot's RU is partly written at the cut
+    phases = [(4, simcheck.seq("write", 0, pages), every),
+              (4, rand_writes(1500), every),
+              (1, [simcheck.POWER_CUT]),
+              (4, rand_writes(pages // 2), [1, 5]),
+              (2, [("read", rng.randrange(pages) * PAGE, PAGE) for _ in range(200)])]
+    emu, _ = simcheck.check(tmp_path, props, 4, phases, pid_of)
+    assert emu["power_cuts"] == 1
+    assert emu["fdp_pages_skipped"] > 0, "the power cut closed partly written RUs"
+    for h in range(nph):
+        assert emu["ruh%d_host_pages_written" % h] > 0, h
+    assert emu["ruh1_host_pages_written"] > emu["ruh0_host_pages_written"] + pages // 4
+    assert emu["rg0_gc_runs"] > 0 and emu["rg1_gc_runs"] > 0
+    assert emu["gc_pages_moved"] > 0
 
 
 def test_whitebox(tmp_path):

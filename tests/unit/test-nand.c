@@ -371,6 +371,7 @@ typedef struct RefModel {
     const NandModel *shape;     /* geometry and timing only */
     RefTl *ch, *chip;
     uint64_t *fence;
+    uint64_t *read_end;     /* the latest end of each chip's reads: erases start after it */
 } RefModel;
 
 static RefModel *ref_new(const NandModel *shape)
@@ -381,6 +382,7 @@ static RefModel *ref_new(const NandModel *shape)
     r->ch = g_new0(RefTl, shape->geo.nchs);
     r->chip = g_new0(RefTl, luns);
     r->fence = g_new0(uint64_t, luns);
+    r->read_end = g_new0(uint64_t, luns);
     for (uint32_t i = 0; i < shape->geo.nchs; i++) {
         r->ch[i].iv = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     }
@@ -401,6 +403,7 @@ static void ref_free_model(RefModel *r)
     g_free(r->ch);
     g_free(r->chip);
     g_free(r->fence);
+    g_free(r->read_end);
     g_free(r);
 }
 
@@ -424,6 +427,7 @@ static uint64_t ref_op(RefModel *r, NandOp op, const NandAddr *a, uint64_t at)
         }
         ref_book(chip, s, o + x);
         ref_book(ch, o, o + x);
+        r->read_end[lun] = MAX(r->read_end[lun], o + x);
         return o + x;
     }
     if (op == NAND_OP_PROGRAM) {
@@ -441,7 +445,7 @@ static uint64_t ref_op(RefModel *r, NandOp op, const NandAddr *a, uint64_t at)
         ref_book(ch, o, o + x);
         return r->fence[lun] = o + x + tp;
     }
-    s = ref_fit(chip, MAX(at, r->fence[lun]), m->tm.blk_er_lat);
+    s = ref_fit(chip, MAX(MAX(at, r->fence[lun]), r->read_end[lun]), m->tm.blk_er_lat);
     ref_book(chip, s, s + m->tm.blk_er_lat);
     return r->fence[lun] = s + m->tm.blk_er_lat;
 }
@@ -717,8 +721,8 @@ static void test_cache_program(void)
     g_assert_cmpuint(req_at(m, NAND_OP_PROGRAM, 0, 0, 0, 0, 0), ==, 610 * US);
     /* a read waits for the array: the programs hold it to 610 */
     g_assert_cmpuint(req_at(m, NAND_OP_READ, 0, 0, 0, 0, 50 * US), ==, 660 * US);
-    /* an erase after them all, in booking order */
-    g_assert_cmpuint(req_at(m, NAND_OP_ERASE, 0, 0, 0, 0, 0), ==, 2650 * US);
+    /* an erase after them all, in booking order, and after the read's data-out (660) */
+    g_assert_cmpuint(req_at(m, NAND_OP_ERASE, 0, 0, 0, 0, 0), ==, 2660 * US);
     nand_model_free(m);
 }
 
@@ -915,6 +919,40 @@ static void test_suspend_erase(void)
     nand_model_free(m);
 }
 
+/*
+ * An erase never starts before a read of its chip booked earlier ends. A slow channel (a
+ * page takes 1 ms out): chips 1 and 2 hold it over [40, 2040) us, chip 0's read booked
+ * ahead at 2100 over [2140, 3140). A host read of chip 0's block 3 at 0 finds the chip gap
+ * [0, 2100) but no channel gap after its tR in it, so it goes after 3140. GC's erase of
+ * the same block, arriving at 0, fits in that gap (2 ms): it must wait for the read
+ * instead, with or without cache_ops, on one plane or two.
+ */
+static void test_erase_after_booked_reads(void)
+{
+    NandGeometry g = geo(1, 3);
+    g.pls_per_lun = 2;
+
+    for (int cache = 0; cache < 2; cache++) {
+        for (uint32_t planes = 0; planes <= 3; planes += 3) {
+            NandTiming t = slc();
+            t.ch_xfer_lat = 1000 * US;
+            t.cache_ops = cache;
+            NandModel *m = model(g, t);
+            req_at(m, NAND_OP_READ, 1, 0, 0, 0, 0);
+            req_at(m, NAND_OP_READ, 2, 0, 0, 0, 0);
+            req_at(m, NAND_OP_READ, 0, 0, 0, 0, 2100 * US);
+            uint64_t read = req_at(m, NAND_OP_READ, 0, 3, 0, 0, 0);
+            g_assert_cmpuint(read, >, 3140 * US);       /* it missed the gap */
+            uint64_t erase = req_at(m, NAND_OP_ERASE, 0, 3, planes, 0, 0);
+            g_test_message("cache_ops %d, planes 0x%x: read ends at %" G_GUINT64_FORMAT
+                           " us, the erase starts at %" G_GUINT64_FORMAT " us", cache,
+                           planes, (uint64_t)(read / US), (uint64_t)((erase - t.blk_er_lat) / US));
+            g_assert_cmpuint(erase - t.blk_er_lat, >=, read);
+            nand_model_free(m);
+        }
+    }
+}
+
 /* Suspending a program: during tPROG only (not its data-in), and only if it helps. */
 static void test_suspend_program(void)
 {
@@ -1103,6 +1141,7 @@ int main(int argc, char **argv)
     g_test_add_func("/nand/backfill/g4-read-before-a-future-program", test_gap_g4);
     g_test_add_func("/nand/backfill/g5-chip-held-to-data-out", test_gap_g5);
     g_test_add_func("/nand/backfill/pe-in-booking-order", test_pe_in_booking_order);
+    g_test_add_func("/nand/backfill/erase-after-booked-reads", test_erase_after_booked_reads);
     g_test_add_func("/nand/backfill/order-insensitive", test_order_insensitive);
     g_test_add_func("/nand/backfill/probe-books-nothing", test_probe_books_nothing);
     g_test_add_func("/nand/backfill/against-reference", test_against_reference);

@@ -5,6 +5,7 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
+#include <stdio.h>
 #include <string.h>
 
 #include <glib.h>
@@ -513,6 +514,51 @@ static void test_fdp_placement(void)
     dev_close(&v);
 }
 
+/*
+ * The open RUs are closed as the device's controller resets close them: when the power is
+ * back after a cut, and at the start of a drive whose backing file has some open (a run
+ * that was killed: a copy of the file taken while one was open). The close at the exit is
+ * test_sim_aged.py's (the emulator boots the file).
+ */
+static void test_fdp_closes_at_power_on_and_start(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("femu-sim-fdp-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "drive.img", NULL);
+    g_autofree char *killed = g_build_filename(dir, "killed.img", NULL);
+    g_autofree char *copy = NULL;
+    gsize len;
+    g_autofree char *err = NULL;
+    uint64_t bytes, ru, skipped;
+    Dev v;
+
+    dev_open(&v, FDP_SMALL ",fdp_nrg=2");
+    g_assert_true(sim_device_attach_backing(v.d, path, &bytes, &err));
+    ru = stat(&v, "fdp_ru_pages");
+    g_assert_cmpuint(cmd_plid(&v, 1, SIM_OP_WRITE, 0, 12 * KIB, 1, NULL), ==, 0);
+    g_assert_cmpuint(cmd_plid(&v, 1, SIM_OP_WRITE, 64 * KIB, 4 * KIB, 6, NULL), ==, 0);
+    g_assert_cmpuint(stat(&v, "rg0_ruh1_avail_pages"), ==, ru - 3);
+    g_assert_cmpuint(stat(&v, "rg1_ruh2_avail_pages"), ==, ru - 1);
+    sim_device_power_cut(v.d, v.now);
+    g_assert_cmpuint(stat(&v, "rg0_ruh1_avail_pages"), ==, ru);
+    g_assert_cmpuint(stat(&v, "rg1_ruh2_avail_pages"), ==, ru);
+    skipped = stat(&v, "fdp_pages_skipped");
+    g_assert_cmpuint(skipped, ==, 2 * ru - 4);
+    /* open when the run is killed (the file as it is now): closed when it starts again */
+    g_assert_cmpuint(cmd_plid(&v, 1, SIM_OP_WRITE, 0, 8 * KIB, 3, NULL), ==, 0);
+    g_assert_true(g_file_get_contents(path, &copy, &len, NULL));
+    g_assert_true(g_file_set_contents(killed, copy, len, NULL));
+    dev_close(&v);
+    dev_open(&v, FDP_SMALL ",fdp_nrg=2");
+    g_assert_true(sim_device_attach_backing(v.d, killed, &bytes, &err));
+    g_assert_cmpuint(stat(&v, "rg0_ruh3_avail_pages"), ==, ru);
+    g_assert_cmpuint(stat(&v, "fdp_pages_skipped"), ==, skipped + ru - 2);
+    g_assert_cmpuint(stat(&v, "host_pages_written"), ==, 6);
+    dev_close(&v);
+    remove(killed);
+    remove(path);
+    remove(dir);
+}
+
 static void test_fdp_off_and_lists(void)
 {
     Dev v;
@@ -779,6 +825,8 @@ int main(int argc, char **argv)
     g_test_add_func("/sim-device/zns/errors", test_zns_errors);
     g_test_add_func("/sim-device/fdp/placement", test_fdp_placement);
     g_test_add_func("/sim-device/fdp/off-and-lists", test_fdp_off_and_lists);
+    g_test_add_func("/sim-device/fdp/closes-at-power-on-and-start",
+                    test_fdp_closes_at_power_on_and_start);
     g_test_add_func("/sim-device/whitebox/chunks", test_whitebox_chunks);
     g_test_add_func("/sim-device/whitebox/sector-size", test_whitebox_sector_size);
     g_test_add_func("/sim-device/mixed", test_mixed);

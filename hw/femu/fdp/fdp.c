@@ -14,7 +14,8 @@
  *   handle 0 in the reclaim groups in turn.
  * - A controller reset (and the start after a power cut or a kill) closes every partly
  *   written reclaim unit (Controller Level Reset Modified RUHs); a normal shutdown closes
- *   them too (Implicitly Modified RUH).
+ *   them too (Implicitly Modified RUH). A power cut closes nothing until the power is
+ *   back: the reset at power-on closes them.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -411,9 +412,14 @@ static FemuMedia *fdp_media_new(FemuCtrl *n, uint64_t bytes, NandModel *shared,
     return m;
 }
 
+/*
+ * A controller reset closes the partly written host RUs (femu-sim's fdp kind does the same
+ * at its start and power-on). Not while the power is off: the reset at power-on does it,
+ * and posts its events then.
+ */
 static void fdp_ctrl_reset(FemuCtrl *n, FemuNamespace *ns)
 {
-    if (is_first_fdp(n, ns->nsid)) {
+    if (!n->power_lost && is_first_fdp(n, ns->nsid)) {
         close_for(fdp_eg(n), FDP_CAUSE_RESET);
     }
 }
@@ -604,7 +610,9 @@ static uint8_t *config_log(FdpEndgrp *eg, size_t *size)
     stl_le_p(d + 4, eg->cfg.nrg);
     stw_le_p(d + 8, eg->cfg.nruh);
     stw_le_p(d + 10, eg->cfg.nruh - 1);         /* MAXPIDS, 0-based */
-    stl_le_p(d + 12, eg->n->num_namespaces - 1);   /* NNSS, 0-based: at most NN */
+    /* NNSS, a count (not 0-based, unlike MAXPIDS): the namespaces of the group, which no
+       command can add to (no namespace management) */
+    stl_le_p(d + 12, fdp_ns_count(eg->n));
     stq_le_p(d + 16, eg->runs);
     stl_le_p(d + 24, eg->cfg.ru_time_limit_ns / NANOSECONDS_PER_SECOND);
     for (uint32_t i = 0; i < eg->cfg.nruh; i++) {

@@ -551,6 +551,8 @@ static void nand_place(const NandModel *m, const NandReq *r, const NandShape *sh
 {
     uint32_t lun = nand_lun_index(m, &r->addr), ch = r->addr.ch;
     const NandChipPe *pe = &m->pe[lun];
+    /* a P/E after the chip's previous one; an erase after its reads booked so far too */
+    uint64_t after = r->op == NAND_OP_ERASE ? MAX(pe->fence, pe->read_end) : pe->fence;
 
     if (r->op == NAND_OP_READ) {
         if (m->reg) {
@@ -564,10 +566,10 @@ static void nand_place(const NandModel *m, const NandReq *r, const NandShape *sh
     } else if (m->reg) {
         /* cache program: the data-in may start once the page before left the register */
         uint64_t t0 = r->op == NAND_OP_PROGRAM && pe->op == NAND_OP_PROGRAM ? pe->array_at
-                                                                           : pe->fence;
-        place_cached(m, sh, r->op, lun, ch, MAX(arrival, t0), pe->fence, slot);
+                                                                           : after;
+        place_cached(m, sh, r->op, lun, ch, MAX(arrival, t0), after, slot);
     } else {
-        place_held(m, sh, lun, ch, MAX(arrival, pe->fence), slot);
+        place_held(m, sh, lun, ch, MAX(arrival, after), slot);
     }
 }
 
@@ -652,6 +654,7 @@ uint64_t nand_submit(NandModel *m, const NandReq *r, uint64_t arrival_ns)
     if (r->op == NAND_OP_READ) {
         m->stats.reads += k;
         m->stats.read_retries += sh.retries;
+        pe->read_end = MAX(pe->read_end, p.done);
         return p.done;
     }
     if (r->op == NAND_OP_ERASE) {
@@ -668,6 +671,7 @@ uint64_t nand_submit(NandModel *m, const NandReq *r, uint64_t arrival_ns)
     *pe = (NandChipPe){
         .fence = m->reg ? p.array_at + sh.array_ns : p.done,
         .array_at = p.array_at,
+        .read_end = pe->read_end,
         .op = r->op,
     };
     return p.done;

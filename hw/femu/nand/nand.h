@@ -14,7 +14,9 @@
  *            in a gap free on both.
  *   erase:   the chip erases the block (tBERS); the channel is not used.
  * Programs and erases start in booking order on each chip (the pages of a block stay in
- * order, an erase waits for the programs booked before it); reads may overtake them.
+ * order, an erase waits for the programs booked before it); reads may overtake them. An
+ * erase also waits for every read of its chip booked before it (one that missed a gap for
+ * want of channel time may end late), so that no page is erased while it is being read.
  * NAND_SCHED_FIFO keeps the model's first rule instead: one "free at" time per resource,
  * so that nothing starts before the end of the latest booking (old results, A/B runs).
  * Planes of a chip share the chip's timeline. A multi-plane operation (nand_op_planes) is
@@ -130,6 +132,8 @@ typedef struct NandChipPe {
     uint64_t fence;         /* its end: the next program or erase starts after it */
     uint64_t array_at;      /* when its array operation started */
     uint64_t susp_end;      /* the end of the last read that suspended it */
+    uint64_t read_end;      /* the latest end of the chip's reads booked so far: an erase
+                               starts after it (it must not erase a page still being read) */
     uint8_t op;             /* NandOp */
     uint8_t suspends;
 } NandChipPe;
