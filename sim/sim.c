@@ -17,6 +17,7 @@
 #include <glib.h>
 
 #include "devprops.h"
+#include "figures.h"
 #include "simdev.h"
 #include "workload.h"
 #include "sched/deadline-heap.h"
@@ -31,16 +32,15 @@
 static const char *const dir_names[NR_DIRS] = { "read", "write", "trim" };
 
 typedef struct DirStats {
-    uint64_t ios, bytes;
-    uint64_t lat_min, lat_max;
-    double lat_sum, lat_sq;
+    uint64_t bytes;
+    SimLatStats lat;
     LatenessHist hist;
 } DirStats;
 
 /* One interval of a job's time series. */
 typedef struct SeriesPoint {
     uint64_t ios[NR_DIRS], bytes[NR_DIRS];
-    double lat_sum[NR_DIRS];
+    SimSum lat_sum[NR_DIRS];
 } SeriesPoint;
 
 typedef struct Worker Worker;
@@ -94,14 +94,8 @@ static Options opts = { .format = "normal" };
 
 static void dir_record(DirStats *s, uint64_t bytes, uint64_t lat)
 {
-    if (!s->ios || lat < s->lat_min) {
-        s->lat_min = lat;
-    }
-    s->lat_max = MAX(s->lat_max, lat);
-    s->ios++;
     s->bytes += bytes;
-    s->lat_sum += lat;
-    s->lat_sq += (double)lat * lat;
+    sim_lat_record(&s->lat, lat);
     lateness_record(&s->hist, lat);
 }
 
@@ -396,36 +390,31 @@ static char *json_escape(const char *text)
     return g_string_free(s, false);
 }
 
-static double ratio(uint64_t a, uint64_t b)
-{
-    return b ? (double)a / (double)b : 0;
-}
-
 static void json_dir(GString *o, const Worker *w, int dir, uint64_t runtime_ns)
 {
     const DirStats *s = &w->dir[dir];
-    double mean = s->ios ? s->lat_sum / s->ios : 0;
-    double var = s->ios ? s->lat_sq / s->ios - mean * mean : 0;
+    uint64_t ios = s->lat.n;
     GString *pct = g_string_new(NULL);
 
     for (uint32_t i = 0; i < w->job->nr_percentiles; i++) {
         double q = w->job->percentiles[i];
         g_string_append_printf(pct, "%s\"%.6f\": %" PRIu64, i ? ", " : "", q,
-                               s->ios ? lateness_quantile(&s->hist, q / 100) : 0);
+                               ios ? lateness_quantile(&s->hist, q / 100) : 0);
     }
     g_autofree char *lat = g_strdup_printf(
         "{\"min\": %" PRIu64 ", \"max\": %" PRIu64 ", \"mean\": %.3f, \"stddev\": %.3f, "
         "\"N\": %" PRIu64 ", \"percentile\": {%s}}",
-        s->lat_min, s->lat_max, mean, sqrt(var > 0 ? var : 0), s->ios, pct->str);
+        s->lat.min, s->lat.max, sim_lat_mean(&s->lat), sim_lat_stddev(&s->lat), ios,
+        pct->str);
     g_string_append_printf(o,
         "      \"%s\": {\"io_bytes\": %" PRIu64 ", \"io_kbytes\": %" PRIu64 ", "
         "\"bw_bytes\": %.0f, \"bw\": %.0f, \"iops\": %.3f, \"runtime\": %" PRIu64 ", "
         "\"total_ios\": %" PRIu64 ",\n        \"slat_ns\": {\"min\": 0, \"max\": 0, "
         "\"mean\": 0, \"stddev\": 0, \"N\": 0},\n        \"clat_ns\": %s,\n"
         "        \"lat_ns\": %s}",
-        dir_names[dir], s->bytes, s->bytes / 1024,
-        ratio(s->bytes * NS_PER_S, runtime_ns), ratio(s->bytes * NS_PER_S / 1024, runtime_ns),
-        ratio(s->ios * NS_PER_S, runtime_ns), runtime_ns / 1000000, s->ios, lat, lat);
+        dir_names[dir], s->bytes, s->bytes / 1024, sim_per_second(s->bytes, runtime_ns),
+        sim_per_second(s->bytes, runtime_ns) / 1024, sim_per_second(ios, runtime_ns),
+        runtime_ns / 1000000, ios, lat, lat);
     g_string_free(pct, true);
 }
 
@@ -445,9 +434,9 @@ static void json_series(GString *o, const Worker *w)
             g_string_append_printf(o, ",\n        \"%s_%s\": [", dir_names[dir], what[k]);
             for (uint32_t i = 0; i < len; i++) {
                 const SeriesPoint *p = &g_array_index(w->series, SeriesPoint, i);
-                double v = k == 0 ? ratio(p->ios[dir] * NS_PER_S, w->interval_ns) :
-                           k == 1 ? ratio(p->bytes[dir] * NS_PER_S, w->interval_ns) :
-                           (p->ios[dir] ? p->lat_sum[dir] / p->ios[dir] : 0);
+                double v = k == 0 ? sim_per_second(p->ios[dir], w->interval_ns) :
+                           k == 1 ? sim_per_second(p->bytes[dir], w->interval_ns) :
+                           sim_mean(p->lat_sum[dir], p->ios[dir]);
                 g_string_append_printf(o, "%s%.1f", i ? ", " : "", v);
             }
             g_string_append(o, "]");
@@ -508,15 +497,17 @@ static void text_job(GString *o, const Worker *w)
     }
     for (int dir = 0; dir < NR_DIRS; dir++) {
         const DirStats *s = &w->dir[dir];
-        if (!s->ios) {
+        double bw = sim_per_second(s->bytes, runtime);
+
+        if (!s->lat.n) {
             continue;
         }
         g_string_append_printf(o, "  %5s: IOPS=%.1f, BW=%.2f MiB/s (%.2f MB/s)(%.1f MiB)\n",
-                               dir_names[dir], ratio(s->ios * NS_PER_S, runtime),
-                               ratio(s->bytes * NS_PER_S, runtime) / 1048576,
-                               ratio(s->bytes * NS_PER_S, runtime) / 1e6, s->bytes / 1048576.0);
+                               dir_names[dir], sim_per_second(s->lat.n, runtime),
+                               bw / 1048576, bw / 1e6, s->bytes / 1048576.0);
         g_string_append_printf(o, "    lat (usec): min=%.2f, max=%.2f, avg=%.2f\n",
-                               s->lat_min / 1e3, s->lat_max / 1e3, s->lat_sum / s->ios / 1e3);
+                               s->lat.min / 1e3, s->lat.max / 1e3,
+                               sim_lat_mean(&s->lat) / 1e3);
         g_string_append(o, "    lat percentiles (usec):");
         for (uint32_t i = 0; i < w->job->nr_percentiles; i++) {
             g_string_append_printf(o, "%s %.2fth=%.1f", i % 6 ? "," : "\n     |",
