@@ -328,8 +328,9 @@ static void issue(SimDevice *d, DeadlineHeap *h, Worker *w, uint64_t now)
             break;
         }
         if (now > SIM_MAX_TIME_NS) {
-            w->fault = g_strdup_printf("job '%s': virtual time passes 2^55 ns (416 days), "
-                                       "the end of femu-sim's", w->job->name);
+            w->fault = g_strdup_printf("job '%s': its next I/O is past 2^55 ns (416 days) "
+                                       "of virtual time, where femu-sim's time ends",
+                                       w->job->name);
             break;
         }
         /* a trace's power cut: once the job's I/O before it is done; no command */
@@ -471,10 +472,7 @@ static bool run_group(SimDevice *d, GPtrArray *ws, uint32_t first, uint32_t last
         } else {
             complete(d, s, t);
         }
-        if (w->fault) {
-            goto fault;
-        }
-        issue(d, &h, w, t);
+        issue(d, &h, w, t);         /* (none after a fault) */
         check_ended(d, w);
         if (w->fault) {
             goto fault;

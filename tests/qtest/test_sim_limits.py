@@ -91,7 +91,7 @@ def test_virtual_time_ends_at_2_55_ns(tmp_path):
     # a trace whose second write is 36028798 s (past 2^55 ns) after its first
     refused(run(tmp_path, NOSSD, "[w]\nread_iolog=TRACE\n",
                 trace="0,write,0,4096\n36028798,write,4096,4096\n", timeout=10),
-            "job 'w'", "virtual time passes 2^55 ns")
+            "job 'w'", "past 2^55 ns (416 days) of virtual time")
     # ... and one just before it runs (on nossd: no model wants idle time in the gap)
     out = run(tmp_path, NOSSD, "[w]\nread_iolog=TRACE\n",
               trace="0,write,0,4096\n36028796,write,4096,4096\n", timeout=60)
