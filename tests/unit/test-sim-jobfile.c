@@ -479,6 +479,15 @@ static void test_parse_errors(void)
         { "[j]\nblockalign=4k\n", "t.fio:2: option 'blockalign' is not supported by femu-sim" },
         { "[j]\nnrfiles=2\n", "option 'nrfiles' is not supported by femu-sim" },
         { "[j]\nzonesize=1m\n", "option 'zonesize' is not supported by femu-sim" },
+        /* what would repeat a job or pace it otherwise: a job ends by size, io_size, its
+         * trace or its runtime only */
+        { "[j]\nloops=1000000000\n", "option 'loops' is not supported by femu-sim" },
+        { "[j]\nrate=1m\n", "option 'rate' is not supported by femu-sim" },
+        { "[j]\nrate_iops=10\n", "option 'rate_iops' is not supported by femu-sim" },
+        { "[j]\nnumber_ios=10\n", "option 'number_ios' is not supported by femu-sim" },
+        { "[j]\nsize=0\n", "option 'size': bad value '0' (allowed: a size > 0" },
+        { "[j]\nio_size=0\n", "option 'io_size': bad value '0' (allowed: a size > 0)" },
+        { "[j]\nbs=0\n", "option 'bs': bad value '0' (allowed: a block size > 0" },
         { "[j]\noutput-format=json\n", "option 'output-format' is not supported" },
         { "rw=read\n[j]\n", "t.fio:1: option 'rw' before any [section]" },
         { "[j]\ninclude other.fio\n", "t.fio:2: 'include' is not supported by femu-sim" },
