@@ -884,6 +884,11 @@ bool sim_gen_can_look_ahead(const SimGen *g)
     return g->started && !g->z && !g->tr && !g->o.thinktime_ns;
 }
 
+bool sim_gen_waits(const SimGen *g)
+{
+    return g->o.thinktime_ns || (g->tr && !g->replay_no_stall);
+}
+
 bool sim_gen_next(SimGen *g, uint64_t now_ns, SimIo *io)
 {
     uint64_t len, nb = 0;

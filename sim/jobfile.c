@@ -262,10 +262,12 @@ static bool get_time(Parser *p, const char *key, const char *val, uint64_t unit_
     if (!need_value(p, key, val)) {
         return false;
     }
-    if (!parse_time(val, unit_ns, out)) {
+    if (!parse_time(val, unit_ns, out) || *out > SIM_MAX_TIME_NS) {
         return bad_value(p, key, val, unit_ns == NS_PER_S
-                         ? "an integer time in seconds, or with a us/ms/s/m/h/d suffix"
-                         : "an integer time in microseconds, or with a us/ms/s/m/h/d suffix");
+                         ? "an integer time in seconds, or with a us/ms/s/m/h/d suffix, up "
+                           "to 416d (femu-sim's virtual time ends at 2^55 ns)"
+                         : "an integer time in microseconds, or with a us/ms/s/m/h/d suffix, "
+                           "up to 416d (femu-sim's virtual time ends at 2^55 ns)");
     }
     return true;
 }
@@ -739,7 +741,7 @@ static bool opt_log_avg_msec(Parser *p, const char *key, const char *val)
 {
     uint64_t ms;
 
-    if (!get_uint(p, key, val, 0, UINT64_MAX / 1000000, &ms)) {
+    if (!get_uint(p, key, val, 0, SIM_MAX_TIME_NS / 1000000, &ms)) {
         return false;
     }
     p->cur->log_avg_ns = ms * 1000000;

@@ -17,6 +17,7 @@
 #include <glib.h>
 
 #include "devprops.h"
+#include "figures.h"
 #include "simdev.h"
 #include "workload.h"
 #include "sched/deadline-heap.h"
@@ -27,20 +28,23 @@
 #define DEFAULT_SERIES_STATS "waf_milli,host_pages_written,nand_pages_written,gc_pages_moved"
 #define NR_DIRS 3               /* read, write, trim: fio's three */
 #define SIM_LOOK_AHEAD 8        /* I/Os a job asks for ahead (look_ahead) */
+/* a time_based job's steps at one instant before it is taken as stuck: 16 deepest queues */
+#define SIM_STILL_STEPS (1u << 20)
+/* the points of a job's time series at most: per second for 12 days */
+#define SIM_SERIES_MAX (1u << 20)
 
 static const char *const dir_names[NR_DIRS] = { "read", "write", "trim" };
 
 typedef struct DirStats {
-    uint64_t ios, bytes;
-    uint64_t lat_min, lat_max;
-    double lat_sum, lat_sq;
+    uint64_t bytes;
+    SimLatStats lat;
     LatenessHist hist;
 } DirStats;
 
 /* One interval of a job's time series. */
 typedef struct SeriesPoint {
     uint64_t ios[NR_DIRS], bytes[NR_DIRS];
-    double lat_sum[NR_DIRS];
+    SimSum lat_sum[NR_DIRS];
 } SeriesPoint;
 
 typedef struct Worker Worker;
@@ -79,6 +83,8 @@ struct Worker {
     uint64_t interval_ns;
     GArray *stat_series;        /* per interval: the sampled device statistics (uint64) */
     GString *end_stats;         /* the device's statistics when the job ended, as JSON */
+    uint64_t still_ns, still_steps;     /* its last step's time, and its steps at that time */
+    char *fault;                /* why the run cannot go on (it stops there) */
 };
 
 typedef struct Options {
@@ -94,14 +100,8 @@ static Options opts = { .format = "normal" };
 
 static void dir_record(DirStats *s, uint64_t bytes, uint64_t lat)
 {
-    if (!s->ios || lat < s->lat_min) {
-        s->lat_min = lat;
-    }
-    s->lat_max = MAX(s->lat_max, lat);
-    s->ios++;
     s->bytes += bytes;
-    s->lat_sum += lat;
-    s->lat_sq += (double)lat * lat;
+    sim_lat_record(&s->lat, lat);
     lateness_record(&s->hist, lat);
 }
 
@@ -147,6 +147,68 @@ static void series_point(Worker *w, SimDevice *d, uint64_t idx)
     }
 }
 
+/*
+ * Virtual time must move: a time_based job ends only when it reaches its runtime, so one
+ * whose commands take no time would run forever at one instant. Its steps (completions,
+ * power cuts) at one instant are counted; SIM_STILL_STEPS of them are far more than any
+ * queue completes at once, so the run stops there, saying why.
+ */
+static void still_step(SimDevice *d, Worker *w, uint64_t now)
+{
+    g_autofree char *fix = NULL;
+    const char *why;
+    bool every;
+
+    if (now != w->still_ns || !w->still_steps) {
+        w->still_ns = now;
+        w->still_steps = 1;
+        return;
+    }
+    if (++w->still_steps < SIM_STILL_STEPS || !w->job->time_based || w->fault) {
+        return;
+    }
+    why = sim_device_free_commands(d, w->ns, &every);
+    fix = why ? g_strdup_printf("%s. Set fw_cores=1,fw_cmd_ns=N (the controller's time per "
+                                "command), or end the job by size or io_size instead of "
+                                "time_based", why)
+              : g_strdup("its trace's power cuts take no time, and nothing between them "
+                         "does. Give its records times that move, or drop time_based");
+    w->fault = g_strdup_printf("job '%s': virtual time stands still at %.9f s (%u "
+                               "completions or power cuts in a row at that instant), so "
+                               "time_based would never reach runtime=%gs: %s",
+                               w->job->name, now / 1e9, SIM_STILL_STEPS,
+                               w->job->runtime_ns / 1e9, fix);
+}
+
+/*
+ * A series longer than SIM_SERIES_MAX (a long job, a long gap in a trace) would take memory
+ * and output in proportion to virtual time: its interval doubles instead, each pair of
+ * points adding up into one (with the device's statistics sampled for the first).
+ */
+static void series_coarsen(Worker *w)
+{
+    uint32_t n = nr_series_stats(), len = w->series->len, half = (len + 1) / 2;
+
+    for (uint32_t i = 0; i < half; i++) {
+        SeriesPoint p = g_array_index(w->series, SeriesPoint, 2 * i);
+
+        if (2 * i + 1 < len) {
+            const SeriesPoint *b = &g_array_index(w->series, SeriesPoint, 2 * i + 1);
+            for (int dir = 0; dir < NR_DIRS; dir++) {
+                p.ios[dir] += b->ios[dir];
+                p.bytes[dir] += b->bytes[dir];
+                p.lat_sum[dir] += b->lat_sum[dir];
+            }
+        }
+        g_array_index(w->series, SeriesPoint, i) = p;
+        memmove(&g_array_index(w->stat_series, uint64_t, i * n),
+                &g_array_index(w->stat_series, uint64_t, 2 * i * n), n * sizeof(uint64_t));
+    }
+    g_array_set_size(w->series, half);
+    g_array_set_size(w->stat_series, half * n);
+    w->interval_ns *= 2;
+}
+
 static void complete(SimDevice *d, Slot *s, uint64_t now)
 {
     Worker *w = s->w;
@@ -159,6 +221,7 @@ static void complete(SimDevice *d, Slot *s, uint64_t now)
     w->inflight--;
     w->free_slots[w->nfree++] = s;
     w->last_done_ns = MAX(w->last_done_ns, now);
+    still_step(d, w, now);
     if (dir < 0 || s->submit_ns < w->counted_from_ns) {
         return;
     }
@@ -167,6 +230,10 @@ static void complete(SimDevice *d, Slot *s, uint64_t now)
         uint64_t idx = (now - w->counted_from_ns) / w->interval_ns;
         SeriesPoint *p;
 
+        while (idx >= SIM_SERIES_MAX) {
+            series_coarsen(w);
+            idx = (now - w->counted_from_ns) / w->interval_ns;
+        }
         series_point(w, d, idx);
         p = &g_array_index(w->series, SeriesPoint, idx);
         p->ios[dir]++;
@@ -231,7 +298,7 @@ static void look_ahead(SimDevice *d, Worker *w, uint64_t now)
 /* Issue what the worker may at now: up to its depth, not before its I/O's time. */
 static void issue(SimDevice *d, DeadlineHeap *h, Worker *w, uint64_t now)
 {
-    while (!w->stopped && !w->error && w->inflight < w->job->iodepth) {
+    while (!w->stopped && !w->error && !w->fault && w->inflight < w->job->iodepth) {
         uint64_t done;
         Slot *s;
 
@@ -260,6 +327,12 @@ static void issue(SimDevice *d, DeadlineHeap *h, Worker *w, uint64_t now)
             }
             break;
         }
+        if (now > SIM_MAX_TIME_NS) {
+            w->fault = g_strdup_printf("job '%s': its next I/O is past 2^55 ns (416 days) "
+                                       "of virtual time, where femu-sim's time ends",
+                                       w->job->name);
+            break;
+        }
         /* a trace's power cut: once the job's I/O before it is done; no command */
         if (w->pending.op == SIM_OP_POWER_CUT) {
             if (w->inflight) {
@@ -267,6 +340,7 @@ static void issue(SimDevice *d, DeadlineHeap *h, Worker *w, uint64_t now)
             }
             sim_device_power_cut(d, now);
             w->has_pending = false;
+            still_step(d, w, now);
             continue;
         }
         /* as fio: a zone is reset or finished once the job's I/O before it is done */
@@ -303,10 +377,30 @@ static bool start_worker(SimDevice *d, Worker *w, uint64_t now, char **err)
                                j->name, j->nsid, sim_device_nr_ns(d));
         return false;
     }
+    /* fio drops time_based without a runtime (with a warning); here it would never end */
+    if (j->time_based && !j->runtime_ns) {
+        *err = g_strdup_printf("job '%s': time_based needs a runtime (set runtime=, or drop "
+                               "time_based to end when size or io_size is done)", j->name);
+        return false;
+    }
     sim_device_target(d, w->ns, &t);
     w->gen = sim_gen_new(j, w->clone, &t, err);    /* its messages name the job */
     if (!w->gen) {
         return false;
+    }
+    /* (a job whose own times move, thinktime or a trace's, may: the engine watches it) */
+    if (j->time_based && !sim_gen_waits(w->gen)) {
+        bool every;
+        const char *why = sim_device_free_commands(d, w->ns, &every);
+
+        if (every) {
+            *err = g_strdup_printf("job '%s': time_based on a drive whose commands take no "
+                                   "time would never reach runtime=%gs: %s. Set fw_cores=1,"
+                                   "fw_cmd_ns=N (the controller's time per command) or "
+                                   "pcie_gen=N (the link's), or end the job by size or "
+                                   "io_size instead", j->name, j->runtime_ns / 1e9, why);
+            return false;
+        }
     }
     w->slots = g_new0(Slot, j->iodepth);
     w->free_slots = g_new(Slot *, j->iodepth);
@@ -348,33 +442,48 @@ static void check_ended(SimDevice *d, Worker *w)
     }
 }
 
-/* Runs workers [first, last) together from now; returns when all have ended. */
-static uint64_t run_group(SimDevice *d, GPtrArray *ws, uint32_t first, uint32_t last,
-                          uint64_t now)
+/*
+ * Runs workers [first, last) together from *now until all have ended (*now: then); false
+ * and *err when one cannot go on (Worker.fault).
+ */
+static bool run_group(SimDevice *d, GPtrArray *ws, uint32_t first, uint32_t last,
+                      uint64_t *now, char **err)
 {
     DeadlineHeap h;
-    uint64_t end = now;
+    Worker *w;
 
     deadline_heap_init(&h);
     for (uint32_t i = first; i < last; i++) {
-        issue(d, &h, g_ptr_array_index(ws, i), now);
-        check_ended(d, g_ptr_array_index(ws, i));
+        w = g_ptr_array_index(ws, i);
+        issue(d, &h, w, *now);
+        check_ended(d, w);
+        if (w->fault) {
+            goto fault;
+        }
     }
     while (!deadline_heap_empty(&h)) {
         uint64_t t = deadline_heap_min(&h);
         Slot *s = deadline_heap_pop_due(&h, t);
 
-        end = MAX(end, t);
+        w = s->w;
+        *now = MAX(*now, t);
         if (s->op < 0) {
-            s->w->wake_queued = false;
+            w->wake_queued = false;
         } else {
             complete(d, s, t);
         }
-        issue(d, &h, s->w, t);
-        check_ended(d, s->w);
+        issue(d, &h, w, t);         /* (none after a fault) */
+        check_ended(d, w);
+        if (w->fault) {
+            goto fault;
+        }
     }
     deadline_heap_destroy(&h);
-    return end;
+    return true;
+fault:
+    *err = g_steal_pointer(&w->fault);
+    deadline_heap_destroy(&h);
+    return false;
 }
 
 /* ---- output ---- */
@@ -396,36 +505,31 @@ static char *json_escape(const char *text)
     return g_string_free(s, false);
 }
 
-static double ratio(uint64_t a, uint64_t b)
-{
-    return b ? (double)a / (double)b : 0;
-}
-
 static void json_dir(GString *o, const Worker *w, int dir, uint64_t runtime_ns)
 {
     const DirStats *s = &w->dir[dir];
-    double mean = s->ios ? s->lat_sum / s->ios : 0;
-    double var = s->ios ? s->lat_sq / s->ios - mean * mean : 0;
+    uint64_t ios = s->lat.n;
     GString *pct = g_string_new(NULL);
 
     for (uint32_t i = 0; i < w->job->nr_percentiles; i++) {
         double q = w->job->percentiles[i];
         g_string_append_printf(pct, "%s\"%.6f\": %" PRIu64, i ? ", " : "", q,
-                               s->ios ? lateness_quantile(&s->hist, q / 100) : 0);
+                               ios ? lateness_quantile(&s->hist, q / 100) : 0);
     }
     g_autofree char *lat = g_strdup_printf(
         "{\"min\": %" PRIu64 ", \"max\": %" PRIu64 ", \"mean\": %.3f, \"stddev\": %.3f, "
         "\"N\": %" PRIu64 ", \"percentile\": {%s}}",
-        s->lat_min, s->lat_max, mean, sqrt(var > 0 ? var : 0), s->ios, pct->str);
+        s->lat.min, s->lat.max, sim_lat_mean(&s->lat), sim_lat_stddev(&s->lat), ios,
+        pct->str);
     g_string_append_printf(o,
         "      \"%s\": {\"io_bytes\": %" PRIu64 ", \"io_kbytes\": %" PRIu64 ", "
-        "\"bw_bytes\": %.0f, \"bw\": %.0f, \"iops\": %.3f, \"runtime\": %" PRIu64 ", "
+        "\"bw_bytes\": %.0f, \"bw\": %.0f, \"iops\": %.15g, \"runtime\": %" PRIu64 ", "
         "\"total_ios\": %" PRIu64 ",\n        \"slat_ns\": {\"min\": 0, \"max\": 0, "
         "\"mean\": 0, \"stddev\": 0, \"N\": 0},\n        \"clat_ns\": %s,\n"
         "        \"lat_ns\": %s}",
-        dir_names[dir], s->bytes, s->bytes / 1024,
-        ratio(s->bytes * NS_PER_S, runtime_ns), ratio(s->bytes * NS_PER_S / 1024, runtime_ns),
-        ratio(s->ios * NS_PER_S, runtime_ns), runtime_ns / 1000000, s->ios, lat, lat);
+        dir_names[dir], s->bytes, s->bytes / 1024, sim_per_second(s->bytes, runtime_ns),
+        sim_per_second(s->bytes, runtime_ns) / 1024, sim_per_second(ios, runtime_ns),
+        runtime_ns / 1000000, ios, lat, lat);
     g_string_free(pct, true);
 }
 
@@ -445,10 +549,10 @@ static void json_series(GString *o, const Worker *w)
             g_string_append_printf(o, ",\n        \"%s_%s\": [", dir_names[dir], what[k]);
             for (uint32_t i = 0; i < len; i++) {
                 const SeriesPoint *p = &g_array_index(w->series, SeriesPoint, i);
-                double v = k == 0 ? ratio(p->ios[dir] * NS_PER_S, w->interval_ns) :
-                           k == 1 ? ratio(p->bytes[dir] * NS_PER_S, w->interval_ns) :
-                           (p->ios[dir] ? p->lat_sum[dir] / p->ios[dir] : 0);
-                g_string_append_printf(o, "%s%.1f", i ? ", " : "", v);
+                double v = k == 0 ? sim_per_second(p->ios[dir], w->interval_ns) :
+                           k == 1 ? sim_per_second(p->bytes[dir], w->interval_ns) :
+                           sim_mean(p->lat_sum[dir], p->ios[dir]);
+                g_string_append_printf(o, "%s%.15g", i ? ", " : "", v);
             }
             g_string_append(o, "]");
         }
@@ -508,15 +612,17 @@ static void text_job(GString *o, const Worker *w)
     }
     for (int dir = 0; dir < NR_DIRS; dir++) {
         const DirStats *s = &w->dir[dir];
-        if (!s->ios) {
+        double bw = sim_per_second(s->bytes, runtime);
+
+        if (!s->lat.n) {
             continue;
         }
         g_string_append_printf(o, "  %5s: IOPS=%.1f, BW=%.2f MiB/s (%.2f MB/s)(%.1f MiB)\n",
-                               dir_names[dir], ratio(s->ios * NS_PER_S, runtime),
-                               ratio(s->bytes * NS_PER_S, runtime) / 1048576,
-                               ratio(s->bytes * NS_PER_S, runtime) / 1e6, s->bytes / 1048576.0);
+                               dir_names[dir], sim_per_second(s->lat.n, runtime),
+                               bw / 1048576, bw / 1e6, s->bytes / 1048576.0);
         g_string_append_printf(o, "    lat (usec): min=%.2f, max=%.2f, avg=%.2f\n",
-                               s->lat_min / 1e3, s->lat_max / 1e3, s->lat_sum / s->ios / 1e3);
+                               s->lat.min / 1e3, s->lat.max / 1e3,
+                               sim_lat_mean(&s->lat) / 1e3);
         g_string_append(o, "    lat percentiles (usec):");
         for (uint32_t i = 0; i < w->job->nr_percentiles; i++) {
             g_string_append_printf(o, "%s %.2fth=%.1f", i % 6 ? "," : "\n     |",
@@ -651,7 +757,9 @@ int main(int argc, char **argv)
         for (uint32_t j = 0; j < jf->nr_jobs; j++) {
             const SimJob *job = &jf->jobs[j];
             if (job->stonewall && workers->len > group_first) {
-                now = run_group(d, workers, group_first, workers->len, now);
+                if (!run_group(d, workers, group_first, workers->len, &now, &err)) {
+                    goto fail;
+                }
                 group++;
                 group_first = workers->len;
             }
@@ -665,7 +773,9 @@ int main(int argc, char **argv)
             }
         }
     }
-    now = run_group(d, workers, group_first, workers->len, now);
+    if (!run_group(d, workers, group_first, workers->len, &now, &err)) {
+        goto fail;
+    }
 
     if (!strcmp(opts.format, "json")) {
         JsonStats js = { o, true };
@@ -729,6 +839,7 @@ out:
         if (w->end_stats) {
             g_string_free(w->end_stats, true);
         }
+        g_free(w->fault);
         g_free(w);
     }
     g_strfreev(opts.series_stats);

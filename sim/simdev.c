@@ -724,6 +724,24 @@ static const SimKind sim_nossd = {
     .name = "nossd", .femu_mode = 2, .media_new = nossd_media_new,
 };
 
+const char *sim_device_free_commands(const SimDevice *d, const SimNs *ns, bool *every)
+{
+    const FemuFrontendConfig *fe = &d->p.frontend_cfg;
+
+    *every = false;
+    if (fe->fw_cores && fe->fw_cmd_ns) {
+        return NULL;
+    }
+    if (ns->kind == &sim_nossd && !fe->pcie_gen) {
+        *every = true;
+        return "femu_mode=2 (nossd) has no media model, and neither the controller's "
+               "(fw_cores, fw_cmd_ns) nor the link's model (pcie_gen) is on";
+    }
+    return "without the controller's model (fw_cores, fw_cmd_ns), a command that moves no "
+           "data and books no flash (a trim, a flush with nothing to write, ...) takes no "
+           "time";
+}
+
 /* blackbox: the FTL of bbssd/. */
 static uint32_t bbssd_flash_blocks(SimDevice *d, uint64_t bytes, char **err)
 {

@@ -104,6 +104,12 @@ void sim_device_target(SimDevice *d, SimNs *ns, SimTarget *t);
  */
 uint16_t sim_device_submit(SimDevice *d, SimNs *ns, const SimIo *io, uint64_t now,
                            uint64_t *done);
+/*
+ * Why a command of ns can complete at the instant it arrives, or NULL when none can (the
+ * controller's time per command, fw_cores and fw_cmd_ns, is on every one). *every: no
+ * command of ns takes any time (nossd without the controller's or the link's model).
+ */
+const char *sim_device_free_commands(const SimDevice *d, const SimNs *ns, bool *every);
 /* io will be submitted soon: its model may fetch what it needs into the CPU cache. */
 void sim_device_hint(SimDevice *d, SimNs *ns, const SimIo *io);
 /* A command submitted earlier has completed at t (its *done): idle time is counted. */

@@ -14,6 +14,12 @@
 
 #define SIM_NO_PLID UINT32_MAX
 #define SIM_MAX_PERCENTILES 32
+/*
+ * The virtual time femu-sim runs to, 2^55 ns (416 days and 23 h): every time of a job file
+ * (runtime, thinktime, ...) is at most this, so a sum of a few never wraps, and the engine
+ * stops a run that would go past it (its latency sums are exact below it: figures.h).
+ */
+#define SIM_MAX_TIME_NS (1ull << 55)
 
 typedef enum SimOp {
     SIM_OP_READ,
@@ -97,6 +103,8 @@ bool sim_gen_next(SimGen *g, uint64_t now_ns, SimIo *io);
  * answer: not when it depends on the time (thinktime, a trace) or on shared zone state.
  */
 bool sim_gen_can_look_ahead(const SimGen *g);
+/* Whether the job's own times may hold its I/O back (thinktime, a trace's timestamps). */
+bool sim_gen_waits(const SimGen *g);
 void sim_gen_free(SimGen *g);
 
 #endif

@@ -365,7 +365,23 @@ static void test_parse_times(void)
     g_assert_cmpuint(opts(f, 3)->thinktime_ns, ==, 3 * 1000000ull);
     sim_jobfile_free(f);
     parse_fails("[j]\nruntime=10x\n", "option 'runtime': bad value '10x' (allowed: an "
-                "integer time in seconds, or with a us/ms/s/m/h/d suffix)");
+                "integer time in seconds, or with a us/ms/s/m/h/d suffix, up to 416d "
+                "(femu-sim's virtual time ends at 2^55 ns))");
+    /* femu-sim's virtual time ends at 2^55 ns: no time of a job file goes past it */
+    f = parse_ok("[a]\nruntime=416d\nthinktime=416d\nstartdelay=416d\nramp_time=416d\n"
+                 "log_avg_msec=36028797018\n");
+    g_assert_cmpuint(f->jobs[0].runtime_ns, ==, 416 * 86400 * 1000000000ull);
+    g_assert_cmpuint(opts(f, 0)->thinktime_ns, ==, 416 * 86400 * 1000000000ull);
+    g_assert_cmpuint(f->jobs[0].log_avg_ns, ==, 36028797018000000ull);
+    sim_jobfile_free(f);
+    parse_fails("[j]\nruntime=417d\n", "option 'runtime': bad value '417d' (allowed: an "
+                "integer time in seconds, or with a us/ms/s/m/h/d suffix, up to 416d");
+    parse_fails("[j]\nthinktime=18446744073709551us\n", "option 'thinktime': bad value "
+                "'18446744073709551us' (allowed: an integer time in microseconds");
+    parse_fails("[j]\nstartdelay=36028798\n", "option 'startdelay': bad value");
+    parse_fails("[j]\nramp_time=36028798s\n", "option 'ramp_time': bad value");
+    parse_fails("[j]\nlog_avg_msec=36028797019\n", "option 'log_avg_msec': bad value "
+                "'36028797019' (allowed: an integer in 0..36028797018)");
     parse_fails("[j]\nthinktime=1.5\n", "option 'thinktime': bad value '1.5' (allowed: an "
                 "integer time in microseconds");
     parse_fails("[j]\nstartdelay=1-5\n", "option 'startdelay': a range ('1-5') is not "
@@ -463,6 +479,15 @@ static void test_parse_errors(void)
         { "[j]\nblockalign=4k\n", "t.fio:2: option 'blockalign' is not supported by femu-sim" },
         { "[j]\nnrfiles=2\n", "option 'nrfiles' is not supported by femu-sim" },
         { "[j]\nzonesize=1m\n", "option 'zonesize' is not supported by femu-sim" },
+        /* what would repeat a job or pace it otherwise: a job ends by size, io_size, its
+         * trace or its runtime only */
+        { "[j]\nloops=1000000000\n", "option 'loops' is not supported by femu-sim" },
+        { "[j]\nrate=1m\n", "option 'rate' is not supported by femu-sim" },
+        { "[j]\nrate_iops=10\n", "option 'rate_iops' is not supported by femu-sim" },
+        { "[j]\nnumber_ios=10\n", "option 'number_ios' is not supported by femu-sim" },
+        { "[j]\nsize=0\n", "option 'size': bad value '0' (allowed: a size > 0" },
+        { "[j]\nio_size=0\n", "option 'io_size': bad value '0' (allowed: a size > 0)" },
+        { "[j]\nbs=0\n", "option 'bs': bad value '0' (allowed: a block size > 0" },
         { "[j]\noutput-format=json\n", "option 'output-format' is not supported" },
         { "rw=read\n[j]\n", "t.fio:1: option 'rw' before any [section]" },
         { "[j]\ninclude other.fio\n", "t.fio:2: 'include' is not supported by femu-sim" },
