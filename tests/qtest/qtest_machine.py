@@ -7,6 +7,7 @@ the QEMU source with its python/ directory is (see qtest.py).
 """
 
 import dataclasses
+import importlib.util
 import os
 import subprocess
 import time
@@ -164,3 +165,14 @@ def cores_used(pid, seconds):
     time.sleep(seconds)
     c1 = proc.cpu_times()
     return (c1.user + c1.system - c0.user - c0.system) / (time.monotonic() - t0)
+
+
+def qtest_module(name):
+    """The qtest module NAME.py loaded by its path: tests/guest holds modules of the same
+    names (test_fdp), and one pytest run (tests/run-all.sh) puts both folders on sys.path,
+    so a plain import may find the guest's."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py")
+    spec = importlib.util.spec_from_file_location("qtest_" + name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

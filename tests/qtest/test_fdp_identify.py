@@ -8,9 +8,12 @@ identifiers, then the 16-bit identifiers from CDW11.ENDGID up, in increasing ord
 import struct
 
 import nvme
-from qtest_machine import DevConfig
-from test_fdp import INVALID_FIELD, OwnMachine, fdp_config, u16, u32
-from test_fdp import pytestmark  # noqa: F401  (the same skips)
+from qtest_machine import DevConfig, qtest_module
+
+_fdp = qtest_module("test_fdp")
+INVALID_FIELD, OwnMachine, fdp_config, u16, u32 = (
+    _fdp.INVALID_FIELD, _fdp.OwnMachine, _fdp.fdp_config, _fdp.u16, _fdp.u32)
+pytestmark = _fdp.pytestmark        # the same skips
 
 CNS_ENDGRP_LIST = 0x19
 CTRATT_ENDGRPS = 1 << 4

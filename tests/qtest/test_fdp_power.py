@@ -5,10 +5,13 @@ the power is off the statistics (QMP) still show the RU partly written; after th
 reset they show it closed (fdp_pages_skipped) and the FDP Events log (host events) has one
 Controller Level Reset Modified RUHs event for it."""
 
-from qtest_machine import DevConfig
-from test_fdp import (EV_CTRL_RESET_MODIFIED, GEO, OwnMachine, RU_PAGES, drain_events, events,
-                      pid_of, put, qstats)
-from test_fdp import pytestmark  # noqa: F401  (the same skips)
+from qtest_machine import DevConfig, qtest_module
+
+_fdp = qtest_module("test_fdp")
+(EV_CTRL_RESET_MODIFIED, GEO, OwnMachine, RU_PAGES, drain_events, events, pid_of, put,
+ qstats) = (_fdp.EV_CTRL_RESET_MODIFIED, _fdp.GEO, _fdp.OwnMachine, _fdp.RU_PAGES,
+            _fdp.drain_events, _fdp.events, _fdp.pid_of, _fdp.put, _fdp.qstats)
+pytestmark = _fdp.pytestmark        # the same skips
 
 PATH = "/machine/peripheral/femu0"
 

@@ -132,7 +132,8 @@ def test_fdp_rus_left_open_are_closed_at_femu_sim_exit(tmp_path):
     """A run that leaves an RU partly written ends as the emulator's does (QEMU's exit
     resets the controller, which closes it): the file holds it closed, so the emulator
     booting it finds none open and posts no Controller Level Reset event."""
-    from test_fdp import EV_CTRL_RESET_MODIFIED, events
+    fdp = qtest_machine.qtest_module("test_fdp")
+    EV_CTRL_RESET_MODIFIED, events = fdp.EV_CTRL_RESET_MODIFIED, fdp.events
 
     backing = tmp_path / "fdp.img"
     sim = age(tmp_path, FDP, [(1, [("write", i * PAGE, PAGE) for i in range(10)])],
