@@ -117,3 +117,70 @@ def test_fdp_whole_drive_deallocate(tmp_path):
         deallocate_whole_drive(m)
     finally:
         m.close()
+
+
+def running_deallocate(m, sq):
+    """A whole-drive Deallocate, submitted and seen running: its CID and the stats then."""
+    ctrl = m.ctrl
+    nlbas = ctrl.id_ns(1)["nsze"]
+    ranges = overlapping_ranges(nlbas, (nlbas // 2) // PAGE_LBAS * PAGE_LBAS)
+    body = b"".join(struct.pack("<IIQ", 0, n, s) for s, n in ranges)
+    before = device_stats(m)
+    cid = ctrl.submit(sq, nvme.cmd(nvme.IO_DSM, nsid=1, prp1=ctrl.buffer(len(body), body),
+                                   cdw10=len(ranges) - 1, cdw11=1 << 2))
+    while True:
+        s = device_stats(m)
+        if s["long_cmd_steps"] > before["long_cmd_steps"]:
+            return cid, s
+
+
+def steps_after_a_while(m):
+    """long_cmd_steps, twice 0.2 s apart: equal when nothing runs any more."""
+    a = device_stats(m)["long_cmd_steps"]
+    time.sleep(0.2)
+    return a, device_stats(m)["long_cmd_steps"]
+
+
+@pytest.fixture(scope="module")
+def bb1t(tmp_path_factory):
+    m = start_machine(DevConfig(mode=1, size_mb=1 << 20, queues=2),
+                      str(tmp_path_factory.mktemp("bb1t")))
+    yield m
+    m.close()
+
+
+def test_controller_reset_drops_a_running_deallocate(bb1t):
+    """CC.EN = 0 while it runs: no completion for it, no more steps, the drive works."""
+    m, ctrl = bb1t, bb1t.ctrl
+    ctrl.enable()
+    sq = ctrl.create_io_queues(1, entries=64)
+    running_deallocate(m, sq)
+    ctrl.disable()
+    a, b = steps_after_a_while(m)
+    assert a == b
+    ctrl.enable()
+    sq = ctrl.create_io_queues(1, entries=64)
+    data = random.Random(9).randbytes(4096)
+    assert ctrl.write(sq, 1, 4096, data).ok
+    c, back = ctrl.read(sq, 1, 4096, 8)
+    assert c.ok and back == data
+    assert m.qt.alive()
+
+
+def test_sq_deletion_aborts_a_running_deallocate(bb1t):
+    """Delete I/O SQ while it runs: it completes as Aborted due to SQ Deletion, at once."""
+    m, ctrl = bb1t, bb1t.ctrl
+    ctrl.enable()
+    sq = ctrl.create_io_queues(1, entries=64)
+    cq = sq.cq
+    cid, _ = running_deallocate(m, sq)
+    assert ctrl.delete_sq(1).ok
+    ctrl.reap(cq)
+    c = cq.done.pop((1, cid))
+    assert c.code == (nvme.SCT_GENERIC, nvme.SC_ABORT_SQ_DELETION) and c.dnr, c
+    a, b = steps_after_a_while(m)
+    assert a == b
+    assert ctrl.delete_cq(cq.qid).ok
+    sq = ctrl.create_io_queues(1, entries=64)
+    assert ctrl.write(sq, 1, 0, bytes(4096)).ok
+
