@@ -195,7 +195,7 @@ uint32_t femu_lba_ranges_merge(const NvmeDsmRange *in, uint32_t nr, FemuLbaRange
     return k;
 }
 
-/* What a slice costs, per so many bytes, where the model keeps no pages (nossd, zns). */
+/* What a slice costs, per so many bytes, where the model keeps no pages (nossd). */
 #define DEALLOC_BYTES_PER_PAGE 4096
 
 /* A Deallocate in flight: its merged ranges, and how far it got. */
