@@ -184,3 +184,28 @@ def test_sq_deletion_aborts_a_running_deallocate(bb1t):
     sq = ctrl.create_io_queues(1, entries=64)
     assert ctrl.write(sq, 1, 0, bytes(4096)).ok
 
+
+def test_slices_end_on_flash_page_boundaries(tmp_path):
+    """Flash pages of 1536 bytes (secs_per_pg=3), a range from LBA 1 over 66666 of them:
+    the 5 slices drop exactly the whole pages the range holds, as one pass would (a slice
+    cut inside a page would leave that page mapped)."""
+    m = start_machine(DevConfig(mode=1, size_mb=1024, queues=2, extra="secs_per_pg=3"),
+                      str(tmp_path))
+    try:
+        ctrl = m.ctrl
+        ctrl.enable()
+        sq = ctrl.create_io_queues(1, entries=64)
+        slba, nlb, pb = 1, 200000, 1536
+        data = random.Random(4).randbytes(2 * pb)
+        assert ctrl.write(sq, 1, 0, data).ok     # pages 0 and 1: page 0 keeps LBA 0
+        before = device_stats(m)
+        assert ctrl.dsm_deallocate(sq, 1, [(slba, nlb)]).ok
+        after = device_stats(m)
+        whole = (slba + nlb) * 512 // pb - -(-slba * 512 // pb)
+        assert after["pages_trimmed"] - before["pages_trimmed"] == whole == 66666
+        assert after["long_cmd_steps"] - before["long_cmd_steps"] == -(-whole // PASS_PAGES)
+        c, back = ctrl.read(sq, 1, 0, 6)
+        assert c.ok and back == data[:512] + bytes(5 * 512)
+    finally:
+        m.close()
+
