@@ -126,6 +126,8 @@ def main():
           f"  QMP stats {bblib.lateness(qmp)} ({qmp['completions']} completions); vendor log "
           f"0xCA {vlog['lateness_p50_ns'] / 1000:.0f}/{vlog['lateness_p99_ns'] / 1000:.0f}/"
           f"{vlog['lateness_max_ns'] / 1000:.0f} ({vlog['completions']} completions)")
+    print("longest hold of the device lock by one pass of the device thread (max_pass_ns): "
+          f"{qmp['max-pass-ns'] / 1000:.0f} us")
     print("transfers to real hardware: nothing absolute. Both sides are emulated devices under "
           "TCG; the ratio says how much\nfaster femu's queue handling is than QEMU's own on "
           "the same host, and shrinks where the guest, not the device, limits.")

@@ -315,8 +315,9 @@ static uint64_t femu_mmio_read(void *opaque, hwaddr addr, unsigned size)
         return size == 8 ? UINT64_MAX : (1ULL << (8 * size)) - 1;
     }
     if (addr < FEMU_REG_SIZE && !(addr & (size - 1))) {
-        QEMU_LOCK_GUARD(&n->lock);
+        femu_lock(n);
         val = femu_reg_read(n, addr, size);
+        femu_unlock(n);
     }
     /* doorbells and reserved space read as zero */
     trace_femu_mmio_read(addr, size, val);
@@ -370,7 +371,7 @@ static void femu_mmio_write(void *opaque, hwaddr addr, uint64_t data, unsigned s
         return;
     }
 
-    QEMU_LOCK_GUARD(&n->lock);
+    femu_lock(n);
     switch (addr) {
     case NVME_REG_INTMS:
         bar->intms |= data;
@@ -409,6 +410,7 @@ static void femu_mmio_write(void *opaque, hwaddr addr, uint64_t data, unsigned s
         /* read-only and unsupported registers ignore writes */
         break;
     }
+    femu_unlock(n);
     femu_dataplane_kick(n);
 }
 
@@ -445,9 +447,9 @@ static void femu_stats_get(Object *obj, Visitor *v, const char *name, void *opaq
     g_autoptr(GArray) stats = g_array_new(false, false, sizeof(NamedValue));
 
     g_array_set_clear_func(stats, clear_named_value);
-    qemu_mutex_lock(&n->lock);
+    femu_lock(n);
     femu_stats_emit(n, collect_stat, stats);
-    qemu_mutex_unlock(&n->lock);
+    femu_unlock(n);
 
     if (!visit_start_struct(v, name, NULL, 0, errp)) {
         return;
@@ -467,7 +469,7 @@ static void femu_stats_get(Object *obj, Visitor *v, const char *name, void *opaq
  */
 static void femu_power_cut(FemuCtrl *n, const char *why)
 {
-    qemu_mutex_lock(&n->lock);
+    femu_lock(n);
     if (!n->power_lost) {
         qatomic_set(&n->power_lost, true);
         n->power_cuts++;
@@ -476,7 +478,7 @@ static void femu_power_cut(FemuCtrl *n, const char *why)
         n->bar.cc = n->bar.csts = 0;
         trace_femu_power_cut(why);
     }
-    qemu_mutex_unlock(&n->lock);
+    femu_unlock(n);
     n->intx_level = false;
     pci_irq_deassert(PCI_DEVICE(n));
 }
@@ -590,6 +592,7 @@ static void femu_realize(PCIDevice *pci_dev, Error **errp)
     n->page_bits = 12;
     n->power_on_ns = femu_now_ns(n);
     QTAILQ_INIT(&n->aer_reqs);
+    QTAILQ_INIT(&n->running);
     deadline_heap_init(&n->timed);
     qemu_mutex_init(&n->lock);
     femu_ctrl_reset_locked(n);
@@ -629,7 +632,7 @@ static void femu_reset(DeviceState *dev)
 {
     FemuCtrl *n = FEMU(dev);
 
-    qemu_mutex_lock(&n->lock);
+    femu_lock(n);
     if (n->power_lost) {
         /* power back: recovery first, so that the reset's own work sees its result */
         femu_ns_power_on(n);
@@ -643,7 +646,7 @@ static void femu_reset(DeviceState *dev)
     n->bar.asq = 0;
     n->bar.acq = 0;
     n->bar.intms = n->bar.intmc = 0;
-    qemu_mutex_unlock(&n->lock);
+    femu_unlock(n);
     femu_dataplane_reset(n);
     if (n->fail_timer) {
         /* intervals count from power-on: what follows a reset does not depend on before */

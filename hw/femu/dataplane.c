@@ -22,7 +22,13 @@
  *   want the BQL) nor outside guest RAM.
  * - Whatever a guest controls is bounded per pass: FEMU_SQ_BURST commands per SQ, PRP
  *   walks by the transfer size, SGL chains by FEMU_SGL_MAX_SEGMENTS, and a value it
- *   repeats (a bad doorbell, a full CQ) is work only once.
+ *   repeats (a bad doorbell, a full CQ) is work only once. A command whose work a guest
+ *   sizes beyond that (a Deallocate of 256 whole-namespace ranges) is a long command
+ *   (femu_req_run): it runs FEMU_PASS_PAGES pages of it per pass, oldest first, and stays
+ *   in flight in between; its completion is due after its last step. The longest hold of
+ *   n->lock by a pass is a statistic (max_pass_ns).
+ * - Others take n->lock through femu_lock, which counts them: the thread lets them in
+ *   before its next pass (a mutex would let it take the lock straight back).
  * - The thread sleeps whenever there is nothing it can do: no command to fetch, no
  *   deadline within FEMU_SPIN_NS, no CQ that gained room for a waiting completion, a
  *   controller that failed (CSTS.CFS; its commands are dropped) or a stopped VM.
@@ -87,6 +93,7 @@
 
 #define FEMU_SPIN_NS        10000   /* spin this close to a deadline instead of sleeping */
 #define FEMU_SQ_BURST       32      /* commands taken from one SQ before moving to the next */
+#define FEMU_YIELD_NS       1000000 /* the longest the thread waits for others to take the lock */
 
 /* ---- submission processing ---- */
 
@@ -161,6 +168,9 @@ static int dataplane_pass(FemuCtrl *n)
     if (bad) {
         femu_post_aer(n, NVME_AER_TYPE_ERROR, bad - 1, NVME_LOG_ERROR_INFO);
     }
+    /* long commands go on first, new ones get what is left */
+    n->pass_pages = FEMU_PASS_PAGES;
+    done += femu_run_long(n, femu_now_ns(n));
     for (uint32_t i = 0; i <= n->nr_io_queues && n->enabled; i++) {
         if (n->sq[i]) {
             done += sq_process(n, n->sq[i]);
@@ -288,6 +298,35 @@ static bool shadow_has_work(FemuCtrl *n)
     return false;
 }
 
+/*
+ * n->lock for the device thread (or the bottom half); pass_unlock keeps the longest it was
+ * held in one go (max_pass_ns), in host time whatever the model's clock.
+ */
+static int64_t pass_lock(FemuCtrl *n)
+{
+    qemu_mutex_lock(&n->lock);
+    return get_clock();
+}
+
+static void pass_unlock(FemuCtrl *n, int64_t since)
+{
+    n->max_pass_ns = MAX(n->max_pass_ns, (uint64_t)(get_clock() - since));
+    qemu_mutex_unlock(&n->lock);
+}
+
+/*
+ * Someone waits for n->lock (femu_lock): let them have it before the next pass, for at
+ * most FEMU_YIELD_NS, since a mutex does not hand itself over to a waiter.
+ */
+static void let_waiters_in(FemuCtrl *n)
+{
+    int64_t until = get_clock() + FEMU_YIELD_NS;
+
+    while (qatomic_read(&n->lock_waiters) && get_clock() < until) {
+        cpu_relax();
+    }
+}
+
 /* One pass and the interrupts it owes (*irqs); *next is the earliest deadline left. */
 static int pass_locked(FemuCtrl *n, bool *irqs, bool *intx_level, uint64_t *next)
 {
@@ -309,6 +348,8 @@ static int pass_locked(FemuCtrl *n, bool *irqs, bool *intx_level, uint64_t *next
 static bool media_idle_tick(FemuCtrl *n, int done, uint64_t next, uint64_t now,
                             uint64_t *idle_at)
 {
+    int64_t since;
+
     if (done) {
         *idle_at = femu_media_wants_idle(n) ? now + FEMU_IDLE_NS : UINT64_MAX;
         return false;
@@ -316,9 +357,9 @@ static bool media_idle_tick(FemuCtrl *n, int done, uint64_t next, uint64_t now,
     if (next != UINT64_MAX || now < *idle_at) {
         return false;
     }
-    qemu_mutex_lock(&n->lock);
+    since = pass_lock(n);
     femu_media_idle_all(n, now);
-    qemu_mutex_unlock(&n->lock);
+    pass_unlock(n, since);
     *idle_at = now + FEMU_IDLE_REPEAT_NS;
     return true;
 }
@@ -355,8 +396,10 @@ static void *femu_dataplane_thread(void *opaque)
         int done;
 
         uint32_t kicks = qatomic_read(&n->kicks);
+        int64_t since;
 
-        qemu_mutex_lock(&n->lock);
+        let_waiters_in(n);
+        since = pass_lock(n);
         done = pass_locked(n, &irqs, &intx_level, &next);
         shadow = shadow_active(n);
         polling_shadow &= shadow;
@@ -364,7 +407,7 @@ static void *femu_dataplane_thread(void *opaque)
             publish_eventidx(n, false);
             polling_shadow = true;
         }
-        qemu_mutex_unlock(&n->lock);
+        pass_unlock(n, since);
         if (irqs) {
             raise_irqs(n, intx_level);
         }
@@ -394,18 +437,18 @@ static void *femu_dataplane_thread(void *opaque)
             qatomic_set(&n->thread_sleeping, false);
             continue;   /* a doorbell came after the pass read it */
         }
-        qemu_mutex_lock(&n->lock);
+        since = pass_lock(n);
         /* again: a reset or a VM stop may have come since the pass */
         if (shadow_active(n)) {
             publish_eventidx(n, true);
             polling_shadow = false;
             if (shadow_has_work(n)) {
-                qemu_mutex_unlock(&n->lock);
+                pass_unlock(n, since);
                 qatomic_set(&n->thread_sleeping, false);
                 continue;
             }
         }
-        qemu_mutex_unlock(&n->lock);
+        pass_unlock(n, since);
         if (!qatomic_read(&n->thread_stop)) {
             int64_t timeout = next == UINT64_MAX ? -1 :
                               (int64_t)(next - femu_now_ns(n) - FEMU_SPIN_NS);
@@ -428,16 +471,16 @@ static void femu_dataplane_bh(void *opaque)
     FemuCtrl *n = opaque;
     bool intx_level = false, irqs;
     uint64_t now, next, wake;
+    int64_t since = pass_lock(n);
     int done;
 
-    qemu_mutex_lock(&n->lock);
     done = pass_locked(n, &irqs, &intx_level, &next);
     if (!done && shadow_active(n)) {
         /* no polling here: the guest rings the doorbell for whatever it adds next */
         publish_eventidx(n, true);
         done = shadow_has_work(n);
     }
-    qemu_mutex_unlock(&n->lock);
+    pass_unlock(n, since);
     if (irqs) {
         raise_irqs(n, intx_level);
     }
@@ -469,12 +512,12 @@ static void femu_vm_state_change(void *opaque, bool running, RunState state)
 {
     FemuCtrl *n = opaque;
 
-    qemu_mutex_lock(&n->lock);
+    femu_lock(n);
     n->vm_stopped = !running;
     if (running) {
         n->resumed_ns = femu_now_ns(n);
     }
-    qemu_mutex_unlock(&n->lock);
+    femu_unlock(n);
     femu_dataplane_kick(n);
 }
 

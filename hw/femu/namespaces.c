@@ -497,6 +497,8 @@ void femu_stats_emit(FemuCtrl *n, FemuMediaStatFn *emit, void *opaque)
     emit(opaque, "lateness_p50_ns", lateness_quantile(&n->lateness, 0.5));
     emit(opaque, "lateness_p99_ns", lateness_quantile(&n->lateness, 0.99));
     emit(opaque, "lateness_max_ns", n->lateness.max_ns);
+    emit(opaque, "max_pass_ns", n->max_pass_ns);
+    emit(opaque, "long_cmd_steps", n->long_steps);
     emit(opaque, "power_cuts", n->power_cuts);
     if (n->frontend) {
         femu_frontend_emit(n->frontend, emit, opaque);

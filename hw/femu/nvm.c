@@ -154,16 +154,125 @@ static uint16_t write_zeroes(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns,
     return NVME_SUCCESS;
 }
 
+/* ---- Dataset Management ---- */
+
+uint16_t femu_dsm_ranges(FemuCtrl *n, const NvmeCmd *cmd, NvmeDsmRange **ranges,
+                         uint32_t *nr)
+{
+    *nr = (le32_to_cpu(cmd->cdw10) & 0xff) + 1;
+    *ranges = g_new(NvmeDsmRange, *nr);
+    return femu_copy_dptr(n, cmd, *nr * sizeof(**ranges), *ranges, *nr * sizeof(**ranges),
+                          false, false);
+}
+
+static int lba_range_cmp(const void *a, const void *b)
+{
+    const FemuLbaRange *x = a, *y = b;
+
+    return x->slba < y->slba ? -1 : x->slba > y->slba;
+}
+
+uint32_t femu_lba_ranges_merge(const NvmeDsmRange *in, uint32_t nr, FemuLbaRange *out)
+{
+    uint32_t k = 0;
+
+    for (uint32_t i = 0; i < nr; i++) {
+        uint64_t slba = le64_to_cpu(in[i].slba), end = slba + le32_to_cpu(in[i].nlb);
+        if (end != slba) {
+            out[k++] = (FemuLbaRange){ slba, end < slba ? UINT64_MAX : end };
+        }
+    }
+    qsort(out, k, sizeof(*out), lba_range_cmp);
+    nr = k;
+    k = 0;
+    for (uint32_t i = 0; i < nr; i++) {
+        if (k && out[i].slba <= out[k - 1].end) {
+            out[k - 1].end = MAX(out[k - 1].end, out[i].end);
+        } else {
+            out[k++] = out[i];
+        }
+    }
+    return k;
+}
+
+/* What a slice costs, per so many bytes, where the model keeps no pages (nossd). */
+#define DEALLOC_BYTES_PER_PAGE 4096
+
+/* A Deallocate in flight: its merged ranges, and how far it got. */
+typedef struct DeallocWork {
+    FemuNamespace *ns;
+    uint32_t nr, next;          /* ranges; the first one not done */
+    uint64_t pos;               /* ranges[next] is done below this LBA */
+    FemuLbaRange r[];
+} DeallocWork;
+
+/*
+ * Where a slice from LBA pos to at most end ends, at most `pages` model pages on: on a
+ * boundary of the model's pages, so that the slices drop between them exactly the whole
+ * pages the range holds. pos when there is no room for one.
+ */
+static uint64_t slice_end(FemuNamespace *ns, uint64_t pos, uint64_t end, uint64_t pages)
+{
+    uint64_t lba = 1ULL << ns->lba_shift, unit = ns->media->page_bytes;
+    uint64_t base = ns->backend_offset - ns->media_base;     /* LBA 0 in the model */
+    uint64_t from = base + (pos << ns->lba_shift);
+    uint64_t at = from + pages * (unit ? unit : DEALLOC_BYTES_PER_PAGE);
+
+    if (at >= base + (end << ns->lba_shift)) {
+        return end;
+    }
+    if (unit) {
+        /* pages and LBAs are whole sectors: a page boundary is an LBA's within 8 pages */
+        at -= at % unit;
+        while (at > from && (at - base) % lba) {
+            at -= unit;
+        }
+    }
+    return at > from ? (at - base) >> ns->lba_shift : pos;
+}
+
+static uint16_t dealloc_step(FemuCtrl *n, FemuRequest *req, uint64_t now, uint64_t *pages,
+                             uint64_t *deadline)
+{
+    DeallocWork *w = req->step_state;
+    FemuNamespace *ns = w->ns;
+    uint64_t unit = ns->media->page_bytes ? ns->media->page_bytes : DEALLOC_BYTES_PER_PAGE;
+
+    for (; w->next < w->nr; w->next++) {
+        const FemuLbaRange *r = &w->r[w->next];
+        uint64_t pos = MAX(w->pos, r->slba), end = slice_end(ns, pos, r->end, *pages);
+        uint64_t cost = DIV_ROUND_UP((end - pos) << ns->lba_shift, unit);
+
+        if (end == pos) {
+            return NVME_NO_COMPLETE;
+        }
+        femu_backend_zero(n, ns->backend_offset + (pos << ns->lba_shift),
+                          (end - pos) << ns->lba_shift);
+        *deadline = MAX(*deadline, media_time(ns, FEMU_MEDIA_DEALLOCATE, pos, end - pos,
+                                              now));
+        *pages -= MIN(*pages, MAX(cost, 1));
+        w->pos = end;
+        if (end < r->end) {
+            return NVME_NO_COMPLETE;
+        }
+    }
+    return NVME_SUCCESS;
+}
+
+/*
+ * Deallocate: the ranges sorted and merged (an LBA in several costs once), then dropped
+ * a slice at a time, as much as the pass has room for (a long command, femu_req_run).
+ */
 static uint16_t dsm(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const NvmeCmd *cmd,
                     uint64_t now, uint64_t *deadline)
 {
     const NvmeDsmCmd *d = (const NvmeDsmCmd *)cmd;
-    uint32_t nr = (le32_to_cpu(d->nr) & 0xff) + 1;
-    g_autofree NvmeDsmRange *ranges = g_new(NvmeDsmRange, nr);
+    g_autofree NvmeDsmRange *ranges = NULL;
+    DeallocWork *w;
+    uint32_t nr;
     uint16_t status;
 
-    status = femu_copy_dptr(n, cmd, nr * sizeof(*ranges), ranges, nr * sizeof(*ranges), false,
-                            false);
+    status = femu_dsm_ranges(n, cmd, &ranges, &nr);
     if (status || !(le32_to_cpu(d->attributes) & NVME_DSMGMT_AD)) {
         return status;      /* integral read/write hints need no action */
     }
@@ -175,16 +284,10 @@ static uint16_t dsm(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const Nvme
             return status;
         }
     }
-    for (uint32_t i = 0; i < nr; i++) {
-        uint64_t slba = le64_to_cpu(ranges[i].slba), nlb = le32_to_cpu(ranges[i].nlb);
-        if (nlb) {
-            femu_backend_zero(n, ns->backend_offset + (slba << ns->lba_shift),
-                              nlb << ns->lba_shift);
-            *deadline = MAX(*deadline, media_time(ns, FEMU_MEDIA_DEALLOCATE, slba, nlb,
-                                                  now));
-        }
-    }
-    return NVME_SUCCESS;
+    w = g_malloc0(sizeof(*w) + nr * sizeof(w->r[0]));
+    w->ns = ns;
+    w->nr = femu_lba_ranges_merge(ranges, nr, w->r);
+    return femu_req_run(n, req, dealloc_step, w, now, deadline);
 }
 
 uint16_t femu_nvm_io(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const NvmeCmd *cmd,

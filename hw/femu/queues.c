@@ -185,6 +185,10 @@ void femu_req_detach(FemuCtrl *n, FemuRequest *req)
         QTAILQ_REMOVE(&n->aer_reqs, req, entry);
         n->outstanding_aers--;
         break;
+    case FEMU_REQ_RUNNING:
+        QTAILQ_REMOVE(&n->running, req, entry);
+        g_clear_pointer(&req->step_state, g_free);
+        break;
     case FEMU_REQ_FREE:
         break;
     }
@@ -241,6 +245,10 @@ void femu_drop_outstanding(FemuCtrl *n)
 {
     FemuRequest *req;
 
+    while ((req = QTAILQ_FIRST(&n->running))) {
+        femu_req_detach(n, req);
+        req_release(req);
+    }
     while (!deadline_heap_empty(&n->timed)) {
         req = deadline_heap_pop_due(&n->timed, UINT64_MAX);
         req_release(req);
@@ -319,6 +327,68 @@ void femu_aer_hold(FemuCtrl *n, FemuRequest *req)
     QTAILQ_INSERT_TAIL(&n->aer_reqs, req, entry);
     n->outstanding_aers++;
     aer_deliver(n);
+}
+
+/* ---- long commands ---- */
+
+/* The next step of a long command, with what the pass has left; its state goes when done. */
+static uint16_t long_step(FemuCtrl *n, FemuRequest *req, uint64_t now)
+{
+    uint64_t pages = n->pass_pages;
+    uint16_t status;
+
+    n->long_steps++;
+    status = req->step(n, req, now, &n->pass_pages, &req->deadline_ns);
+    trace_femu_long_step(req->sq->sqid, le16_to_cpu(req->cqe.cid), pages - n->pass_pages,
+                         status == NVME_NO_COMPLETE);
+    if (status == NVME_NO_COMPLETE) {
+        n->pass_pages = 0;      /* it stopped for want of room */
+    } else {
+        g_clear_pointer(&req->step_state, g_free);
+    }
+    return status;
+}
+
+uint16_t femu_req_run(FemuCtrl *n, FemuRequest *req, FemuStepFn *step, void *state,
+                      uint64_t now, uint64_t *deadline)
+{
+    req->step = step;
+    req->step_state = state;
+    req->deadline_ns = *deadline;
+    /* older long commands go first: a new one waits for a pass with room */
+    if (QTAILQ_EMPTY(&n->running) && n->pass_pages) {
+        uint16_t status = long_step(n, req, now);
+
+        if (status != NVME_NO_COMPLETE) {
+            *deadline = req->deadline_ns;
+            return status;
+        }
+    }
+    req->state = FEMU_REQ_RUNNING;
+    QTAILQ_INSERT_TAIL(&n->running, req, entry);
+    return NVME_NO_COMPLETE;
+}
+
+int femu_run_long(FemuCtrl *n, uint64_t now)
+{
+    FemuRequest *req;
+    int done = 0;
+
+    while (n->pass_pages && (req = QTAILQ_FIRST(&n->running))) {
+        uint16_t status = long_step(n, req, now);
+
+        done++;
+        if (status == NVME_NO_COMPLETE) {
+            continue;
+        }
+        QTAILQ_REMOVE(&n->running, req, entry);
+        req->cqe.status = cpu_to_le16(femu_status_dnr(status));
+        if (status) {
+            femu_record_error(n, req);
+        }
+        femu_complete(n, req, req->deadline_ns);
+    }
+    return done;
 }
 
 bool femu_sq_update_tail(FemuCtrl *n, FemuSQ *sq)

@@ -199,8 +199,9 @@ def run_emulator(props, phases, workdir, size_mb, pid_of=None):
         m.close()
 
 
-# statistics of the host side or of real time, which femu-sim does not have
-NOT_COMPARED = ("lateness_", "power_cuts", "completions")
+# statistics of the host side, of real time or of the device thread's passes, which
+# femu-sim does not have
+NOT_COMPARED = ("lateness_", "power_cuts", "completions", "max_pass_ns", "long_cmd_steps")
 
 
 def compare(emu, sim, tolerance=float(os.environ.get("SIMCHECK_TOLERANCE", "0.02"))):

@@ -686,6 +686,48 @@ static void test_all_release(void)
     rm(&t);
 }
 
+/*
+ * Select All Reset in budgeted parts (the device spreads it over passes): a zone looked
+ * at costs 1, one reset `cost`; the parts together do what one call does, in zone order.
+ */
+static void test_manage_some_budget(void)
+{
+    T t = mk(10, 16, 16, 0, 0);
+    ZoneSet *zs = t.zs;
+    uint64_t next = 0, budget;
+
+    put(&t, 1, F);
+    put(&t, 2, C);
+    put(&t, 7, F);
+    ev_clear(&t);
+    budget = 5;         /* zone 0 (1), zone 1 reset (4): stops before zone 2 */
+    zone_manage_some(zs, A_RESET, &next, &budget, 4);
+    g_assert_cmpuint(next, ==, 2);
+    g_assert_cmpuint(budget, ==, 0);
+    g_assert_cmpuint(t.ev->len, ==, 1);
+    g_assert_cmpint(zs->zones[2].state, ==, C);
+    budget = 3;         /* zone 2 reset: more than is left, still done; then out */
+    zone_manage_some(zs, A_RESET, &next, &budget, 4);
+    g_assert_cmpuint(next, ==, 3);
+    g_assert_cmpuint(budget, ==, 0);
+    budget = 100;       /* zones 3..9: 6 looked at, one reset */
+    zone_manage_some(zs, A_RESET, &next, &budget, 4);
+    g_assert_cmpuint(next, ==, 10);
+    g_assert_cmpuint(budget, ==, 100 - 6 - 4);
+    g_assert_cmpuint(t.ev->len, ==, 3);
+    ev_expect(&t, 0, 1, F, E);
+    ev_expect(&t, 1, 2, C, E);
+    ev_expect(&t, 2, 7, F, E);
+    g_assert_cmpuint(zone_report_count(zs, 0, ZONE_REPORT_EMPTY), ==, 10);
+    g_assert_cmpuint(zs->nr_active, ==, 0);
+    check_invariants(zs);
+    /* done: nothing more, whatever the budget */
+    zone_manage_some(zs, A_RESET, &next, &budget, 4);
+    g_assert_cmpuint(next, ==, 10);
+    g_assert_cmpuint(t.ev->len, ==, 3);
+    rm(&t);
+}
+
 /* ---- writes ---- */
 
 static void test_write_rules(void)
@@ -1486,6 +1528,7 @@ int main(int argc, char **argv)
     g_test_add_func("/zone/equal-limits", test_equal_limits);
     g_test_add_func("/zone/open-all-resources", test_open_all_resources);
     g_test_add_func("/zone/all-release", test_all_release);
+    g_test_add_func("/zone/manage-some-budget", test_manage_some_budget);
     g_test_add_func("/zone/write-rules", test_write_rules);
     g_test_add_func("/zone/append", test_append);
     g_test_add_func("/zone/reads", test_reads);

@@ -189,6 +189,7 @@ FemuMedia *femu_media_bbssd_new(const FtlConfig *cfg, const FemuReadAhead *ra, c
     m->parent.ops = &bbssd_ops;
     m->ftl = ftl;
     m->page_bytes = nand_page_bytes(&cfg->geo);
+    m->parent.page_bytes = m->page_bytes;
     if (ra && ra->cfg) {
         SraBackend be = { .opaque = m, .read = bbssd_sra_read, .readable = bbssd_sra_readable };
         m->sra = sra_new(ra->cfg, &be, err);

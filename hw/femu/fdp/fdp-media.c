@@ -164,6 +164,7 @@ FemuMedia *femu_media_fdp_new(const FdpFtlConfig *cfg, char **err)
     m->parent.ops = &fdp_ops;
     m->ftl = ftl;
     m->page_bytes = nand_page_bytes(&cfg->geo);
+    m->parent.page_bytes = m->page_bytes;
     return &m->parent;
 }
 

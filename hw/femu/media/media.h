@@ -80,6 +80,11 @@ typedef struct FemuMediaOps {
 struct FemuMedia {
     const FemuMediaOps *ops;
     uint64_t last_arrival_ns;   /* the previous request's, for femu_media_retire */
+    /*
+     * The unit its mapping deallocates (a logical page; offset 0 starts one): a part of
+     * one is kept. 0: any byte range.
+     */
+    uint64_t page_bytes;
 };
 
 static inline uint64_t femu_media_submit(FemuMedia *m, const FemuMediaReq *req)

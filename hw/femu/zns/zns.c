@@ -441,6 +441,57 @@ static uint16_t zone_mgmt_send(FemuCtrl *n, FemuNamespace *ns, const NvmeCmd *cm
     return zns_io_status(zone_manage(ns_zones(ns), c->zsa, slba, all, zde));
 }
 
+/* A Select All action spread over passes: the namespace, the action, the next zone. */
+typedef struct ZoneAllWork {
+    FemuNamespace *ns;
+    ZoneAction action;
+    uint64_t next;
+} ZoneAllWork;
+
+/*
+ * As many zones as the pass has room for: a zone looked at costs one page, one changed all
+ * its pages (a reset erases them and gives its host pages back).
+ */
+static uint16_t zone_all_step(FemuCtrl *n, FemuRequest *req, uint64_t now, uint64_t *pages,
+                              uint64_t *deadline)
+{
+    ZoneAllWork *w = req->step_state;
+    ZoneSet *zs = ns_zones(w->ns);
+    uint64_t zone_pages = DIV_ROUND_UP(zs->cfg.zone_size << w->ns->lba_shift, 4096);
+    ZnsCmd c;
+
+    zns_cmd_begin(&c, &ns_zns(w->ns)->io, now, false);
+    zone_manage_some(zs, w->action, &w->next, pages, zone_pages);
+    *deadline = MAX(*deadline, zns_cmd_end(&c));
+    return w->next < zs->cfg.nr_zones ? NVME_NO_COMPLETE : NVME_SUCCESS;
+}
+
+/*
+ * Select All Close, Finish, Reset and Offline change up to every zone of the namespace:
+ * a long command (femu_req_run), so that a million zones are not one pass. Select All Open
+ * changes at most the Closed zones, and Set ZDE refuses Select All: zone_mgmt_send's.
+ */
+static bool zone_send_is_long(const NvmeCmd *cmd)
+{
+    const NvmeZoneSendCmd *c = (const NvmeZoneSendCmd *)cmd;
+
+    return cmd->opcode == NVME_CMD_ZONE_MGMT_SEND && (c->zsflags & NVME_ZSFLAG_SELECT_ALL) &&
+           c->zsa >= NVME_ZONE_ACTION_CLOSE && c->zsa <= NVME_ZONE_ACTION_OFFLINE &&
+           c->zsa != NVME_ZONE_ACTION_OPEN;
+}
+
+static uint16_t zone_send_all(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns,
+                              const NvmeCmd *cmd, uint64_t now, uint64_t *deadline)
+{
+    const NvmeZoneSendCmd *c = (const NvmeZoneSendCmd *)cmd;
+    ZoneAllWork *w = g_new0(ZoneAllWork, 1);
+
+    trace_femu_zone_send(ns->nsid, c->zsa, le64_to_cpu(c->slba), true);
+    w->ns = ns;
+    w->action = c->zsa;
+    return femu_req_run(n, req, zone_all_step, w, now, deadline);
+}
+
 /* A zone's descriptor (and extension, when zde) at d. */
 static void zone_descriptor(const ZoneSet *zs, uint64_t idx, uint64_t zde, uint8_t *d)
 {
@@ -522,17 +573,24 @@ static uint16_t zone_mgmt_recv(FemuCtrl *n, FemuNamespace *ns, const NvmeCmd *cm
     return status;
 }
 
-/* Deallocation does nothing on zones (a reset frees space), but offline zones refuse it. */
+/*
+ * Deallocation does nothing on zones (a reset frees space), but offline zones refuse it.
+ * The ranges are merged first: the zones they cross are looked at once each.
+ */
 static uint16_t zns_dsm(FemuCtrl *n, FemuNamespace *ns, const NvmeCmd *cmd)
 {
-    uint32_t nr = (le32_to_cpu(cmd->cdw10) & 0xff) + 1;
-    g_autofree NvmeDsmRange *ranges = g_new(NvmeDsmRange, nr);
-    uint16_t status = femu_copy_dptr(n, cmd, nr * sizeof(*ranges), ranges,
-                                     nr * sizeof(*ranges), false, false);
+    g_autofree NvmeDsmRange *ranges = NULL;
+    g_autofree FemuLbaRange *merged = NULL;
+    uint32_t nr;
+    uint16_t status = femu_dsm_ranges(n, cmd, &ranges, &nr);
 
+    if (!status) {
+        merged = g_new(FemuLbaRange, nr);
+        nr = femu_lba_ranges_merge(ranges, nr, merged);
+    }
     for (uint32_t i = 0; !status && i < nr; i++) {
-        status = zns_io_dsm_check(&ns_zns(ns)->io, le64_to_cpu(ranges[i].slba),
-                                  le32_to_cpu(ranges[i].nlb));
+        status = zns_io_dsm_check(&ns_zns(ns)->io, merged[i].slba,
+                                  merged[i].end - merged[i].slba);
     }
     return status;
 }
@@ -543,6 +601,9 @@ static uint16_t zns_io(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const N
     ZnsCmd c;
     uint16_t status;
 
+    if (zone_send_is_long(cmd)) {
+        return zone_send_all(n, req, ns, cmd, now, deadline);      /* its steps' own */
+    }
     zns_cmd_begin(&c, &ns_zns(ns)->io, now, false);
     switch (cmd->opcode) {
     case NVME_CMD_WRITE:

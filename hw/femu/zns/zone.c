@@ -590,7 +590,7 @@ static ZoneStatus open_all(ZoneSet *zs)
 ZoneStatus zone_manage(ZoneSet *zs, ZoneAction action, uint64_t slba, bool select_all,
                        const uint8_t *zde)
 {
-    uint64_t idx;
+    uint64_t idx = 0, budget = UINT64_MAX;
 
     switch (action) {
     case ZONE_ACTION_CLOSE:
@@ -619,29 +619,39 @@ ZoneStatus zone_manage(ZoneSet *zs, ZoneAction action, uint64_t slba, bool selec
     if (action == ZONE_ACTION_OPEN) {
         return open_all(zs);
     }
-    for (idx = 0; idx < zs->cfg.nr_zones; idx++) {
-        ZoneState s = zs->zones[idx].state;
-        bool applies;
-
-        switch (action) {
-        case ZONE_ACTION_CLOSE:
-            applies = holds_open(s);
-            break;
-        case ZONE_ACTION_FINISH:
-            applies = holds_active(s);
-            break;
-        case ZONE_ACTION_RESET:
-            applies = holds_active(s) || s == ZONE_FULL;
-            break;
-        default:    /* ZONE_ACTION_OFFLINE */
-            applies = s == ZONE_READ_ONLY;
-            break;
-        }
-        if (applies) {
-            manage_one(zs, action, idx, NULL);
-        }
-    }
+    zone_manage_some(zs, action, &idx, &budget, 1);
     return ZONE_OK;
+}
+
+/* Whether a Select All action other than Open applies to a zone in state s. */
+static bool select_all_applies(ZoneAction action, ZoneState s)
+{
+    switch (action) {
+    case ZONE_ACTION_CLOSE:
+        return holds_open(s);
+    case ZONE_ACTION_FINISH:
+        return holds_active(s);
+    case ZONE_ACTION_RESET:
+        return holds_active(s) || s == ZONE_FULL;
+    case ZONE_ACTION_OFFLINE:
+        return s == ZONE_READ_ONLY;
+    default:
+        return false;
+    }
+}
+
+void zone_manage_some(ZoneSet *zs, ZoneAction action, uint64_t *next, uint64_t *budget,
+                      uint64_t cost)
+{
+    for (; *next < zs->cfg.nr_zones && *budget; ++*next) {
+        uint64_t spent = 1;
+
+        if (select_all_applies(action, zs->zones[*next].state)) {
+            manage_one(zs, action, *next, NULL);
+            spent = cost;
+        }
+        *budget -= MIN(*budget, spent);
+    }
 }
 
 void zone_fail(ZoneSet *zs, uint64_t zone, ZoneState state)

@@ -158,6 +158,13 @@ uint64_t zone_readable(const ZoneSet *zs, uint64_t lba, uint64_t max);
  */
 ZoneStatus zone_manage(ZoneSet *zs, ZoneAction action, uint64_t slba, bool select_all,
                        const uint8_t *zde);
+/*
+ * Part of a Select All action other than Open and Set ZDE, for a device that spreads it
+ * over time: the zones from *next on, while *budget lasts (a zone looked at costs 1, one
+ * the action applies to `cost`); *next is where to go on from (nr_zones: done).
+ */
+void zone_manage_some(ZoneSet *zs, ZoneAction action, uint64_t *next, uint64_t *budget,
+                      uint64_t cost);
 /* Makes a zone Read Only or Offline (a media failure); used by tests and fault injection. */
 void zone_fail(ZoneSet *zs, uint64_t zone, ZoneState state);
 /*
