@@ -139,6 +139,9 @@ static int sq_process(FemuCtrl *n, FemuSQ *sq)
         if (status) {
             femu_record_error(n, req);
         }
+        if (sq->sqid) {
+            n->model_latency_ns += deadline - MIN(deadline, now);
+        }
         femu_complete(n, req, deadline);
         if (!n->enabled) {
             break;      /* the command reset or failed the controller */
@@ -293,6 +296,7 @@ static int pass_locked(FemuCtrl *n, bool *irqs, bool *intx_level, uint64_t *next
 {
     int done = dataplane_pass(n);
 
+    n->dataplane_passes++;
     *irqs = collect_irqs(n, intx_level);
     *next = UINT64_MAX;
     if (n->enabled && !n->vm_stopped && !deadline_heap_empty(&n->timed)) {
@@ -405,6 +409,7 @@ static void *femu_dataplane_thread(void *opaque)
                 continue;
             }
         }
+        n->dataplane_sleeps++;
         qemu_mutex_unlock(&n->lock);
         if (!qatomic_read(&n->thread_stop)) {
             int64_t timeout = next == UINT64_MAX ? -1 :

@@ -241,6 +241,13 @@ struct FemuCtrl {
 
     int64_t power_on_ns;
     LatenessHist lateness;
+    /* sum over I/O commands of the model's completion time minus arrival: what the device
+       owes the host, whatever a busy host adds (lateness is that part) */
+    uint64_t model_latency_ns;
+    /* passes over the queues, and sleeps of the device thread: a thread that spins while
+       idle makes passes by the million without sleeping */
+    uint64_t dataplane_passes;
+    uint64_t dataplane_sleeps;
     unsigned long *irq_pending; /* vectors to notify once the lock is dropped */
     bool intx_level;
 };

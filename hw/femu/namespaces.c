@@ -497,6 +497,9 @@ void femu_stats_emit(FemuCtrl *n, FemuMediaStatFn *emit, void *opaque)
     emit(opaque, "lateness_p50_ns", lateness_quantile(&n->lateness, 0.5));
     emit(opaque, "lateness_p99_ns", lateness_quantile(&n->lateness, 0.99));
     emit(opaque, "lateness_max_ns", n->lateness.max_ns);
+    emit(opaque, "model_latency_ns", n->model_latency_ns);
+    emit(opaque, "dataplane_passes", n->dataplane_passes);
+    emit(opaque, "dataplane_sleeps", n->dataplane_sleeps);
     emit(opaque, "power_cuts", n->power_cuts);
     if (n->frontend) {
         femu_frontend_emit(n->frontend, emit, opaque);

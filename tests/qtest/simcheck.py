@@ -157,7 +157,7 @@ def run_emulator(props, phases, workdir, size_mb):
 
 
 # statistics of the host side or of real time, which femu-sim does not have
-NOT_COMPARED = ("lateness_", "power_cuts", "completions")
+NOT_COMPARED = ("lateness_", "power_cuts", "completions", "dataplane_")
 
 
 def compare(emu, sim, tolerance=float(os.environ.get("SIMCHECK_TOLERANCE", "0.02"))):

@@ -85,7 +85,8 @@ def test_statistics_carry_the_namespace_prefix(ctrl, queues):
     stats = ctrl.vendor_log()
     assert stats["mode"] == "mixed"
     controller = {"mode", "completions", "lateness_p50_ns", "lateness_p99_ns",
-                  "lateness_max_ns", "power_cuts"} | HOST_STATS
+                  "lateness_max_ns", "model_latency_ns", "dataplane_passes",
+                  "dataplane_sleeps", "power_cuts"} | HOST_STATS
     ns1 = {k[4:] for k in stats if k.startswith("ns1_")}
     ns2 = {k[4:] for k in stats if k.startswith("ns2_")}
     assert set(stats) == controller | {"ns1_" + k for k in ns1} | {"ns2_" + k for k in ns2}
