@@ -38,6 +38,7 @@ struct SimDevice {
     uint64_t quiet_since;
     uint64_t idle_at;
     uint64_t completions;
+    uint64_t model_latency_ns;  /* sum of completion - arrival, as the device's statistic */
     GPtrArray *owned;           /* freed with the device (sim_device_own) */
     uint8_t *backing_meta;      /* the backing file's metadata, mapped (attach_backing) */
     size_t backing_len;
@@ -585,6 +586,7 @@ uint16_t sim_nvm_io(SimDevice *d, SimNs *ns, const SimIo *io, uint64_t now, uint
 uint16_t sim_device_submit(SimDevice *d, SimNs *ns, const SimIo *io, uint64_t now,
                            uint64_t *done)
 {
+    uint64_t arrival = now;
     uint16_t status;
 
     sim_device_advance(d, now);
@@ -596,6 +598,7 @@ uint16_t sim_device_submit(SimDevice *d, SimNs *ns, const SimIo *io, uint64_t no
     *done = now;
     status = ns->kind->io ? ns->kind->io(d, ns, io, now, done) : sim_nvm_io(d, ns, io, now, done);
     *done = MAX(*done, now);
+    d->model_latency_ns += *done - arrival;
     d->outstanding++;
     d->idle_at = UINT64_MAX;
     return status;
@@ -657,6 +660,7 @@ void sim_device_stats(SimDevice *d, FemuMediaStatFn *emit, void *opaque)
     }
     femu_io_counters_emit(&io, emit, opaque);
     emit(opaque, "completions", d->completions);
+    emit(opaque, "model_latency_ns", d->model_latency_ns);
     if (d->frontend) {
         femu_frontend_emit(d->frontend, emit, opaque);
     }

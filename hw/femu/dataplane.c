@@ -131,6 +131,7 @@ static int sq_process(FemuCtrl *n, FemuSQ *sq)
         req->slba = 0;
         now = femu_now_ns(n);
         deadline = now;
+        req->arrival_ns = now;
         trace_femu_submit(sq->sqid, le16_to_cpu(cmd.cid), cmd.opcode, req->nsid);
 
         if (sq->sqid) {
@@ -332,6 +333,7 @@ static int pass_locked(FemuCtrl *n, bool *irqs, bool *intx_level, uint64_t *next
 {
     int done = dataplane_pass(n);
 
+    n->dataplane_passes++;
     *irqs = collect_irqs(n, intx_level);
     *next = UINT64_MAX;
     if (n->enabled && !n->vm_stopped && !deadline_heap_empty(&n->timed)) {
@@ -448,6 +450,7 @@ static void *femu_dataplane_thread(void *opaque)
                 continue;
             }
         }
+        n->dataplane_sleeps++;
         pass_unlock(n, since);
         if (!qatomic_read(&n->thread_stop)) {
             int64_t timeout = next == UINT64_MAX ? -1 :

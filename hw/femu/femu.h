@@ -83,6 +83,7 @@ struct FemuRequest {
     uint8_t opcode;
     uint32_t nsid;
     uint64_t slba;
+    uint64_t arrival_ns;        /* when the device took it (its model time starts) */
     uint64_t deadline_ns;
     size_t heap_pos;
     FemuStepFn *step;           /* FEMU_REQ_RUNNING: its next step, with its state */
@@ -267,6 +268,13 @@ struct FemuCtrl {
 
     int64_t power_on_ns;
     LatenessHist lateness;
+    /* sum over I/O commands of the model's completion time minus arrival: what the device
+       owes the host, whatever a busy host adds (lateness is that part) */
+    uint64_t model_latency_ns;
+    /* passes over the queues, and sleeps of the device thread: a thread that spins while
+       idle makes passes by the million without sleeping */
+    uint64_t dataplane_passes;
+    uint64_t dataplane_sleeps;
     unsigned long *irq_pending; /* vectors to notify once the lock is dropped */
     bool intx_level;
 };

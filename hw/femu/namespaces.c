@@ -499,6 +499,9 @@ void femu_stats_emit(FemuCtrl *n, FemuMediaStatFn *emit, void *opaque)
     emit(opaque, "lateness_max_ns", n->lateness.max_ns);
     emit(opaque, "max_pass_ns", n->max_pass_ns);
     emit(opaque, "long_cmd_steps", n->long_steps);
+    emit(opaque, "model_latency_ns", n->model_latency_ns);
+    emit(opaque, "dataplane_passes", n->dataplane_passes);
+    emit(opaque, "dataplane_sleeps", n->dataplane_sleeps);
     emit(opaque, "power_cuts", n->power_cuts);
     if (n->frontend) {
         femu_frontend_emit(n->frontend, emit, opaque);

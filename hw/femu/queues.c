@@ -162,6 +162,10 @@ void femu_complete(FemuCtrl *n, FemuRequest *req, uint64_t deadline_ns)
 {
     uint64_t now = femu_now_ns(n);
 
+    if (req->sq->sqid) {
+        /* what the model owes the host for it, long commands included */
+        n->model_latency_ns += deadline_ns - MIN(deadline_ns, req->arrival_ns);
+    }
     req->deadline_ns = deadline_ns;
     if (deadline_ns > now) {
         req->state = FEMU_REQ_TIMED;

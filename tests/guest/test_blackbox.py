@@ -154,21 +154,21 @@ def test_discard_and_unwritten_reads(gc_run):
 
 
 # One chip, SLC, every media time x50: a 4 KiB read costs (25 us + 5.12 us) x 50, a
-# program (5.12 us + 200 us) x 50. A nossd namespace on the same controller, measured in
-# the same boot, gives the latency of everything but the model (the guest's stack, TCG,
-# the device's own work); the blackbox namespace's latency minus it is the model's time,
-# up to what a guest that waits (its vCPU halted) pays more than one that does not: about
-# 0.1-0.25 ms here, which the scale keeps well inside the tolerance. The device's own
-# record of its read latencies (media_read_ns) must match the model exactly.
+# program (5.12 us + 200 us) x 50. The guest never sees a command complete sooner (fio's
+# minimum latency); the device's own record of its latencies (media_read_ns for reads,
+# model_latency_ns for every command) must match the model exactly, and the nossd
+# namespace beside it, which has no model, adds nothing to them. How much later than the
+# model the guest sees each completion is the host's business (a busy host: more), which
+# the lateness statistics measure and no test bounds.
 SCALE = 50
 READ_US = (25 + 4096 / 800) * SCALE
 PROG_US = (4096 / 800 + 200) * SCALE
-TOLERANCE = 0.25
 
 TIMING_CMD = f"""
 F="--direct=1 --ioengine=io_uring --bs=4k --iodepth=1 --output-format=json --lat_percentiles=1"
 for ns in 1 2; do
     D=$(nsdev $ns)
+    echo @@log-start-$ns@@; {VENDOR_LOG}; echo
     echo @@write-$ns@@; fio --name=w --filename=$D $F --rw=randwrite --size=1m
     echo @@log-before-$ns@@; {VENDOR_LOG}; echo
     echo @@read-$ns@@; fio --name=r --filename=$D $F --rw=randread --size=1m --number_ios=200
@@ -189,12 +189,18 @@ def test_completions_wait_for_the_nand_model(blackbox_only):
                                  ("unwritten", "read", READ_US)):
         # fio's total latency: its clat starts only when the submitting system call has
         # returned, which under TCG may be after the device took the command
-        base, lat = (fio_jobs(s[f"{name}-{ns}"])[0][ddir]["lat_ns"] for ns in (1, 2))
+        lat = fio_jobs(s[f"{name}-2"])[0][ddir]["lat_ns"]
         # never early: the model's time is a floor for every single command
         assert lat["min"] / 1000 >= 0.98 * model_us, f"{name}: {lat}, model {model_us} us"
-        median = (lat["percentile"]["50.000000"] - base["percentile"]["50.000000"]) / 1000
-        assert abs(median - model_us) <= TOLERANCE * model_us, (
-            f"{name}: median {median:.0f} us above nossd, model {model_us:.0f} us")
+    # the device's own figures: every command of the blackbox namespace took the model's
+    # time exactly, the nossd namespace's none
+    logs = {when: {ns: vendorlog.parse(s[f"log-{when}-{ns}"]) for ns in (1, 2)}
+            for when in ("start", "before", "after")}
+    model = {(when, ns): logs[to][ns]["model_latency_ns"] - logs[when][ns]["model_latency_ns"]
+             for ns in (1, 2) for when, to in (("start", "before"), ("before", "after"))}
+    assert model[("start", 1)] == model[("before", 1)] == 0, model
+    assert model[("start", 2)] == 256 * round(PROG_US * 1000), model
+    assert model[("before", 2)] == 400 * round(READ_US * 1000), model
     # the blackbox namespace's 400 reads (written and unwritten pages), each one page read
     # on an idle chip, as the device timed them
     before, after = (vendorlog.parse(s[f"log-{when}-2"]) for when in ("before", "after"))

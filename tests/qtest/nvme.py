@@ -786,6 +786,46 @@ class Controller:
             raise NvmeCommandError("Get Log Page 0xCA", c)
         return vendorlog.parse(data)
 
+    def model_timed(self, fn):
+        """Runs fn, which sends one I/O command and waits for it: (what fn returned, the
+        model's latency of that command in ns, from the statistic model_latency_ns). The
+        host must not see the completion before the model's time; a busy host sees it later,
+        by an amount tests leave alone."""
+        before = self.vendor_log()["model_latency_ns"]
+        t0 = time.monotonic()
+        got = fn()
+        c = got[0] if isinstance(got, tuple) else got
+        model_ns = self.vendor_log()["model_latency_ns"] - before
+        assert c.ok, c
+        assert c.t - t0 >= model_ns / 1e9, "completed %.6f s after the submission, before " \
+            "the model's %d ns" % (c.t - t0, model_ns)
+        return got, model_ns
+
+    def virtual_times(self, submit, limit_ns):
+        """dataplane=main-loop under qtest: the virtual clock (the model's time) stands still
+        unless the test steps it, so the commands submit() sends arrive at one instant,
+        whatever the host's speed. Steps the clock from timer to timer until each of them
+        completed: [(completion, virtual ns from the arrival)], in submit()'s order of the
+        (sq, cid) it returns."""
+        t0 = self.qt.clock_step(1)
+        pending = submit()
+        keys = [(sq.cq, (sq.qid, cid)) for sq, cid in pending]
+        cqs = {id(cq): cq for cq, _ in keys}.values()
+        at, now = {}, t0
+        while True:
+            # a few round trips: each runs the main loop, and with it the device's pass
+            for _ in range(3):
+                for cq in cqs:
+                    self.reap(cq)
+            for cq, key in keys:
+                if key in cq.done and key not in at:
+                    at[key] = now - t0
+            if len(at) == len(keys):
+                return [(cq.done.pop(key), at[key]) for cq, key in keys]
+            assert now - t0 <= limit_ns, "not completed %d ns after arrival: %s" % (
+                now - t0, [k for _, k in keys if k not in at])
+            now = self.qt.clock_step()
+
     def set_num_queues(self, nsq, ncq):
         return self.set_features(FEAT_NUM_QUEUES, ((ncq - 1) << 16) | (nsq - 1))
 

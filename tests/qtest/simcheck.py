@@ -201,7 +201,8 @@ def run_emulator(props, phases, workdir, size_mb, pid_of=None):
 
 # statistics of the host side, of real time or of the device thread's passes, which
 # femu-sim does not have
-NOT_COMPARED = ("lateness_", "power_cuts", "completions", "max_pass_ns", "long_cmd_steps")
+NOT_COMPARED = ("lateness_", "power_cuts", "completions", "max_pass_ns", "long_cmd_steps",
+                "dataplane_")
 
 
 def compare(emu, sim, tolerance=float(os.environ.get("SIMCHECK_TOLERANCE", "0.02"))):

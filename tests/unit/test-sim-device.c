@@ -172,13 +172,16 @@ static void test_nossd(void)
 static void test_blackbox(void)
 {
     Dev v;
-    uint64_t done, w;
+    uint64_t done, w, read_at;
 
     dev_open(&v, "femu_mode=1,devsz_mb=64,nchs=2,luns_per_ch=2");
     g_assert_cmpuint(cmd(&v, 1, SIM_OP_WRITE, 0, 64 * KIB, &w), ==, 0);
     g_assert_cmpuint(w, >, 0);
+    g_assert_cmpuint(stat(&v, "model_latency_ns"), ==, w);     /* arrived at 0 */
+    read_at = v.now;
     g_assert_cmpuint(cmd(&v, 1, SIM_OP_READ, 0, 4 * KIB, &done), ==, 0);
     g_assert_cmpuint(done, >, w);
+    g_assert_cmpuint(stat(&v, "model_latency_ns"), ==, w + done - read_at);
     g_assert_cmpuint(cmd(&v, 1, SIM_OP_TRIM, 0, 64 * KIB, NULL), ==, 0);
     g_assert_cmpuint(cmd(&v, 1, SIM_OP_ZONE_FINISH, 0, 0, NULL), ==, SIM_SC_INVALID_OPCODE);
     g_assert_cmpuint(stat(&v, "host_pages_written"), ==, 16);
