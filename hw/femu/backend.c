@@ -32,6 +32,15 @@ typedef struct FemuWriteJournal {
 } FemuWriteJournal;
 QEMU_BUILD_BUG_ON(sizeof(FemuWriteJournal) != FEMU_WRITE_JOURNAL_BYTES);
 
+/* A memfd or shared RAM has an fd too, but dies with QEMU: only a file outlives it. */
+bool femu_memdev_persists(HostMemoryBackend *be)
+{
+    MemoryRegion *mr = host_memory_backend_get_memory(be);
+
+    return object_dynamic_cast(OBJECT(be), TYPE_MEMORY_BACKEND_FILE) &&
+           memory_region_get_fd(mr) >= 0 && qemu_ram_is_shared(mr->ram_block);
+}
+
 bool femu_backend_init(FemuCtrl *n, uint64_t extra, Error **errp)
 {
     uint64_t want = (uint64_t)n->devsz_mb * MiB;
@@ -88,7 +97,7 @@ bool femu_backend_init(FemuCtrl *n, uint64_t extra, Error **errp)
     }
     n->data = memory_region_get_ram_ptr(mr);
     n->data_bytes = want;
-    n->backend_persists = memory_region_get_fd(mr) >= 0 && qemu_ram_is_shared(mr->ram_block);
+    n->backend_persists = femu_memdev_persists(n->backend);
     n->journal = n->journal_on && extra >= FEMU_WRITE_JOURNAL_BYTES ?
                  (FemuWriteJournal *)(n->data + want + extra - FEMU_WRITE_JOURNAL_BYTES) : NULL;
     return true;

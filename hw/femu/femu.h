@@ -331,6 +331,8 @@ uint16_t femu_copy_dptr(FemuCtrl *n, const NvmeCmd *cmd, uint64_t buf_len, void 
 bool femu_backend_init(FemuCtrl *n, uint64_t extra, Error **errp);
 void femu_backend_release(FemuCtrl *n);
 void femu_backend_zero(FemuCtrl *n, uint64_t offset, uint64_t len);
+/* Whether what a killed QEMU wrote in the memdev stays (a shared memory-backend-file). */
+bool femu_memdev_persists(HostMemoryBackend *be);
 /*
  * A write's data from the guest into the backend at offset, one LBA (unit bytes) at a time
  * through the journal when the backend persists, so that a QEMU killed mid-copy leaves no
