@@ -5,6 +5,7 @@ same file: nothing unacknowledged comes back, nothing lies above a write pointer
 Zone Reset is all or nothing."""
 
 import signal
+import struct
 import time
 
 import pytest
@@ -184,6 +185,40 @@ def test_a_killed_write_tears_no_lba(tmp_path, mode, lba_index, derived):
         lbas = [back[i * bs:(i + 1) * bs] for i in range(8)]
         assert lbas[:3] == [new[i * bs:(i + 1) * bs] for i in range(3)]
         assert lbas[3:] == [old[i * bs:(i + 1) * bs] for i in range(3, 8)]
+    finally:
+        m.close()
+
+
+@pytest.mark.parametrize("mode", [2, 1], ids=["nossd", "blackbox"])
+@pytest.mark.parametrize("op,nlb,nth", [("write_zeroes", 6, 1), ("deallocate", 6, 1),
+                                        ("write_zeroes", 20, 2), ("deallocate", 20, 2)],
+                         ids=["write-zeroes-edge", "deallocate-edge", "write-zeroes-tail",
+                              "deallocate-tail"])
+def test_a_killed_zeroing_tears_no_lba(tmp_path, mode, op, nlb, nth):
+    """Write Zeroes and Deallocate clear the parts of a host page they cover in place
+    (512-byte LBAs 1..6: inside one page; LBAs 1..20: a head edge, a whole page given
+    back, a tail edge) through the write journal. Killed with the nth edge half cleared
+    (after the 24 journaled LBAs of the first write), the next start finishes it: every
+    LBA of the range reads zeroes, the LBAs around keep their data."""
+    path = str(tmp_path / "z.img")
+    old = blob_bytes(24 * 512, 3)
+
+    m, sq = start_conventional(tmp_path, path, mode, 0,
+                               ",x-crash-at=lba-journaled:%d" % (24 + nth))
+    assert m.ctrl.write(sq, 1, 0, old).ok
+    if op == "write_zeroes":
+        sqe = m.ctrl.rw_cmd(nvme.IO_WRITE_ZEROES, 1, 1, nlb)
+    else:
+        body = struct.pack("<IIQ", 0, nlb, 1)
+        sqe = cmd(nvme.IO_DSM, nsid=1, prp1=m.ctrl.buffer(len(body), body), cdw11=1 << 2)
+    die_at_crash_point(m, sq, sqe)
+    m, sq = start_conventional(tmp_path, path, mode, 0)
+    try:
+        c, back = m.ctrl.read(sq, 1, 0, 24)
+        assert c.ok, c
+        assert back[:512] == old[:512]
+        assert back[512:(1 + nlb) * 512] == bytes(nlb * 512)
+        assert back[(1 + nlb) * 512:] == old[(1 + nlb) * 512:]
     finally:
         m.close()
 
