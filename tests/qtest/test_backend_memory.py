@@ -256,3 +256,46 @@ def test_private_file_zns_write_zeroes_and_reset_cost_no_memory(tmp_path):
     finally:
         m.close()
     assert_file_untouched(path)
+
+
+def test_private_file_whitebox_chunk_reset_costs_no_memory(tmp_path):
+    """Whitebox: a Vector Chunk Reset of chunks the file holds data for (written through a
+    first start on the file shared) gives their pages back; the other chunks keep their
+    data. (Each reset also clears its chunk's 16 bytes of OOB per sector in place: 16 KiB a
+    chunk, inside the bound.)"""
+    from test_ocssd import FLASH as OC_FLASH, Oc
+    path = str(tmp_path / "whitebox.img")
+    geo = "lnum_ch=2,lnum_lun=4,lnum_pln=1,lsecs_per_pg=4,lpgs_per_blk=256," + OC_FLASH
+
+    def start(share):
+        cfg = DevConfig(mode=0, lba_index=1, size_mb=64, extra=geo, memdev_file=path,
+                        memdev_share=share, memdev_mb=80, queues=1)
+        m = qtest_machine.start_machine(cfg, str(tmp_path))
+        m.ctrl.enable()
+        return m, Oc(m.ctrl, m.ctrl.create_io_queues(1, entries=64), m)
+
+    m, oc = start(True)
+    try:
+        assert oc.clba * oc.bs == 4 * MIB
+        kept = {c: oc.fill(c, oc.clba)[0] for c in range(oc.nchunks)}
+        m.ctrl.shutdown()
+    finally:
+        m.close()
+    m, oc = start(False)
+    try:
+        reset = list(range(0, oc.nchunks, 2))
+        rss0 = rss_anon(m.qt.pid)
+        c, _ = oc.reset([oc.slba(k) for k in reset])
+        assert c.ok, c
+        grown = rss_anon(m.qt.pid) - rss0
+        assert grown < GROWTH_BOUND, "QEMU's anonymous memory grew by %d KiB resetting " \
+            "%d MiB" % (grown >> 10, len(reset) * 4)
+        for k in (reset[0], reset[-1]):
+            for sec in (0, oc.clba - 64):
+                c, d = oc.std_read(oc.slba(k, sec), 64)
+                assert c.ok and d == bytes(64 * oc.bs), (k, sec)
+        for k in (1, oc.nchunks - 1):
+            c, d = oc.std_read(oc.slba(k, oc.clba - 64), 64)
+            assert c.ok and d == kept[k][-64 * oc.bs:], k
+    finally:
+        m.close()
