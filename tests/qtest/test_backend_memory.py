@@ -231,10 +231,14 @@ def test_private_file_zeroing_costs_no_memory(tmp_path, mode, extra, op):
 ZONE_MB = 16
 
 
-def test_private_file_zns_write_zeroes_and_reset_cost_no_memory(tmp_path):
+@pytest.mark.parametrize("buffer", ["", ",plp=selective,plp_buf_mb=1,buf_mb=1"],
+                         ids=["direct", "write-buffer"])
+def test_private_file_zns_write_zeroes_and_reset_cost_no_memory(tmp_path, buffer):
     """Zoned: zone 0 holds the file's data; Write Zeroes from an unaligned write pointer in
-    zone 1 up to the last LBA, then a Reset of zone 0 and of every other zone after 1."""
-    m, sq, path = private_drive(tmp_path, 3, "zns_zone_size_mb=%d" % ZONE_MB)
+    zone 1 up to the last LBA, then a Reset of zone 0 and of every other zone after 1.
+    write-buffer: the Write Zeroes go through the write buffer, whose flushes clear the
+    sectors at home (they copied 253 MiB of zeroes into the private mapping)."""
+    m, sq, path = private_drive(tmp_path, 3, "zns_zone_size_mb=%d" % ZONE_MB + buffer)
     try:
         ctrl = m.ctrl
         zone = ZONE_MB * SECTORS_PER_MIB
