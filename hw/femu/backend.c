@@ -14,6 +14,7 @@
 #include "exec/ramblock.h"
 #include "qemu/cutils.h"
 #include "qemu/crc32c.h"
+#include "qemu/madvise.h"
 #include "femu.h"
 
 /*
@@ -31,6 +32,15 @@ typedef struct FemuWriteJournal {
     uint8_t data[FEMU_WRITE_JOURNAL_BYTES - 64];
 } FemuWriteJournal;
 QEMU_BUILD_BUG_ON(sizeof(FemuWriteJournal) != FEMU_WRITE_JOURNAL_BYTES);
+
+/* A memfd or shared RAM has an fd too, but dies with QEMU: only a file outlives it. */
+bool femu_memdev_persists(HostMemoryBackend *be)
+{
+    MemoryRegion *mr = host_memory_backend_get_memory(be);
+
+    return object_dynamic_cast(OBJECT(be), TYPE_MEMORY_BACKEND_FILE) &&
+           memory_region_get_fd(mr) >= 0 && qemu_ram_is_shared(mr->ram_block);
+}
 
 bool femu_backend_init(FemuCtrl *n, uint64_t extra, Error **errp)
 {
@@ -88,7 +98,7 @@ bool femu_backend_init(FemuCtrl *n, uint64_t extra, Error **errp)
     }
     n->data = memory_region_get_ram_ptr(mr);
     n->data_bytes = want;
-    n->backend_persists = memory_region_get_fd(mr) >= 0 && qemu_ram_is_shared(mr->ram_block);
+    n->backend_persists = femu_memdev_persists(n->backend);
     n->journal = n->journal_on && extra >= FEMU_WRITE_JOURNAL_BYTES ?
                  (FemuWriteJournal *)(n->data + want + extra - FEMU_WRITE_JOURNAL_BYTES) : NULL;
     return true;
@@ -103,14 +113,54 @@ void femu_crash_point(FemuCtrl *n, const char *point)
     }
 }
 
+/*
+ * len bytes (from src, or zeroes when src is NULL) at offset through the journal: its
+ * copy is complete before magic is set, and the place is written only while magic is set,
+ * so a kill in between is finished by the next start (femu_backend_replay).
+ */
+static void journal_put(FemuCtrl *n, uint64_t offset, const uint8_t *src, uint32_t len)
+{
+    FemuWriteJournal *j = n->journal;
+
+    if (src) {
+        memcpy(j->data, src, len);
+    } else {
+        memset(j->data, 0, len);
+    }
+    j->offset = offset;
+    j->len = len;
+    j->crc = crc32c(0xffffffff, j->data, len);
+    smp_wmb();
+    qatomic_set(&j->magic, WRITE_JOURNAL_MAGIC);
+    smp_wmb();
+    if (n->crash_countdown) {
+        /* half of it in place, as a kill in the middle of the copy leaves it */
+        memcpy(n->data + offset, j->data, len / 2);
+        femu_crash_point(n, "lba-journaled");
+    }
+    memcpy(n->data + offset, j->data, len);
+    smp_wmb();
+    qatomic_set(&j->magic, 0);
+}
+
+/* Blank again after use: the area reads as unused metadata (a kind reusing the file checks). */
+static void journal_blank(FemuCtrl *n, uint64_t used)
+{
+    memset(n->journal, 0, offsetof(FemuWriteJournal, data) + used);
+}
+
+static bool journaled(FemuCtrl *n)
+{
+    return n->journal && n->backend_persists;
+}
+
 uint16_t femu_backend_write(FemuCtrl *n, QEMUSGList *sg, uint64_t offset, uint64_t len,
                             uint64_t unit)
 {
-    FemuWriteJournal *j = n->journal;
     g_autofree uint8_t *buf = NULL;
     uint16_t status;
 
-    if (!j || !n->backend_persists || unit > sizeof(j->data) || len % unit) {
+    if (!journaled(n) || unit > sizeof(n->journal->data) || len % unit) {
         return femu_sg_from_guest(n, sg, n->data + offset, len);
     }
     buf = g_malloc(len);
@@ -119,24 +169,9 @@ uint16_t femu_backend_write(FemuCtrl *n, QEMUSGList *sg, uint64_t offset, uint64
         return status;
     }
     for (uint64_t at = 0; at < len; at += unit) {
-        memcpy(j->data, buf + at, unit);
-        j->offset = offset + at;
-        j->len = unit;
-        j->crc = crc32c(0xffffffff, j->data, unit);
-        smp_wmb();
-        qatomic_set(&j->magic, WRITE_JOURNAL_MAGIC);
-        smp_wmb();
-        if (n->crash_countdown) {
-            /* half the LBA in place, as a kill in the middle of the copy leaves it */
-            memcpy(n->data + offset + at, buf + at, unit / 2);
-            femu_crash_point(n, "lba-journaled");
-        }
-        memcpy(n->data + offset + at, buf + at, unit);
-        smp_wmb();
-        qatomic_set(&j->magic, 0);
+        journal_put(n, offset + at, buf + at, unit);
     }
-    /* blank again: the area reads as unused metadata (a kind reusing the file checks) */
-    memset(j, 0, 64 + unit);
+    journal_blank(n, unit);
     return NVME_SUCCESS;
 }
 
@@ -169,33 +204,6 @@ void femu_backend_release(FemuCtrl *n)
     }
 }
 
-/*
- * Zero a byte range. Whole host pages are given back (a hole in a shared file, freed pages
- * in a RAM backend), so deallocated space costs no host memory; the edges are cleared.
- * A private file mapping (share=off) is only ever cleared in memory: giving its pages back
- * would punch holes in the user's file, which its writes never reach. After a failed
- * discard (the backend cannot), ranges are cleared in memory from then on: QEMU reports
- * every failure, and a guest must not be able to flood the host's log.
- */
-void femu_backend_zero(FemuCtrl *n, uint64_t offset, uint64_t len)
-{
-    MemoryRegion *mr = host_memory_backend_get_memory(n->backend);
-    RAMBlock *rb = mr->ram_block;
-    uint64_t page = qemu_ram_pagesize(rb);
-    uint64_t start = ROUND_UP(offset, page), end = ROUND_DOWN(offset + len, page);
-    bool private_file = qemu_ram_get_fd(rb) >= 0 && !qemu_ram_is_shared(rb);
-
-    if (end > start && !private_file && !n->discard_failed) {
-        if (ram_block_discard_range(rb, start, end - start) == 0) {
-            memset(n->data + offset, 0, start - offset);
-            memset(n->data + end, 0, offset + len - end);
-            return;
-        }
-        n->discard_failed = true;
-    }
-    memset(n->data + offset, 0, len);
-}
-
 /* The first offset in [offset, end) of a file backend that is (whence) data or a hole. */
 static uint64_t backend_seek(FemuCtrl *n, uint64_t offset, uint64_t end, int whence)
 {
@@ -216,6 +224,133 @@ static uint64_t backend_seek(FemuCtrl *n, uint64_t offset, uint64_t end, int whe
         return end;
     }
     return MIN(MAX((uint64_t)pos - rb->fd_offset, offset), end);
+}
+
+/*
+ * Zeroing. A private file mapping (share=off) must read zeroes afterwards, must not grow
+ * QEMU's memory by the range (a guest's whole-drive discard would allocate the drive), and
+ * must leave the user's file alone. Where the file has a hole, dropping QEMU's copies of
+ * the pages (DONTNEED) shows the hole's zeroes again; where it has data, fresh anonymous
+ * pages replace the mapping, as QEMU's qemu_ram_remap does for anonymous RAM (the block
+ * is neither guest RAM nor migrated, so nothing else holds on to its mapping). Each
+ * replacement may split the mapping into up to two more; past FEMU_ZERO_MAPS_MAX of them
+ * (the kernel's limit on mappings is shared with all of QEMU) pages are cleared in place.
+ */
+#define FEMU_ZERO_MAPS_MAX 8192
+
+static bool map_zero_pages(FemuCtrl *n, RAMBlock *rb, uint64_t start, uint64_t len)
+{
+    Object *be = OBJECT(n->backend);
+    int flags = MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS |
+                (qemu_ram_is_noreserve(rb) ? MAP_NORESERVE : 0);
+    /* a NUMA policy would not follow the new pages */
+    bool bound = object_property_get_enum(be, "policy", "HostMemPolicy", NULL) !=
+                 HOST_MEM_POLICY_DEFAULT;
+
+    if (bound || n->zero_maps >= FEMU_ZERO_MAPS_MAX ||
+        mmap(n->data + start, len, PROT_READ | PROT_WRITE, flags, -1, 0) != n->data + start) {
+        return false;
+    }
+    n->zero_maps++;
+    /* the backend's settings, as it gave them to the pages they replace */
+    if (object_property_get_bool(be, "merge", NULL)) {
+        qemu_madvise(n->data + start, len, QEMU_MADV_MERGEABLE);
+    }
+    if (!object_property_get_bool(be, "dump", NULL)) {
+        qemu_madvise(n->data + start, len, QEMU_MADV_DONTDUMP);
+    }
+    return true;
+}
+
+static bool release_private_pages(FemuCtrl *n, RAMBlock *rb, uint64_t start, uint64_t end)
+{
+    uint64_t page = qemu_ram_pagesize(rb), next;
+
+    for (uint64_t pos = start; pos < end; pos = next) {
+        uint64_t data = ROUND_DOWN(backend_seek(n, pos, end, SEEK_DATA), page);
+
+        if (data > pos) {
+            next = data;
+            if (!qemu_madvise(n->data + pos, next - pos, QEMU_MADV_DONTNEED)) {
+                continue;
+            }
+        } else {
+            next = MIN(MAX(ROUND_UP(backend_seek(n, pos, end, SEEK_HOLE), page), pos + page),
+                       end);
+            if (buffer_is_zero(n->data + pos, next - pos)) {
+                continue;       /* replaced already (a range given twice): keep the budget */
+            }
+        }
+        if (!map_zero_pages(n, rb, pos, next - pos)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/*
+ * Whole host pages [start, end) given back to the host, reading zeroes after: a hole in a
+ * shared file, freed pages of RAM, the above for a private file. False when the backend
+ * cannot (then it keeps failing: QEMU reports every failure, and a guest must not be able
+ * to flood the host's log) and the pages must be cleared in place.
+ */
+static bool release_pages(FemuCtrl *n, RAMBlock *rb, uint64_t start, uint64_t end)
+{
+    if (qemu_ram_get_fd(rb) >= 0 && !qemu_ram_is_shared(rb)) {
+        return release_private_pages(n, rb, start, end);
+    }
+    if (!n->discard_failed && ram_block_discard_range(rb, start, end - start)) {
+        n->discard_failed = true;
+    }
+    return !n->discard_failed;
+}
+
+/*
+ * Cleared in place, a host page (or a journal's worth) at a time; one that already reads
+ * zero is left alone, so it costs no memory and a kill cannot tear it. A persistent
+ * backend clears through the journal, so no LBA is left half cleared.
+ */
+static void clear_in_place(FemuCtrl *n, uint64_t offset, uint64_t len, uint64_t page)
+{
+    uint64_t step = journaled(n) ? MIN(page, sizeof(n->journal->data)) : page, used = 0;
+
+    for (uint64_t at = 0, chunk; at < len; at += chunk) {
+        chunk = MIN(step, len - at);
+        if (buffer_is_zero(n->data + offset + at, chunk)) {
+            continue;
+        }
+        if (journaled(n)) {
+            journal_put(n, offset + at, NULL, chunk);
+            used = MAX(used, chunk);
+        } else {
+            memset(n->data + offset + at, 0, chunk);
+        }
+    }
+    if (used) {
+        journal_blank(n, used);
+    }
+}
+
+/*
+ * Zero a byte range (LBA-aligned, so that a journal's 4 KiB steps never split an LBA).
+ * Whole host pages are given back, so deallocated space costs no host memory; the edges
+ * are cleared in place.
+ */
+void femu_backend_zero(FemuCtrl *n, uint64_t offset, uint64_t len)
+{
+    RAMBlock *rb = host_memory_backend_get_memory(n->backend)->ram_block;
+    uint64_t page = qemu_ram_pagesize(rb);
+    uint64_t start = ROUND_UP(offset, page), end = ROUND_DOWN(offset + len, page);
+
+    if (start >= end) {
+        clear_in_place(n, offset, len, page);
+        return;
+    }
+    clear_in_place(n, offset, start - offset, page);
+    if (!release_pages(n, rb, start, end)) {
+        clear_in_place(n, start, end - start, page);
+    }
+    clear_in_place(n, end, offset + len - end, page);
 }
 
 uint64_t femu_backend_next_data(FemuCtrl *n, uint64_t offset, uint64_t end)

@@ -191,6 +191,7 @@ struct FemuCtrl {
     uint64_t data_bytes;        /* namespaces' data; the kinds' metadata follows it */
     uint64_t meta_bytes;
     bool discard_failed;        /* the backend cannot give pages back: clear them instead */
+    uint32_t zero_maps;         /* anonymous mappings put over a private file (backend.c) */
     bool journal_on;            /* the metadata ends with the write journal */
     struct FemuWriteJournal *journal;   /* there (backend.c), or NULL */
     bool backend_persists;      /* a shared file: what a killed QEMU wrote stays */
@@ -373,7 +374,13 @@ uint16_t femu_copy_dptr(FemuCtrl *n, const NvmeCmd *cmd, uint64_t buf_len, void 
 /* Storage for devsz_mb of data plus extra bytes of metadata after it. */
 bool femu_backend_init(FemuCtrl *n, uint64_t extra, Error **errp);
 void femu_backend_release(FemuCtrl *n);
+/*
+ * Zeroes a range: whole host pages given back (they cost no host memory, whatever the
+ * backend), the edges cleared in place, through the journal when the backend persists.
+ */
 void femu_backend_zero(FemuCtrl *n, uint64_t offset, uint64_t len);
+/* Whether what a killed QEMU wrote in the memdev stays (a shared memory-backend-file). */
+bool femu_memdev_persists(HostMemoryBackend *be);
 /*
  * A write's data from the guest into the backend at offset, one LBA (unit bytes) at a time
  * through the journal when the backend persists, so that a QEMU killed mid-copy leaves no

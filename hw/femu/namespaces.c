@@ -93,8 +93,8 @@ static bool size_namespaces(FemuCtrl *n, uint64_t total, bool derived, uint64_t 
  */
 bool femu_ns_layout(FemuCtrl *n, Error **errp)
 {
-    bool derived = !n->devsz_mb && !n->ns_sizes_mb, sra_kind = false;
-    uint64_t total, data;
+    bool derived = !n->devsz_mb && !n->ns_sizes_mb, sra_kind = false, in_place = false;
+    uint64_t total, data, reserve;
 
     if (!parse_ns_types(n, errp)) {
         return false;
@@ -122,18 +122,45 @@ bool femu_ns_layout(FemuCtrl *n, Error **errp)
     if (!size_namespaces(n, total, derived, &data, errp)) {
         return false;
     }
-    if (derived && n->memdev && data + n->meta_bytes > total) {
+    /*
+     * The write journal (backend.c) comes after every kind's metadata, in a memdev: only a
+     * file keeps what a killed QEMU wrote. A kind that writes in place needs it: a derived
+     * layout leaves room for it, whether the file is shared or not (the same file gives
+     * the same layout both ways); the other kinds' layouts stay as they were.
+     */
+    for (uint32_t i = 0; i < n->num_namespaces; i++) {
+        in_place |= n->ns_kind[i]->writes_in_place;
+    }
+    reserve = n->memdev && in_place ? FEMU_WRITE_JOURNAL_BYTES : 0;
+    if (derived && n->memdev && data + n->meta_bytes + reserve > total) {
         /* the metadata comes out of the memdev too; less data needs no more metadata */
-        if (!size_namespaces(n, total - MIN(total, n->meta_bytes), derived, &data, errp)) {
+        if (!size_namespaces(n, total - MIN(total, n->meta_bytes + reserve), derived, &data,
+                             errp)) {
             return false;
         }
     }
-    /*
-     * The write journal (backend.c) after every kind's metadata, where it matters (a memdev:
-     * only a file keeps what a killed QEMU wrote) and where it fits
-     */
-    n->journal_on = n->memdev && data + n->meta_bytes + FEMU_WRITE_JOURNAL_BYTES <=
-                    memory_region_size(host_memory_backend_get_memory(n->memdev));
+    n->journal_on = false;
+    if (n->memdev) {
+        uint64_t size = memory_region_size(host_memory_backend_get_memory(n->memdev));
+        g_autofree char *name = host_memory_backend_get_name(n->memdev);
+
+        n->journal_on = data + n->meta_bytes + FEMU_WRITE_JOURNAL_BYTES <= size;
+        if (!n->journal_on && in_place && data + n->meta_bytes <= size &&
+            femu_memdev_persists(n->memdev)) {
+            /* without it a kill in the middle of a write could tear an LBA in the file */
+            uint64_t room = size - n->meta_bytes;
+            g_autofree char *prop = n->ns_sizes_mb ?
+                g_strdup_printf("ns_sizes_mb=%s", n->ns_sizes_mb) :
+                g_strdup_printf("devsz_mb=%u", n->devsz_mb);
+
+            error_setg(errp, "%s plus its metadata leaves no room in memdev '%s' (a shared "
+                       "file) for the %d-byte write journal that keeps a killed QEMU from "
+                       "tearing an LBA: allowed at most %" PRIu64 " MiB of data in all (or "
+                       "leave devsz_mb unset to fill the memdev)", prop, name,
+                       FEMU_WRITE_JOURNAL_BYTES, (room - MIN(room, reserve)) / MiB);
+            return false;
+        }
+    }
     n->meta_bytes += n->journal_on ? FEMU_WRITE_JOURNAL_BYTES : 0;
     n->devsz_mb = DIV_ROUND_UP(data, MiB);
     return true;

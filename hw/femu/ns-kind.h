@@ -97,6 +97,12 @@ typedef struct FemuNsKind {
     bool dulbe;
     /* Its model takes sequential read-ahead (sra=on). */
     bool read_ahead;
+    /*
+     * Its writes overwrite data in place (no write pointer below which a start clears):
+     * on a shared file its layout keeps the write journal (backend.c), so a kill in the
+     * middle of a write tears no LBA.
+     */
+    bool writes_in_place;
     /* PCI IDs when every namespace is of this kind; 0: QEMU's NVMe IDs. */
     uint16_t pci_vendor_id;
     uint16_t pci_device_id;

@@ -112,3 +112,21 @@ def test_private_file_backend_is_never_hole_punched(tmp_path_factory):
         i for i, b in enumerate(data) if b != 0x5a)
     st = os.stat(img)
     assert st.st_blocks * 512 >= 65 << 20, "holes were punched"
+
+
+@pytest.mark.parametrize("share", ["on", "off"])
+def test_shared_file_without_room_for_the_write_journal(tmp_path, share):
+    """Review 2026-11-28 finding 3: devsz_mb filling a shared file exactly left the write
+    journal out silently (a kill in the middle of a write could then tear an LBA). Now the
+    start is refused, naming the property and what fits; a private file (nothing a killed
+    QEMU wrote stays) starts as before."""
+    img = tmp_path / "exact.img"
+    rc, err = start(tmp_path, "-object", "memory-backend-file,id=m,mem-path=%s,size=8M,"
+                    "share=%s" % (img, share), "-device", "femu,femu_mode=2,memdev=m,"
+                    "devsz_mb=8")
+    if share == "off":
+        assert rc == 0, err
+        return
+    assert rc != 0, "QEMU started"
+    assert "devsz_mb=8 plus its metadata leaves no room in memdev 'm'" in err, err
+    assert "write journal" in err and "allowed at most 7 MiB" in err, err

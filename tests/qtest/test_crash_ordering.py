@@ -5,6 +5,7 @@ same file: nothing unacknowledged comes back, nothing lies above a write pointer
 Zone Reset is all or nothing."""
 
 import signal
+import struct
 import time
 
 import pytest
@@ -123,30 +124,22 @@ def test_kill_after_recovery_before_rollback(tmp_path):
         d.close()
 
 
-@pytest.mark.parametrize("mode,lba_index", [(1, 1), (2, 0), (4, 1)])
-def test_a_killed_write_tears_no_lba(tmp_path, mode, lba_index):
-    """A write on a conventional namespace (blackbox, nossd, fdp) killed in the middle of
-    copying an LBA into the file: each LBA comes back whole, old or new. The crash point
-    leaves the third LBA of the second write half in place; the write journal finishes
-    it at the next start, and the LBAs after it keep their old data."""
-    path = str(tmp_path / "c.img")
-    bs = 4096 if lba_index else 512
-    old, new = blob_bytes(8 * bs, 1), blob_bytes(8 * bs, 2)
+def start_conventional(tmp_path, path, mode, lba_index, extra="", derived=False):
+    """A conventional namespace on the shared file `path`, one I/O queue pair. derived:
+    no devsz_mb, the data fills the memdev of 8 MiB (a layout that had no journal)."""
+    cfg = qtest_machine.DevConfig(mode=mode, size_mb=0 if derived else 8, memdev_mb=8 if
+                                  derived else 0, lba_index=lba_index, queues=2,
+                                  memdev_file=path,
+                                  extra="nchs=2,luns_per_ch=1,pgs_per_blk=16,op_pcent=50" +
+                                  extra if mode != 2 else extra.lstrip(","))
+    m = qtest_machine.Machine(cfg, str(tmp_path))
+    m.ctrl.enable()
+    return m, m.ctrl.create_io_queues(1, entries=16)
 
-    def start(extra=""):
-        cfg = qtest_machine.DevConfig(mode=mode, size_mb=8, lba_index=lba_index, queues=2,
-                                      memdev_file=path,
-                                      extra="nchs=2,luns_per_ch=1,pgs_per_blk=16,op_pcent=50" +
-                                      extra if mode != 2 else extra.lstrip(","))
-        m = qtest_machine.Machine(cfg, str(tmp_path))
-        m.ctrl.enable()
-        return m, m.ctrl.create_io_queues(1, entries=16)
 
-    m, sq = start(",x-crash-at=lba-journaled:11")     # 8 LBAs of the first write, then 3
-    assert m.ctrl.write(sq, 1, 16, old).ok
-    addr = m.ctrl.buffer(len(new), new)
-    p1, p2 = m.ctrl.prps(addr, len(new))
-    m.ctrl.queue_cmd(sq, cmd(IO_WRITE, nsid=1, prp1=p1, prp2=p2, cdw10=16, cdw12=7))
+def die_at_crash_point(m, sq, sqe):
+    """Rings sqe, which makes QEMU die at its crash point; waits until it is gone."""
+    m.ctrl.queue_cmd(sq, sqe)
     try:
         m.ctrl.ring_sq(sq)
     except QTestError:
@@ -154,19 +147,78 @@ def test_a_killed_write_tears_no_lba(tmp_path, mode, lba_index):
     deadline = time.monotonic() + 20
     while m.qt.alive() and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert not m.qt.alive(), "QEMU did not stop at its crash point"
-    assert m.qt.vm.exitcode() == -signal.SIGKILL
+    alive = m.qt.alive()
+    if alive:
+        m.qt.kill()
+    code = m.qt.vm.exitcode()
     try:
         m.close()
     except Exception:       # noqa: BLE001 - QEMU is gone; only its temp files remain
         pass
-    m, sq = start()
+    assert not alive, "QEMU did not stop at its crash point"
+    assert code == -signal.SIGKILL
+
+
+@pytest.mark.parametrize("mode,lba_index,derived", [(1, 1, False), (2, 0, False),
+                                                    (4, 1, False), (2, 0, True)],
+                         ids=["blackbox", "nossd", "fdp", "nossd-derived"])
+def test_a_killed_write_tears_no_lba(tmp_path, mode, lba_index, derived):
+    """A write on a conventional namespace (blackbox, nossd, fdp) killed in the middle of
+    copying an LBA into the file: each LBA comes back whole, old or new. The crash point
+    leaves the third LBA of the second write half in place; the write journal finishes
+    it at the next start, and the LBAs after it keep their old data. derived: nossd with
+    no devsz_mb, whose layout once had no room for the journal (and tore the LBA)."""
+    path = str(tmp_path / "c.img")
+    bs = 4096 if lba_index else 512
+    old, new = blob_bytes(8 * bs, 1), blob_bytes(8 * bs, 2)
+
+    m, sq = start_conventional(tmp_path, path, mode, lba_index,     # 8 LBAs, then 3
+                               ",x-crash-at=lba-journaled:11", derived)
+    assert m.ctrl.write(sq, 1, 16, old).ok
+    addr = m.ctrl.buffer(len(new), new)
+    p1, p2 = m.ctrl.prps(addr, len(new))
+    die_at_crash_point(m, sq, cmd(IO_WRITE, nsid=1, prp1=p1, prp2=p2, cdw10=16, cdw12=7))
+    m, sq = start_conventional(tmp_path, path, mode, lba_index, derived=derived)
     try:
         c, back = m.ctrl.read(sq, 1, 16, 8)
         assert c.ok, c
         lbas = [back[i * bs:(i + 1) * bs] for i in range(8)]
         assert lbas[:3] == [new[i * bs:(i + 1) * bs] for i in range(3)]
         assert lbas[3:] == [old[i * bs:(i + 1) * bs] for i in range(3, 8)]
+    finally:
+        m.close()
+
+
+@pytest.mark.parametrize("mode", [2, 1], ids=["nossd", "blackbox"])
+@pytest.mark.parametrize("op,nlb,nth", [("write_zeroes", 6, 1), ("deallocate", 6, 1),
+                                        ("write_zeroes", 20, 2), ("deallocate", 20, 2)],
+                         ids=["write-zeroes-edge", "deallocate-edge", "write-zeroes-tail",
+                              "deallocate-tail"])
+def test_a_killed_zeroing_tears_no_lba(tmp_path, mode, op, nlb, nth):
+    """Write Zeroes and Deallocate clear the parts of a host page they cover in place
+    (512-byte LBAs 1..6: inside one page; LBAs 1..20: a head edge, a whole page given
+    back, a tail edge) through the write journal. Killed with the nth edge half cleared
+    (after the 24 journaled LBAs of the first write), the next start finishes it: every
+    LBA of the range reads zeroes, the LBAs around keep their data."""
+    path = str(tmp_path / "z.img")
+    old = blob_bytes(24 * 512, 3)
+
+    m, sq = start_conventional(tmp_path, path, mode, 0,
+                               ",x-crash-at=lba-journaled:%d" % (24 + nth))
+    assert m.ctrl.write(sq, 1, 0, old).ok
+    if op == "write_zeroes":
+        sqe = m.ctrl.rw_cmd(nvme.IO_WRITE_ZEROES, 1, 1, nlb)
+    else:
+        body = struct.pack("<IIQ", 0, nlb, 1)
+        sqe = cmd(nvme.IO_DSM, nsid=1, prp1=m.ctrl.buffer(len(body), body), cdw11=1 << 2)
+    die_at_crash_point(m, sq, sqe)
+    m, sq = start_conventional(tmp_path, path, mode, 0)
+    try:
+        c, back = m.ctrl.read(sq, 1, 0, 24)
+        assert c.ok, c
+        assert back[:512] == old[:512]
+        assert back[512:(1 + nlb) * 512] == bytes(nlb * 512)
+        assert back[(1 + nlb) * 512:] == old[(1 + nlb) * 512:]
     finally:
         m.close()
 

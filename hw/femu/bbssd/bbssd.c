@@ -217,6 +217,7 @@ static const Property bbssd_props[] = { BBSSD_PROPS(FEMU_QDEV_ITEM, BbssdParams)
 
 static const FemuNsKind bbssd_kind = {
     .read_ahead = true,
+    .writes_in_place = true,
     .name = "blackbox",
     .femu_mode = 1,
     .model_name = "FEMU BlackBox-SSD Controller",

@@ -863,6 +863,7 @@ static const FemuNsKind fdp_kind = {
     .ctrl_get_log = fdp_ctrl_get_log,
     .ctrl_feature = fdp_ctrl_feature,
     .one_media = true,
+    .writes_in_place = true,
 };
 
 FEMU_NS_KIND_REGISTER(fdp_kind)

@@ -19,6 +19,7 @@ static const FemuNsKind nossd_kind = {
     .csi = NVME_CSI_NVM,
     .media_new = nossd_media_new,
     .io = femu_nvm_io,
+    .writes_in_place = true,
 };
 
 FEMU_NS_KIND_REGISTER(nossd_kind)

@@ -56,6 +56,7 @@ typedef struct Sector {
     uint8_t state;
     uint8_t ref;                /* read since the CLOCK hand last passed */
     bool mapped;                /* the hit table points at it */
+    bool zeroes;                /* from a Write Zeroes: goes home as a clear, not a copy */
 } Sector;
 
 typedef struct ZoneList {
@@ -398,6 +399,16 @@ static uint64_t program_run(PlpBuffer *p, uint64_t zone, uint64_t lo, uint64_t h
     return zns_flash_program(p->cfg.flash, NULL, zone, lo, hi, 0, t);
 }
 
+/* Zeroes into the data area: the device's way when it has one (PlpConfig.zero). */
+static void data_zero(PlpBuffer *p, uint64_t off, uint64_t len)
+{
+    if (p->cfg.zero) {
+        p->cfg.zero(p->cfg.zero_opaque, off, len);
+    } else {
+        memset(p->cfg.data + off, 0, len);
+    }
+}
+
 /*
  * Programs the zone's dirty sectors of region r at t, page by page (a partial page padded),
  * and copies their data to the data area. Returns when the programs are done.
@@ -426,7 +437,11 @@ static uint64_t write_zone(PlpBuffer *p, Region *r, uint64_t zone, uint64_t t)
         }
         run_hi = pg + 1;
         run_secs++;
-        memcpy(p->cfg.data + s->off, sector_data(p, k), p->cfg.sector_bytes);
+        if (s->zeroes) {
+            data_zero(p, s->off, p->cfg.sector_bytes);
+        } else {
+            memcpy(p->cfg.data + s->off, sector_data(p, k), p->cfg.sector_bytes);
+        }
         if (r == &p->reg[REG_PLP]) {
             oob_clear(p, k);        /* at home now */
         }
@@ -664,7 +679,7 @@ static uint64_t write_through(PlpBuffer *p, uint64_t offset, uint64_t len, const
     if (data) {
         memcpy(p->cfg.data + offset, data, len);
     } else {
-        memset(p->cfg.data + offset, 0, len);
+        data_zero(p, offset, len);
     }
     durable_set(p, zone, MAX(p->durable[zone], zoff + len));
     return zns_flash_program(p->cfg.flash, NULL, zone, pg_lo, pg_hi, 0, t);
@@ -702,7 +717,7 @@ uint64_t plp_write(PlpBuffer *p, uint64_t offset, uint64_t len, const uint8_t *d
             memset(sector_data(p, idx), 0, sec);
         }
         *s = (Sector){ .off = off, .gen = p->zone_gen[zone], .state = S_DIRTY,
-                       .mapped = true };
+                       .mapped = true, .zeroes = !data };
         g_hash_table_insert(p->hits, hit_key(p, off), GSIZE_TO_POINTER(idx + 1));
         zone_list_append(p, r, zone, idx);
         r->ndirty++;

@@ -89,6 +89,13 @@ typedef struct PlpConfig {
     ZnsFlash *flash;            /* placement and timelines of the zones */
     uint8_t *data;              /* the data area, at model offset 0 (survives restarts) */
     uint8_t *store;             /* plp_store_size bytes (survives restarts) */
+    /*
+     * Optional: clears [off, off + len) of the data area without writing every byte (the
+     * device gives whole host pages back, so Write Zeroes cost no host memory); NULL:
+     * memset.
+     */
+    void (*zero)(void *opaque, uint64_t off, uint64_t len);
+    void *zero_opaque;
 } PlpConfig;
 
 /* The result of one power loss (also in the statistics). */

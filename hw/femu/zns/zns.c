@@ -279,6 +279,12 @@ static uint64_t zns_readable(void *opaque, uint32_t nsid, uint64_t offset, uint6
     return zns_io_readable(&ns_zns(ns)->io, offset + ns->media_base, max);
 }
 
+/* The write buffer's Write Zeroes reach the backend as a clear (pages given back). */
+static void zns_plp_zero(void *opaque, uint64_t off, uint64_t len)
+{
+    femu_backend_zero(opaque, off, len);
+}
+
 static FemuMedia *zns_media_new(FemuCtrl *n, uint64_t bytes, NandModel *shared,
                                 uint32_t first_block, Error **errp)
 {
@@ -296,6 +302,8 @@ static FemuMedia *zns_media_new(FemuCtrl *n, uint64_t bytes, NandModel *shared,
         }
         zns_params_plp_config(zns_params(n), n->lba_index ? 4096 : 512, &plp);
         plp.data = n->data;
+        plp.zero = zns_plp_zero;
+        plp.zero_opaque = n;
         /* after namespace 1's zone state (zns_size_ns) */
         plp.store = n->data + n->data_bytes + ROUND_UP(zone_store_size(&zc), ZNS_META_ALIGN);
     }
