@@ -18,6 +18,7 @@
 #include "simdev.h"
 #include "simkinds.h"
 #include "media/frontend.h"
+#include "media/nvm-rules.h"
 
 #define MIB (1024ULL * 1024)
 
@@ -25,8 +26,7 @@ struct SimDevice {
     SimParams p;                /* a copy (strings borrowed): kinds settle defaults in it */
     uint32_t nr_ns;
     SimNs ns[FEMU_MAX_NAMESPACES];
-    uint64_t ns_meta[FEMU_MAX_NAMESPACES];
-    uint64_t data_bytes, meta_bytes;
+    FemuLayoutSizes sizes;      /* each namespace's data and its kind's metadata after it */
     FemuMedia *medias[FEMU_MAX_NAMESPACES];
     uint32_t nr_medias;
     NandModel *shared_nand;
@@ -129,31 +129,20 @@ static bool parse_ns_types(SimDevice *d, char **err)
     return true;
 }
 
-/* Every namespace's size is set before any kind sizes its own, as the QEMU device does. */
+/* Namespace nsid as its kind sizes it (FemuLayoutSizeNsFn). */
+static bool kind_size_ns(void *opaque, uint32_t nsid, uint64_t *bytes, bool derived,
+                         uint64_t *meta_bytes, char **err)
+{
+    SimDevice *d = opaque;
+    const SimKind *k = d->ns[nsid - 1].kind;
+
+    return !k->size_ns || k->size_ns(d, nsid, bytes, derived, meta_bytes, err);
+}
+
 static bool size_namespaces(SimDevice *d, uint64_t total, bool derived, char **err)
 {
-    uint64_t bytes[FEMU_MAX_NAMESPACES];
-
-    if (!femu_layout_ns_sizes(d->p.ns_sizes_mb, d->nr_ns, d->p.devsz_mb, total, bytes,
-                              err)) {
-        return false;
-    }
-    for (uint32_t i = 0; i < d->nr_ns; i++) {
-        d->ns[i].bytes = bytes[i];
-    }
-    d->data_bytes = d->meta_bytes = 0;
-    for (uint32_t i = 0; i < d->nr_ns; i++) {
-        const SimKind *k = d->ns[i].kind;
-
-        d->ns_meta[i] = 0;
-        if (k->size_ns && !k->size_ns(d, i + 1, &d->ns[i].bytes, derived, &d->ns_meta[i],
-                                      err)) {
-            return false;
-        }
-        d->meta_bytes += d->ns_meta[i];
-        d->data_bytes += d->ns[i].bytes;
-    }
-    return true;
+    return femu_layout_size_namespaces(d->p.ns_sizes_mb, d->nr_ns, d->p.devsz_mb, total,
+                                       derived, kind_size_ns, d, &d->sizes, err);
 }
 
 /* The device's own checks of what the model depends on (ctrl.c femu_check_props). */
@@ -217,7 +206,7 @@ static bool layout(SimDevice *d, char **err)
                          err)) {
         return false;
     }
-    if (d->data_bytes / d->nr_ns < lba_bytes) {
+    if (d->sizes.data_bytes / d->nr_ns < lba_bytes) {
         *err = g_strdup_printf("devsz_mb=%u is too small for namespaces=%u", p->devsz_mb,
                                d->nr_ns);
         return false;
@@ -227,6 +216,7 @@ static bool layout(SimDevice *d, char **err)
         d->ns[i].nsid = i + 1;
         d->ns[i].lba_bytes = lba_bytes;
         d->ns[i].backend_offset = off;
+        d->ns[i].bytes = d->sizes.bytes[i];
         off += d->ns[i].bytes;
     }
     return true;
@@ -278,14 +268,14 @@ static bool build_media(SimDevice *d, char **err)
         mixed |= d->ns[i].kind != d->ns[0].kind;
     }
     if (!mixed) {
-        FemuMedia *m = d->ns[0].kind->media_new(d, d->data_bytes, NULL, 0, err);
+        FemuMedia *m = d->ns[0].kind->media_new(d, d->sizes.data_bytes, NULL, 0, err);
         if (!m) {
             return false;
         }
         d->medias[d->nr_medias++] = m;
         for (uint32_t i = 0; i < d->nr_ns; i++) {
-            d->ns[i].media = m;
-            d->ns[i].media_base = 0;
+            femu_ns_media_attach(&d->ns[i].model, m, d->frontend, 0, d->ns[i].backend_offset,
+                                 d->ns[i].bytes);
         }
         return true;
     }
@@ -322,8 +312,9 @@ static bool build_media(SimDevice *d, char **err)
             for (uint32_t j = 0; j < i; j++) {
                 before += d->ns[j].kind == ns->kind ? d->ns[j].bytes : 0;
             }
-            ns->media = d->ns[first_of_kind(d, i)].media;
-            ns->media_base = ns->backend_offset - before;
+            femu_ns_media_attach(&ns->model, d->ns[first_of_kind(d, i)].model.media,
+                                 d->frontend, ns->backend_offset - before, ns->backend_offset,
+                                 ns->bytes);
             continue;
         }
         m = ns->kind->media_new(d, kind_bytes(d, i), d->shared_nand, first, err);
@@ -332,8 +323,8 @@ static bool build_media(SimDevice *d, char **err)
         }
         first += blocks[i];
         d->medias[d->nr_medias++] = m;
-        ns->media = m;
-        ns->media_base = ns->backend_offset;
+        femu_ns_media_attach(&ns->model, m, d->frontend, ns->backend_offset,
+                             ns->backend_offset, ns->bytes);
     }
     return true;
 }
@@ -402,8 +393,8 @@ static bool file_has_data(int fd, uint64_t off, uint64_t len)
 
 bool sim_device_attach_backing(SimDevice *d, const char *path, uint64_t *bytes, char **err)
 {
-    uint64_t need = d->data_bytes + d->meta_bytes + FEMU_WRITE_JOURNAL_BYTES;
-    uint64_t meta_at = d->data_bytes;
+    uint64_t need = d->sizes.data_bytes + d->sizes.meta_bytes + FEMU_WRITE_JOURNAL_BYTES;
+    uint64_t meta_at = d->sizes.data_bytes;
     struct stat st;
     int fd = open(path, O_RDWR | O_CREAT, 0644);
     bool ok = true;
@@ -420,7 +411,7 @@ bool sim_device_attach_backing(SimDevice *d, const char *path, uint64_t *bytes, 
         return false;
     }
     *bytes = MAX((uint64_t)st.st_size, need);
-    d->backing_len = d->meta_bytes + FEMU_WRITE_JOURNAL_BYTES;
+    d->backing_len = d->sizes.meta_bytes + FEMU_WRITE_JOURNAL_BYTES;
     d->backing_meta = mmap(NULL, d->backing_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
                            meta_at);
     if (d->backing_meta == MAP_FAILED) {
@@ -430,11 +421,11 @@ bool sim_device_attach_backing(SimDevice *d, const char *path, uint64_t *bytes, 
         return false;
     }
     uint64_t off = 0;
-    for (uint32_t i = 0; ok && i < d->nr_ns; off += d->ns_meta[i], i++) {
+    for (uint32_t i = 0; ok && i < d->nr_ns; off += d->sizes.meta[i], i++) {
         SimNs *ns = &d->ns[i];
         bool data = false;
 
-        if (!d->ns_meta[i] || !ns->kind->attach_state) {
+        if (!d->sizes.meta[i] || !ns->kind->attach_state) {
             continue;
         }
         /* a kind whose namespaces share one model keeps one state for all of them */
@@ -464,6 +455,11 @@ const SimParams *sim_device_params(const SimDevice *d)
     return &d->p;
 }
 
+const FemuLayoutSizes *sim_device_sizes(const SimDevice *d)
+{
+    return &d->sizes;
+}
+
 bool sim_device_all_of_kind(const SimDevice *d, const SimKind *k)
 {
     for (uint32_t i = 0; i < d->nr_ns; i++) {
@@ -488,32 +484,23 @@ void sim_device_target(SimDevice *d, SimNs *ns, SimTarget *t)
     }
 }
 
-uint64_t sim_ns_submit(SimDevice *d, SimNs *ns, FemuMediaReq *r)
+uint64_t sim_ns_submit(SimDevice *d G_GNUC_UNUSED, SimNs *ns, FemuMediaReq *r)
 {
-    uint64_t t;
-
     r->nsid = ns->nsid;
-    r->offset -= MIN(r->offset, ns->media_base);
-    r->ns_end = ns->backend_offset + ns->bytes - MIN(ns->backend_offset, ns->media_base);
-    r->rg = ns->place_rg;
-    r->ruh = ns->place_ruh;
-    t = femu_frontend_media_submit(d->frontend, ns->media, r);
-    if (r->op == FEMU_MEDIA_READ) {
-        ns->io.media_reads++;
-        ns->io.media_read_ns += t - MIN(t, r->arrival_ns);
-    }
-    return t;
+    return femu_ns_media_submit_req(&ns->model, &ns->io, r);
 }
 
-uint64_t sim_ns_media(SimDevice *d, SimNs *ns, FemuMediaOp op, uint64_t offset, uint64_t len,
-                      uint64_t now)
+/* A request of ns on [offset, offset + len) of it; a read gets a buffer when it needs one. */
+static FemuMediaReq ns_request(SimDevice *d, SimNs *ns, bool read, uint64_t offset,
+                               uint64_t len, uint64_t now)
 {
     FemuMediaReq r = {
-        .op = op, .offset = ns->backend_offset + offset, .len = len, .arrival_ns = now,
+        .nsid = ns->nsid, .offset = ns->backend_offset + offset, .len = len,
+        .arrival_ns = now,
     };
 
     /* a model that buffers data completes reads over a copy of the backend's bytes */
-    if (op == FEMU_MEDIA_READ && ns->media_buffers) {
+    if (read && ns->media_buffers) {
         if (d->read_buf_len < len) {
             g_free(d->read_buf);
             d->read_buf = g_malloc(len);
@@ -521,6 +508,15 @@ uint64_t sim_ns_media(SimDevice *d, SimNs *ns, FemuMediaOp op, uint64_t offset, 
         }
         r.read_buf = d->read_buf;
     }
+    return r;
+}
+
+uint64_t sim_ns_media(SimDevice *d, SimNs *ns, FemuMediaOp op, uint64_t offset, uint64_t len,
+                      uint64_t now)
+{
+    FemuMediaReq r = ns_request(d, ns, op == FEMU_MEDIA_READ, offset, len, now);
+
+    r.op = op;
     return sim_ns_submit(d, ns, &r);
 }
 
@@ -541,46 +537,53 @@ bool sim_io_lbas(const SimNs *ns, const SimIo *io, uint64_t *slba, uint64_t *nlb
     return true;
 }
 
+/* The NVMe command of an I/O of the NVM command set, or -1. */
+static int nvm_opcode(SimOp op)
+{
+    switch (op) {
+    case SIM_OP_READ: return FEMU_NVM_READ;
+    case SIM_OP_WRITE: return FEMU_NVM_WRITE;
+    case SIM_OP_COMPARE: return FEMU_NVM_COMPARE;
+    case SIM_OP_WRITE_ZEROES: return FEMU_NVM_WRITE_ZEROES;
+    case SIM_OP_TRIM: return FEMU_NVM_DEALLOCATE;
+    case SIM_OP_FLUSH: return FEMU_NVM_FLUSH;
+    default: return -1;
+    }
+}
+
+/* The device's rules (nvm-rules.h), on LBAs the I/O gives in bytes. */
 uint16_t sim_nvm_io(SimDevice *d, SimNs *ns, const SimIo *io, uint64_t now, uint64_t *done)
 {
-    uint64_t mdts_bytes = d->p.mdts ? 4096ULL << d->p.mdts : UINT64_MAX, slba, nlb;
+    int opcode = nvm_opcode(io->op);
+    uint64_t slba, nlb, nlbas = ns->bytes / ns->lba_bytes;
+    uint16_t status;
+    FemuMediaReq r;
 
-    if (io->op == SIM_OP_FLUSH) {
-        *done = sim_ns_media(d, ns, FEMU_MEDIA_FLUSH, 0, 0, now);
-        return 0;
-    }
-    if (io->op == SIM_OP_ZONE_RESET || io->op == SIM_OP_ZONE_FINISH) {
+    if (opcode < 0) {
         return SIM_SC_INVALID_OPCODE;
     }
-    if (!sim_io_lbas(ns, io, &slba, &nlb) || io->offset + io->len < io->offset ||
-        io->offset + io->len > ns->bytes) {
-        return SIM_SC_LBA_RANGE;
-    }
-    switch (io->op) {
-    case SIM_OP_READ:
-    case SIM_OP_WRITE:
-        if (io->len > mdts_bytes || nlb > SIM_MAX_NLB) {
+    if (opcode != FEMU_NVM_FLUSH) {
+        if (!sim_io_lbas(ns, io, &slba, &nlb)) {
+            return SIM_SC_LBA_RANGE;
+        }
+        /* NLB is 16 bits in these commands (a Deallocate's range has 32) */
+        if (opcode != FEMU_NVM_DEALLOCATE && nlb > SIM_MAX_NLB) {
             return SIM_SC_INVALID_FIELD;
         }
-        *done = sim_ns_media(d, ns, io->op == SIM_OP_READ ? FEMU_MEDIA_READ : FEMU_MEDIA_WRITE,
-                             io->offset, io->len, now);
-        if (io->op == SIM_OP_READ) {
-            ns->io.bytes_read += io->len;
-            ns->io.read_cmds++;
-        } else {
-            ns->io.bytes_written += io->len;
-            ns->io.write_cmds++;
+        status = opcode == FEMU_NVM_READ || opcode == FEMU_NVM_WRITE ||
+                 opcode == FEMU_NVM_COMPARE ?
+                 femu_nvm_check_rw(nlbas, g_bit_nth_lsf(ns->lba_bytes, -1), d->p.mdts, slba,
+                                   nlb) :
+                 femu_nvm_check_range(nlbas, slba, nlb);
+        if (status) {
+            return status;
         }
-        return 0;
-    case SIM_OP_TRIM: {
-        /* once: glib's MAX evaluates its arguments twice */
-        uint64_t t = sim_ns_media(d, ns, FEMU_MEDIA_DEALLOCATE, io->offset, io->len, now);
-        *done = MAX(now, t);
-        return 0;
     }
-    default:
-        return SIM_SC_INVALID_OPCODE;
-    }
+    r = opcode == FEMU_NVM_FLUSH ? ns_request(d, ns, false, 0, 0, now) :
+        ns_request(d, ns, opcode == FEMU_NVM_READ || opcode == FEMU_NVM_COMPARE, io->offset,
+                   io->len, now);
+    *done = femu_nvm_media(&ns->model, &ns->io, opcode, &r);
+    return 0;
 }
 
 uint16_t sim_device_submit(SimDevice *d, SimNs *ns, const SimIo *io, uint64_t now,
@@ -609,8 +612,8 @@ void sim_device_hint(SimDevice *d G_GNUC_UNUSED, SimNs *ns, const SimIo *io)
     uint64_t off = ns->backend_offset + io->offset;
 
     if ((io->op == SIM_OP_READ || io->op == SIM_OP_WRITE) && io->offset < ns->bytes) {
-        femu_media_hint(ns->media, io->op == SIM_OP_READ ? FEMU_MEDIA_READ : FEMU_MEDIA_WRITE,
-                        off - MIN(off, ns->media_base), io->len);
+        femu_media_hint(ns->model.media, io->op == SIM_OP_READ ? FEMU_MEDIA_READ : FEMU_MEDIA_WRITE,
+                        femu_ns_media_offset(&ns->model, off), io->len);
     }
 }
 
@@ -667,7 +670,7 @@ void sim_device_stats(SimDevice *d, FemuMediaStatFn *emit, void *opaque)
     for (uint32_t i = 0; i < d->nr_medias; i++) {
         g_autofree char *prefix = g_strdup("");
         for (uint32_t k = 0; d->nr_medias > 1 && k < d->nr_ns; k++) {
-            if (d->ns[k].media == d->medias[i]) {
+            if (d->ns[k].model.media == d->medias[i]) {
                 g_free(prefix);
                 prefix = g_strdup_printf("ns%u_", d->ns[k].nsid);
                 break;
@@ -776,10 +779,10 @@ static bool bbssd_size_ns(SimDevice *d, uint32_t nsid, uint64_t *bytes, bool der
     (void)bytes, (void)derived;
     for (uint32_t i = 0; i < d->nr_ns; i++) {
         mixed |= d->ns[i].kind != d->ns[0].kind;
-        all += d->ns[i].bytes;
+        all += d->sizes.bytes[i];
     }
     if (mixed) {
-        all = d->ns[nsid - 1].bytes;
+        all = d->sizes.bytes[nsid - 1];
     } else if (nsid != 1) {
         return true;
     }
@@ -802,7 +805,7 @@ static bool bbssd_attach_state(SimDevice *d, SimNs *ns, uint8_t *meta, bool data
                                "femu_mode or size?)", ns->nsid);
         return false;
     }
-    if (!ftl_attach_store(femu_media_bbssd_ftl(ns->media), meta, &why)) {
+    if (!ftl_attach_store(femu_media_bbssd_ftl(ns->model.media), meta, &why)) {
         *err = g_strdup_printf("blackbox namespace %u in the backing file: its FTL state: %s",
                                ns->nsid, why);
         return false;

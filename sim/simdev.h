@@ -16,6 +16,7 @@
 #include "workload.h"
 #include "media/layout.h"
 #include "media/media.h"
+#include "media/ns-media.h"
 #include "stats/io-counters.h"
 
 typedef struct SimDevice SimDevice;
@@ -72,11 +73,9 @@ struct SimNs {
     uint64_t bytes;
     uint32_t lba_bytes;
     uint64_t backend_offset;    /* where its data would start in the backend */
-    uint64_t media_base;        /* what its model's offsets are relative to */
-    FemuMedia *media;
+    FemuNsMedia model;          /* its model, its place in it, the front end before it */
     IoCounters io;
     bool media_buffers;         /* its model holds written data (plp): reads carry a buffer */
-    uint32_t place_rg, place_ruh;   /* where the model puts its writes (fdp); the kind's */
     void *priv;
 };
 
@@ -91,6 +90,8 @@ uint32_t sim_device_nr_ns(const SimDevice *d);
 SimNs *sim_device_ns(SimDevice *d, uint32_t nsid);
 /* The parameters the device runs with: a copy of sim_device_new's, kind defaults settled. */
 const SimParams *sim_device_params(const SimDevice *d);
+/* Each namespace's data and metadata bytes, set before any kind sizes its own. */
+const FemuLayoutSizes *sim_device_sizes(const SimDevice *d);
 /* Whether every namespace is of kind k (the QEMU device's femu_ctrl_kind(n) == k). */
 bool sim_device_all_of_kind(const SimDevice *d, const SimKind *k);
 /* Memory the device frees with itself (g_free), e.g. a kind's model areas. */

@@ -55,7 +55,7 @@ static uint64_t fdp_total_bytes(SimDevice *d)
     uint64_t sum = 0;
 
     for (uint32_t i = 1; i <= sim_device_nr_ns(d); i++) {
-        sum += sim_device_ns(d, i)->kind == &sim_fdp ? sim_device_ns(d, i)->bytes : 0;
+        sum += sim_device_ns(d, i)->kind == &sim_fdp ? sim_device_sizes(d)->bytes[i - 1] : 0;
     }
     return sum;
 }
@@ -139,8 +139,8 @@ static bool fdp_ns_init(SimDevice *d, SimNs *ns, char **err)
     f->h = lists[idx];
     eg->refs++;
     ns->priv = f;
-    ns->place_rg = 0;
-    ns->place_ruh = f->h.ph[0];
+    ns->model.place_rg = 0;
+    ns->model.place_ruh = f->h.ph[0];
     return true;
 }
 
@@ -150,8 +150,8 @@ static void fdp_ns_free(SimNs *ns)
 
     if (!--f->eg->refs) {
         /* the device's exit: QEMU's femu_exit resets the controller, which closes them */
-        if (ns->media) {
-            fdp_ftl_close_open(femu_media_fdp_ftl(ns->media));
+        if (ns->model.media) {
+            fdp_ftl_close_open(femu_media_fdp_ftl(ns->model.media));
         }
         g_free(f->eg);
     }
@@ -183,11 +183,11 @@ static uint16_t fdp_io(SimDevice *d, SimNs *ns, const SimIo *io, uint64_t now, u
     /* an invalid identifier is placed with handle 0 in group 0 (fdp.c posts an event) */
     fdp_place_write(eg->rgif, eg->cfg.nrg, f->h.nph, directive,
                     directive ? pid_of_plid(f, io->plid) : 0, &eg->next_rg, &rg, &ph);
-    ns->place_rg = rg;
-    ns->place_ruh = f->h.ph[ph];
+    ns->model.place_rg = rg;
+    ns->model.place_ruh = f->h.ph[ph];
     status = sim_nvm_io(d, ns, io, now, done);
-    ns->place_rg = 0;
-    ns->place_ruh = f->h.ph[0];
+    ns->model.place_rg = 0;
+    ns->model.place_ruh = f->h.ph[0];
     return status;
 }
 
@@ -201,7 +201,7 @@ static void fdp_target(SimNs *ns, SimTarget *t)
 /* The FTL's state in the first fdp namespace's metadata (fdp.c fdp_media_new's rules). */
 static bool fdp_attach_state(SimDevice *d, SimNs *ns, uint8_t *meta, bool data, char **err)
 {
-    FdpFtl *ftl = femu_media_fdp_ftl(ns->media);
+    FdpFtl *ftl = femu_media_fdp_ftl(ns->model.media);
     static const uint8_t blank[64];
 
     if (data && !memcmp(meta, blank, sizeof(blank))) {
@@ -225,7 +225,7 @@ static void fdp_power_on(SimDevice *d, uint64_t now)
     for (uint32_t i = 1; i <= sim_device_nr_ns(d); i++) {
         SimNs *ns = sim_device_ns(d, i);
         if (ns->kind == &sim_fdp) {
-            fdp_ftl_close_open(femu_media_fdp_ftl(ns->media));     /* one FTL for all */
+            fdp_ftl_close_open(femu_media_fdp_ftl(ns->model.media));     /* one FTL for all */
             return;
         }
     }

@@ -157,6 +157,8 @@ static uint16_t oc_io(SimDevice *d, SimNs *ns, const SimIo *io, uint64_t now, ui
     case SIM_OP_ZONE_RESET:
         return oc_reset_chunk(d, ns, io, now, done);
     case SIM_OP_ZONE_FINISH:
+    case SIM_OP_WRITE_ZEROES:
+    case SIM_OP_COMPARE:
         return SIM_SC_INVALID_OPCODE;
     default:
         return sim_nvm_io(d, ns, io, now, done);

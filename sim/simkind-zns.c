@@ -44,7 +44,7 @@ static bool zns_size_ns(SimDevice *d, uint32_t nsid, uint64_t *bytes, bool deriv
     uint64_t all = 0;
 
     for (uint32_t i = 1; i <= sim_device_nr_ns(d); i++) {
-        all += sim_device_ns(d, i)->bytes;
+        all += sim_device_sizes(d)->bytes[i - 1];
     }
     return zns_params_size_ns(&p->zns, lba_shift(p), nsid, all, bytes, derived, meta_bytes,
                               err);
@@ -64,7 +64,7 @@ static uint64_t zns_readable(void *opaque, uint32_t nsid, uint64_t offset, uint6
     if (!ns || ns->kind != &sim_zns) {
         return 0;
     }
-    return zns_io_readable(&((SimZns *)ns->priv)->io, offset + ns->media_base, max);
+    return zns_io_readable(&((SimZns *)ns->priv)->io, offset + ns->model.media_base, max);
 }
 
 static FemuMedia *zns_media_new(SimDevice *d, uint64_t bytes, NandModel *shared,
@@ -206,6 +206,10 @@ static uint16_t zns_io(SimDevice *d, SimNs *ns, const SimIo *io, uint64_t now, u
                                            ZONE_ACTION_RESET : ZONE_ACTION_FINISH,
                                            io->offset / ns->lba_bytes, false, NULL));
         break;
+    case SIM_OP_WRITE_ZEROES:
+    case SIM_OP_COMPARE:
+        status = SIM_SC_INVALID_OPCODE;     /* not modelled for zones yet */
+        break;
     default:
         status = sim_nvm_io(d, ns, io, now, &c.deadline);
         break;
@@ -283,7 +287,7 @@ static void zns_power_on(SimDevice *d, uint64_t now)
     PlpRecovery rec;
 
     if (zns_params_plp_on(&p->zns)) {
-        plp = femu_media_zns_plp(sim_device_ns(d, 1)->media);
+        plp = femu_media_zns_plp(sim_device_ns(d, 1)->model.media);
         /* the device takes it at start, on empty zones: nothing to adopt */
         plp_take_fresh(plp);
         plp_recover(plp, now, &rec);

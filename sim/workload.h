@@ -29,6 +29,8 @@ typedef enum SimOp {
     SIM_OP_ZONE_RESET,      /* offset: the zone's start; len: the zone size */
     SIM_OP_ZONE_FINISH,
     SIM_OP_POWER_CUT,       /* traces only: power is cut and comes back (no command) */
+    SIM_OP_WRITE_ZEROES,    /* traces only */
+    SIM_OP_COMPARE,         /* traces only: times as a read (femu-sim keeps no data) */
 } SimOp;
 
 typedef struct SimIo {

@@ -29,6 +29,8 @@
 #include "media/frontend.h"
 #include "media/layout.h"
 #include "media/media.h"
+#include "media/ns-media.h"
+#include "media/nvm-rules.h"
 #include "nand/nand.h"
 #include "nand/nand-config.h"
 #include "sra/sra-config.h"
@@ -122,15 +124,13 @@ struct FemuCQ {
 
 struct FemuNamespace {
     uint32_t nsid;
-    FemuFrontend *frontend;     /* the controller's, or NULL: data crosses the link */
     const FemuNsKind *kind;
     uint8_t csi;                /* the kind's command set */
     uint64_t nlbas;
     uint8_t lba_shift;
     uint64_t backend_offset;
     uint64_t bytes;
-    FemuMedia *media;           /* the model that times this namespace */
-    uint64_t media_base;        /* subtracted from backend offsets to address the model */
+    FemuNsMedia model;          /* its model, its place in it, the front end before it */
     void *priv;                 /* the kind's per-namespace state */
     IoCounters io;
     bool media_buffers;         /* its model holds written data the backend does not (plp) */
@@ -138,8 +138,6 @@ struct FemuNamespace {
     uint16_t endgid;            /* its endurance group (0: none) */
     /* directive types (bit = DTYPE) its kind supports and has enabled, beyond Identify */
     uint8_t directives, directives_enabled;
-    /* where the model puts the next write (fdp: reclaim group and handle); set by the kind */
-    uint32_t place_rg, place_ruh;
     uint8_t uuid[16];
     uint8_t nguid[16];
     uint64_t eui64;
@@ -202,8 +200,7 @@ struct FemuCtrl {
     char *ns_types;             /* property: one kind name per namespace */
     char *ns_sizes_mb;          /* property: per-namespace capacity in MiB */
     const FemuNsKind *ns_kind[FEMU_MAX_NAMESPACES];
-    uint64_t ns_bytes[FEMU_MAX_NAMESPACES];
-    uint64_t ns_meta[FEMU_MAX_NAMESPACES];  /* each kind's metadata bytes after the data */
+    FemuLayoutSizes sizes;      /* each namespace's data and its kind's metadata after it */
 
     /* registers: written by vCPUs under the lock, doorbells lock-free */
     NvmeBar bar;

@@ -51,38 +51,35 @@ static bool parse_ns_types(FemuCtrl *n, Error **errp)
     return true;
 }
 
-static bool parse_ns_sizes(FemuCtrl *n, uint64_t total, Error **errp)
+/* Namespace nsid as its kind sizes it (FemuLayoutSizeNsFn). */
+static bool kind_size_ns(void *opaque, uint32_t nsid, uint64_t *bytes, bool derived,
+                         uint64_t *meta_bytes, char **err)
 {
-    g_autofree char *err = NULL;
+    FemuCtrl *n = opaque;
+    const FemuNsKind *k = n->ns_kind[nsid - 1];
+    Error *local_err = NULL;
 
-    if (!femu_layout_ns_sizes(n->ns_sizes_mb, n->num_namespaces, n->devsz_mb, total,
-                              n->ns_bytes, &err)) {
-        error_setg(errp, "%s", err);
-        return false;
+    if (!k->size_ns || k->size_ns(n, nsid, bytes, derived, meta_bytes, &local_err)) {
+        return true;
     }
-    return true;
+    *err = g_strdup(local_err ? error_get_pretty(local_err) : "sizing failed");
+    error_free(local_err);
+    return false;
 }
 
 /* Each namespace's size from `total` bytes, as its kind wants it; the data bytes in all. */
 static bool size_namespaces(FemuCtrl *n, uint64_t total, bool derived, uint64_t *data,
                             Error **errp)
 {
-    if (!parse_ns_sizes(n, total, errp)) {
+    g_autofree char *err = NULL;
+
+    if (!femu_layout_size_namespaces(n->ns_sizes_mb, n->num_namespaces, n->devsz_mb, total,
+                                     derived, kind_size_ns, n, &n->sizes, &err)) {
+        error_setg(errp, "%s", err);
         return false;
     }
-    *data = 0;
-    n->meta_bytes = 0;
-    for (uint32_t i = 0; i < n->num_namespaces; i++) {
-        const FemuNsKind *k = n->ns_kind[i];
-
-        n->ns_meta[i] = 0;
-        if (k->size_ns && !k->size_ns(n, i + 1, &n->ns_bytes[i], derived, &n->ns_meta[i],
-                                      errp)) {
-            return false;
-        }
-        n->meta_bytes += n->ns_meta[i];
-        *data += n->ns_bytes[i];
-    }
+    *data = n->sizes.data_bytes;
+    n->meta_bytes = n->sizes.meta_bytes;
     return true;
 }
 
@@ -207,10 +204,10 @@ static uint64_t kind_bytes(FemuCtrl *n, uint32_t i)
     uint64_t sum = 0;
 
     if (!n->ns_kind[i]->one_media) {
-        return n->ns_bytes[i];
+        return n->sizes.bytes[i];
     }
     for (uint32_t j = 0; j < n->num_namespaces; j++) {
-        sum += n->ns_kind[j] == n->ns_kind[i] ? n->ns_bytes[j] : 0;
+        sum += n->ns_kind[j] == n->ns_kind[i] ? n->sizes.bytes[j] : 0;
     }
     return sum;
 }
@@ -229,10 +226,6 @@ static bool build_media(FemuCtrl *n, Error **errp)
         return false;
     }
     for (uint32_t i = 0; i < n->num_namespaces; i++) {
-        n->ns[i].frontend = n->frontend;
-    }
-
-    for (uint32_t i = 0; i < n->num_namespaces; i++) {
         mixed |= n->ns_kind[i] != n->ns_kind[0];
     }
     if (!mixed) {
@@ -242,8 +235,8 @@ static bool build_media(FemuCtrl *n, Error **errp)
         }
         n->medias[n->nr_medias++] = m;
         for (uint32_t i = 0; i < n->num_namespaces; i++) {
-            n->ns[i].media = m;
-            n->ns[i].media_base = 0;
+            femu_ns_media_attach(&n->ns[i].model, m, n->frontend, 0, n->ns[i].backend_offset,
+                                 n->ns[i].bytes);
         }
         return true;
     }
@@ -290,8 +283,9 @@ static bool build_media(FemuCtrl *n, Error **errp)
             for (uint32_t j = 0; j < i; j++) {
                 before += n->ns_kind[j] == ns->kind ? n->ns[j].bytes : 0;
             }
-            ns->media = n->ns[first_of_kind(n, i)].media;
-            ns->media_base = ns->backend_offset - before;
+            femu_ns_media_attach(&ns->model, n->ns[first_of_kind(n, i)].model.media,
+                                 n->frontend, ns->backend_offset - before, ns->backend_offset,
+                                 ns->bytes);
             continue;
         }
         m = ns->kind->media_new(n, kind_bytes(n, i), n->shared_nand, first, errp);
@@ -300,8 +294,8 @@ static bool build_media(FemuCtrl *n, Error **errp)
         }
         first += blocks[i];
         n->medias[n->nr_medias++] = m;
-        ns->media = m;
-        ns->media_base = ns->backend_offset;
+        femu_ns_media_attach(&ns->model, m, n->frontend, ns->backend_offset,
+                             ns->backend_offset, ns->bytes);
     }
     return true;
 }
@@ -326,7 +320,7 @@ bool femu_ns_create(FemuCtrl *n, Error **errp)
         ns->nsid = i + 1;
         ns->kind = n->ns_kind[i];
         ns->csi = ns->kind->csi;
-        ns->bytes = n->ns_bytes[i];
+        ns->bytes = n->sizes.bytes[i];
         ns->lba_shift = lba_shift;
         ns->nlbas = ns->bytes >> lba_shift;
         ns->backend_offset = offset;
@@ -337,11 +331,11 @@ bool femu_ns_create(FemuCtrl *n, Error **errp)
     }
     for (uint32_t i = 0; i < n->num_namespaces; i++) {
         FemuNamespace *ns = &n->ns[i];
-        if (ns->kind->ns_init && !ns->kind->ns_init(n, ns, n->ns_meta[i] ? meta : NULL, errp)) {
+        if (ns->kind->ns_init && !ns->kind->ns_init(n, ns, n->sizes.meta[i] ? meta : NULL, errp)) {
             femu_ns_destroy(n);
             return false;
         }
-        meta += n->ns_meta[i];
+        meta += n->sizes.meta[i];
     }
     if (!build_media(n, errp)) {
         femu_ns_destroy(n);
@@ -464,24 +458,10 @@ const FemuNsKind *femu_ctrl_kind(FemuCtrl *n)
     return n->ns_kind[0];
 }
 
-/*
- * r->offset is a backend offset; the namespace's model sees its own. With a link model, a
- * write's data crosses to the device before the media sees it, a read's to the host after.
- */
+/* r->offset is a backend offset (ns-media.h). */
 uint64_t femu_ns_media_submit(FemuNamespace *ns, FemuMediaReq *r)
 {
-    uint64_t t;
-
-    r->offset -= MIN(r->offset, ns->media_base);
-    r->ns_end = ns->backend_offset + ns->bytes - MIN(ns->backend_offset, ns->media_base);
-    r->rg = ns->place_rg;
-    r->ruh = ns->place_ruh;
-    t = femu_frontend_media_submit(ns->frontend, ns->media, r);
-    if (r->op == FEMU_MEDIA_READ) {
-        ns->io.media_reads++;
-        ns->io.media_read_ns += t - MIN(t, r->arrival_ns);
-    }
-    return t;
+    return femu_ns_media_submit_req(&ns->model, &ns->io, r);
 }
 
 bool femu_media_wants_idle(FemuCtrl *n)
@@ -505,7 +485,7 @@ void femu_media_idle_all(FemuCtrl *n, uint64_t now_ns)
 static char *media_prefix(FemuCtrl *n, FemuMedia *m)
 {
     for (uint32_t k = 0; n->nr_medias > 1 && k < n->num_namespaces; k++) {
-        if (n->ns[k].media == m) {
+        if (n->ns[k].model.media == m) {
             return g_strdup_printf("ns%u_", n->ns[k].nsid);
         }
     }

@@ -14,23 +14,28 @@ static uint8_t *ns_data(FemuCtrl *n, FemuNamespace *ns, uint64_t slba)
     return n->data + ns->backend_offset + (slba << ns->lba_shift);
 }
 
+/* The shared rules (nvm-rules.h) answer with the specification's status codes. */
+QEMU_BUILD_BUG_ON(FEMU_NVM_SC_LBA_RANGE != NVME_LBA_RANGE ||
+                  FEMU_NVM_SC_INVALID_FIELD != NVME_INVALID_FIELD);
+QEMU_BUILD_BUG_ON(FEMU_NVM_READ != NVME_CMD_READ || FEMU_NVM_WRITE != NVME_CMD_WRITE ||
+                  FEMU_NVM_COMPARE != NVME_CMD_COMPARE ||
+                  FEMU_NVM_WRITE_ZEROES != NVME_CMD_WRITE_ZEROES ||
+                  FEMU_NVM_FLUSH != NVME_CMD_FLUSH || FEMU_NVM_DEALLOCATE != NVME_CMD_DSM);
+
 static uint16_t check_range(FemuNamespace *ns, uint64_t slba, uint64_t nlb)
 {
-    if (slba + nlb < slba || slba + nlb > ns->nlbas) {
-        return NVME_LBA_RANGE;
-    }
-    return NVME_SUCCESS;
+    return femu_nvm_check_range(ns->nlbas, slba, nlb);
 }
 
-static uint64_t media_time(FemuNamespace *ns, FemuMediaOp op, uint64_t slba, uint64_t nlb,
-                           uint64_t now)
+/* The media side of an NVM command on nlb LBAs from slba (nvm-rules.h). */
+static uint64_t media_time(FemuNamespace *ns, FemuNvmOpcode opcode, uint64_t slba,
+                           uint64_t nlb, uint64_t now)
 {
     FemuMediaReq mreq = {
-        .op = op, .nsid = ns->nsid,
-        .offset = ns->backend_offset + (slba << ns->lba_shift),
+        .nsid = ns->nsid, .offset = ns->backend_offset + (slba << ns->lba_shift),
         .len = nlb << ns->lba_shift, .arrival_ns = now,
     };
-    return femu_ns_media_submit(ns, &mreq);
+    return femu_nvm_media(&ns->model, &ns->io, opcode, &mreq);
 }
 
 /*
@@ -55,13 +60,10 @@ uint16_t femu_nvm_rw_check(FemuCtrl *n, FemuNamespace *ns, const NvmeCmd *cmd)
     const NvmeRwCmd *rwc = (const NvmeRwCmd *)cmd;
     uint64_t slba = le64_to_cpu(rwc->slba), nlb = (uint64_t)le16_to_cpu(rwc->nlb) + 1;
 
-    if (n->mdts && (nlb << ns->lba_shift) > (4096ULL << n->mdts)) {
-        return NVME_INVALID_FIELD;
-    }
     if (NVME_RW_PRINFO(le16_to_cpu(rwc->control))) {
         return NVME_INVALID_FIELD;      /* no protection information formats */
     }
-    return check_range(ns, slba, nlb);
+    return femu_nvm_check_rw(ns->nlbas, ns->lba_shift, n->mdts, slba, nlb);
 }
 
 uint16_t femu_nvm_rw(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const NvmeCmd *cmd,
@@ -126,15 +128,7 @@ uint16_t femu_nvm_rw(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const Nvm
     if (status) {
         return status;
     }
-    if (cmd->opcode == NVME_CMD_WRITE) {
-        ns->io.bytes_written += len;
-        ns->io.write_cmds++;
-        *deadline = media_time(ns, FEMU_MEDIA_WRITE, slba, nlb, now);
-    } else {
-        ns->io.bytes_read += len;
-        ns->io.read_cmds++;
-        *deadline = media_time(ns, FEMU_MEDIA_READ, slba, nlb, now);
-    }
+    *deadline = media_time(ns, cmd->opcode, slba, nlb, now);
     return NVME_SUCCESS;
 }
 
@@ -150,7 +144,7 @@ static uint16_t write_zeroes(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns,
         return status;
     }
     femu_backend_zero(n, ns->backend_offset + (slba << ns->lba_shift), nlb << ns->lba_shift);
-    *deadline = media_time(ns, FEMU_MEDIA_WRITE_ZEROES, slba, nlb, now);
+    *deadline = media_time(ns, FEMU_NVM_WRITE_ZEROES, slba, nlb, now);
     return NVME_SUCCESS;
 }
 
@@ -213,8 +207,8 @@ typedef struct DeallocWork {
  */
 static uint64_t slice_end(FemuNamespace *ns, uint64_t pos, uint64_t end, uint64_t pages)
 {
-    uint64_t lba = 1ULL << ns->lba_shift, unit = ns->media->page_bytes;
-    uint64_t base = ns->backend_offset - ns->media_base;     /* LBA 0 in the model */
+    uint64_t lba = 1ULL << ns->lba_shift, unit = ns->model.media->page_bytes;
+    uint64_t base = ns->backend_offset - ns->model.media_base;     /* LBA 0 in the model */
     uint64_t from = base + (pos << ns->lba_shift);
     uint64_t at = from + pages * (unit ? unit : DEALLOC_BYTES_PER_PAGE);
 
@@ -236,7 +230,8 @@ static uint16_t dealloc_step(FemuCtrl *n, FemuRequest *req, uint64_t now, uint64
 {
     DeallocWork *w = req->step_state;
     FemuNamespace *ns = w->ns;
-    uint64_t unit = ns->media->page_bytes ? ns->media->page_bytes : DEALLOC_BYTES_PER_PAGE;
+    uint64_t page = ns->model.media->page_bytes;
+    uint64_t unit = page ? page : DEALLOC_BYTES_PER_PAGE;
 
     for (; w->next < w->nr; w->next++) {
         const FemuLbaRange *r = &w->r[w->next];
@@ -248,7 +243,7 @@ static uint16_t dealloc_step(FemuCtrl *n, FemuRequest *req, uint64_t now, uint64
         }
         femu_backend_zero(n, ns->backend_offset + (pos << ns->lba_shift),
                           (end - pos) << ns->lba_shift);
-        *deadline = MAX(*deadline, media_time(ns, FEMU_MEDIA_DEALLOCATE, pos, end - pos,
+        *deadline = MAX(*deadline, media_time(ns, FEMU_NVM_DEALLOCATE, pos, end - pos,
                                               now));
         *pages -= MIN(*pages, MAX(cost, 1));
         w->pos = end;
@@ -296,7 +291,7 @@ uint16_t femu_nvm_io(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const Nvm
     switch (cmd->opcode) {
     case NVME_CMD_FLUSH:
         /* the backend holds every completed write: a flush is media time only */
-        *deadline = media_time(ns, FEMU_MEDIA_FLUSH, 0, 0, now);
+        *deadline = media_time(ns, FEMU_NVM_FLUSH, 0, 0, now);
         return NVME_SUCCESS;
     case NVME_CMD_READ:
     case NVME_CMD_WRITE:

@@ -68,13 +68,13 @@ static uint64_t model_bytes(FemuCtrl *n, uint32_t nsid)
     uint64_t sum = 0;
 
     if (mixed_kinds(n)) {
-        return n->ns_bytes[nsid - 1];
+        return n->sizes.bytes[nsid - 1];
     }
     if (nsid != 1) {
         return 0;
     }
     for (uint32_t i = 0; i < n->num_namespaces; i++) {
-        sum += n->ns_bytes[i];
+        sum += n->sizes.bytes[i];
     }
     return sum;
 }
@@ -105,7 +105,7 @@ static bool bbssd_ns_init(FemuCtrl *n, FemuNamespace *ns, uint8_t *meta, Error *
     }
     b = g_new0(BbssdNs, 1);
     b->store = meta;
-    b->store_bytes = n->ns_meta[ns->nsid - 1];
+    b->store_bytes = n->sizes.meta[ns->nsid - 1];
     ns->priv = b;
     return true;
 }

@@ -132,7 +132,7 @@ static uint64_t fdp_total_bytes(FemuCtrl *n)
 {
     uint64_t sum = 0;
     for (uint32_t i = 0; i < n->num_namespaces; i++) {
-        sum += n->ns_kind[i] == &fdp_kind ? n->ns_bytes[i] : 0;
+        sum += n->ns_kind[i] == &fdp_kind ? n->sizes.bytes[i] : 0;
     }
     return sum;
 }
@@ -240,7 +240,7 @@ static bool lpn_to_lba(FdpEndgrp *eg, uint64_t lpn, uint32_t *nsid, uint64_t *lb
 
     for (uint32_t i = 0; i < n->num_namespaces; i++) {
         FemuNamespace *ns = &n->ns[i];
-        uint64_t base = ns->backend_offset - ns->media_base;
+        uint64_t base = ns->backend_offset - ns->model.media_base;
         if (ns->kind == &fdp_kind && off >= base && off < base + ns->bytes) {
             *nsid = ns->nsid;
             *lba = (off - base) >> ns->lba_shift;
@@ -349,8 +349,8 @@ static bool fdp_ns_init(FemuCtrl *n, FemuNamespace *ns, uint8_t *meta, Error **e
     ns->endgid = FDP_ENDGID;
     ns->directives = 1u << FDP_DTYPE_PLACEMENT;
     ns->directives_enabled = eg->enabled ? 1u << FDP_DTYPE_PLACEMENT : 0;
-    ns->place_rg = 0;
-    ns->place_ruh = fns->ph[0];
+    ns->model.place_rg = 0;
+    ns->model.place_ruh = fns->ph[0];
     return true;
 }
 
@@ -557,11 +557,11 @@ static uint16_t fdp_write(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns,
         ev_post(eg, FDP_EV_INVALID_PID, FDP_EVF_PIV | FDP_EVF_NSIDV | FDP_EVF_LV, pid,
                 ns->nsid, 0, fns->ph[0], NULL);
     }
-    ns->place_rg = rg;
-    ns->place_ruh = fns->ph[ph];
+    ns->model.place_rg = rg;
+    ns->model.place_ruh = fns->ph[ph];
     status = femu_nvm_io(n, req, ns, cmd, now, deadline);
-    ns->place_rg = 0;
-    ns->place_ruh = fns->ph[0];
+    ns->model.place_rg = 0;
+    ns->model.place_ruh = fns->ph[0];
     return status;
 }
 

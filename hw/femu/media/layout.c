@@ -58,3 +58,22 @@ bool femu_layout_ns_sizes(const char *ns_sizes_mb, uint32_t count, uint32_t devs
     }
     return true;
 }
+
+bool femu_layout_size_namespaces(const char *ns_sizes_mb, uint32_t count, uint32_t devsz_mb,
+                                 uint64_t total, bool derived, FemuLayoutSizeNsFn *size_ns,
+                                 void *opaque, FemuLayoutSizes *s, char **err)
+{
+    if (!femu_layout_ns_sizes(ns_sizes_mb, count, devsz_mb, total, s->bytes, err)) {
+        return false;
+    }
+    s->data_bytes = s->meta_bytes = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        s->meta[i] = 0;
+        if (!size_ns(opaque, i + 1, &s->bytes[i], derived, &s->meta[i], err)) {
+            return false;
+        }
+        s->meta_bytes += s->meta[i];
+        s->data_bytes += s->bytes[i];
+    }
+    return true;
+}

@@ -39,4 +39,26 @@
 bool femu_layout_ns_sizes(const char *ns_sizes_mb, uint32_t count, uint32_t devsz_mb,
                           uint64_t total, uint64_t *bytes, char **err);
 
+/*
+ * A namespace's kind sizes it (FemuNsKind.size_ns): *bytes may be rounded down when
+ * derived (not given by the user); *meta_bytes is what the kind keeps after the data.
+ */
+typedef bool FemuLayoutSizeNsFn(void *opaque, uint32_t nsid, uint64_t *bytes, bool derived,
+                                uint64_t *meta_bytes, char **err);
+
+/* What the namespaces take in the backend. */
+typedef struct FemuLayoutSizes {
+    uint64_t bytes[FEMU_MAX_NAMESPACES];    /* each namespace's data */
+    uint64_t meta[FEMU_MAX_NAMESPACES];     /* each one's metadata, after all the data */
+    uint64_t data_bytes, meta_bytes;        /* in all */
+} FemuLayoutSizes;
+
+/*
+ * Every namespace's bytes (femu_layout_ns_sizes), then each sized by its kind, in NSID
+ * order, once all are set (a kind may look at the others' in s->bytes).
+ */
+bool femu_layout_size_namespaces(const char *ns_sizes_mb, uint32_t count, uint32_t devsz_mb,
+                                 uint64_t total, bool derived, FemuLayoutSizeNsFn *size_ns,
+                                 void *opaque, FemuLayoutSizes *s, char **err);
+
 #endif

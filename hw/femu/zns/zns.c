@@ -276,7 +276,7 @@ static uint64_t zns_readable(void *opaque, uint32_t nsid, uint64_t offset, uint6
     if (!ns || ns->kind != &zns_kind) {
         return 0;
     }
-    return zns_io_readable(&ns_zns(ns)->io, offset + ns->media_base, max);
+    return zns_io_readable(&ns_zns(ns)->io, offset + ns->model.media_base, max);
 }
 
 /* The write buffer's Write Zeroes reach the backend as a clear (pages given back). */
@@ -297,7 +297,7 @@ static FemuMedia *zns_media_new(FemuCtrl *n, uint64_t bytes, NandModel *shared,
         ZoneConfig zc;
 
         /* zns_check_plp refused mixed devices; namespace 1's zones were checked when sized */
-        if (!zns_zone_config(n, n->ns_bytes[0], n->lba_index ? 12 : 9, &zc, errp)) {
+        if (!zns_zone_config(n, n->sizes.bytes[0], n->lba_index ? 12 : 9, &zc, errp)) {
             return NULL;
         }
         zns_params_plp_config(zns_params(n), n->lba_index ? 4096 : 512, &plp);
@@ -694,7 +694,7 @@ static bool zns_size_ns(FemuCtrl *n, uint32_t nsid, uint64_t *bytes, bool derive
     uint64_t all = 0;
 
     for (uint32_t i = 0; i < n->num_namespaces; i++) {
-        all += n->ns_bytes[i];      /* at least what the namespaces end up with */
+        all += n->sizes.bytes[i];      /* at least what the namespaces end up with */
     }
     if (!zns_params_size_ns(zns_params(n), n->lba_index ? 12 : 9, nsid, all, bytes, derived,
                             meta_bytes, &err)) {
