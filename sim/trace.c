@@ -8,9 +8,10 @@
  * time, time_s, s, seconds (seconds, the default without a header), time_ms, ms, time_us,
  * us, time_ns, ns. Times are decimals (exact to the ns), offsets and lengths bytes; ops
  * read, write, write_fua, zone_append, zone_append_fua, trim, flush, zone_reset,
- * zone_finish, power_cut or R, W, WF, ZA, ZAF, T, F, ZR, ZF, PC (power_cut: offset and
- * length empty; the engine cuts the power and brings it back once the job's I/O before it
- * has completed). `#` comments.
+ * zone_finish, power_cut, write_zeroes, compare or R, W, WF, ZA, ZAF, T, F, ZR, ZF, PC,
+ * WZ, C (power_cut: offset and length empty; the engine cuts the power and brings it back
+ * once the job's I/O before it has completed; compare: timed as the read it makes, since
+ * femu-sim keeps no data to compare). `#` comments.
  *
  * _fua: the write has Force Unit Access (done once its data is on flash: a write-back
  * buffer writes it through). zone_append: offset is the zone's start, as in the NVMe
@@ -330,6 +331,8 @@ static LineKind csv_line(SimTrace *tr, char *line, SimTraceRec *rec, char **err)
         { "zone_reset", SIM_OP_ZONE_RESET }, { "zr", SIM_OP_ZONE_RESET },
         { "zone_finish", SIM_OP_ZONE_FINISH }, { "zf", SIM_OP_ZONE_FINISH },
         { "power_cut", SIM_OP_POWER_CUT }, { "pc", SIM_OP_POWER_CUT },
+        { "write_zeroes", SIM_OP_WRITE_ZEROES }, { "wz", SIM_OP_WRITE_ZEROES },
+        { "compare", SIM_OP_COMPARE }, { "c", SIM_OP_COMPARE },
     };
     char *f[4], *s = line, *c;
     int n = 0;
@@ -388,8 +391,8 @@ static LineKind csv_line(SimTrace *tr, char *line, SimTraceRec *rec, char **err)
     }
     if (!found) {
         tfail(tr, err, "bad op '%s' (allowed: read, write, write_fua, zone_append, "
-              "zone_append_fua, trim, flush, zone_reset, zone_finish, power_cut, or R, W, WF, "
-              "ZA, ZAF, T, F, ZR, ZF, PC)", f[1]);
+              "zone_append_fua, trim, flush, zone_reset, zone_finish, power_cut, "
+              "write_zeroes, compare, or R, W, WF, ZA, ZAF, T, F, ZR, ZF, PC, WZ, C)", f[1]);
         return LINE_ERROR;
     }
     rec->offset = rec->len = 0;
@@ -404,8 +407,8 @@ static LineKind csv_line(SimTrace *tr, char *line, SimTraceRec *rec, char **err)
         tfail(tr, err, "bad length '%s' (expected bytes)", f[3]);
         return LINE_ERROR;
     }
-    if ((rec->op == SIM_OP_READ || rec->op == SIM_OP_WRITE || rec->op == SIM_OP_TRIM) &&
-        rec->len == 0) {
+    if ((rec->op == SIM_OP_READ || rec->op == SIM_OP_WRITE || rec->op == SIM_OP_TRIM ||
+         rec->op == SIM_OP_WRITE_ZEROES || rec->op == SIM_OP_COMPARE) && rec->len == 0) {
         tfail(tr, err, "length 0 for a %s", f[1]);
         return LINE_ERROR;
     }

@@ -1726,7 +1726,8 @@ static void test_trace_errors(void)
                 "time,op,offset,length)");
     trace_fails("b.csv", "0,write,0,4096\n0.1,append,0,4096\n", &t, ":2: bad op 'append' "
                 "(allowed: read, write, write_fua, zone_append, zone_append_fua, trim, flush, "
-                "zone_reset, zone_finish, power_cut, or R, W, WF, ZA, ZAF, T, F, ZR, ZF, PC)");
+                "zone_reset, zone_finish, power_cut, write_zeroes, compare, or R, W, WF, ZA, ZAF, "
+                "T, F, ZR, ZF, PC, WZ, C)");
     trace_fails("c.csv", "0,write,0,4096\n-1,write,0,4096\n", &t, ":2: bad time '-1'");
     trace_fails("d.csv", "0,write,0,4096\n1,write,0x10,4096\n", &t, ":2: bad offset '0x10'");
     trace_fails("e.csv", "0,write,0,4096\n1,write,0,0\n", &t, ":2: length 0 for a write");
