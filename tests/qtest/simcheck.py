@@ -28,7 +28,8 @@ FEMU_SIM = os.environ.get("FEMU_SIM", os.path.join(FEMU_BUILD, "femu-sim"))
 PAGE = 4096
 MAX_TRANSFER = 4096 << 7        # the device's default MDTS (mdts=7)
 MAX_QD = 64
-OPCODES = {"read": nvme.IO_READ, "write": nvme.IO_WRITE}
+OPCODES = {"read": nvme.IO_READ, "write": nvme.IO_WRITE,
+           "write_zeroes": nvme.IO_WRITE_ZEROES}
 POWER_CUT = ("power_cut", 0, 0)
 DTYPE_PLACEMENT = 2
 
@@ -85,15 +86,22 @@ class ClosedLoop:
             self.prp_cache[key] = self.ctrl.prps(self.bufs[slot], length)
         return self.prp_cache[key]
 
+    def _fetched(self, counting_all=False):
+        """Commands the device has fetched: the firmware model's count when it runs (it
+        counts every command), the host read and write commands otherwise."""
+        st = self.m.qmp("qom-get", path="/machine/peripheral/femu0",
+                        property="stats")["return"]
+        if "fw-commands" in st:
+            return st["fw-commands"]
+        assert not counting_all, "only reads and writes are counted without fw_cores"
+        return st["host-read-commands"] + st["host-write-commands"]
+
     def _wait_fetched(self, upto):
         """The device has fetched every command rung so far (at the current time): its I/O
         counters, which count a command when it is fetched, say so. Stepping the clock
         before would make them arrive later than femu-sim's."""
-        want = self.base + upto
         for _ in range(1000):
-            st = self.m.qmp("qom-get", path="/machine/peripheral/femu0",
-                            property="stats")["return"]
-            if st["host-read-commands"] + st["host-write-commands"] >= want:
+            if self._fetched() >= self.base + upto:
                 return
         raise AssertionError("the device did not fetch the commands")
 
@@ -114,8 +122,7 @@ class ClosedLoop:
         several commands at once, as the block layer splits it (and femu-sim does). pids:
         the writes carry the Data Placement directive with these identifiers in turn."""
         assert qd <= MAX_QD, "queue depth %d: at most %d here" % (qd, MAX_QD)
-        st = self.m.qmp("qom-get", path="/machine/peripheral/femu0", property="stats")["return"]
-        self.base = st["host-read-commands"] + st["host-write-commands"]
+        self.base = self._fetched(any(op == "write_zeroes" for op, _, _ in cmds))
         ctrl, sq, cq = self.ctrl, self.sq, self.sq.cq
         pending, parts, free, i, sent, writes = {}, {}, list(range(qd)), 0, 0, 0
         while i < len(cmds) or pending:
@@ -131,6 +138,8 @@ class ClosedLoop:
                 for at in range(0, length, max_transfer):
                     n = min(max_transfer, length - at)
                     p1, p2 = self._prps(slot, n)
+                    if op == "write_zeroes":
+                        p1 = p2 = 0     # no data
                     c = ctrl.rw_cmd(OPCODES[op], 1, (off + at) // self.bs, n // self.bs,
                                     prp1=p1, prp2=p2, cdw12=cdw12)
                     c[52:56] = struct.pack("<I", cdw13)

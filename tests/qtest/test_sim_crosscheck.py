@@ -69,3 +69,38 @@ def test_read_ahead(tmp_path, sra):
     emu, _ = simcheck.check(tmp_path, props, 8, phases)
     if sra == "on":
         assert emu["prefetch_pages_read"] > 200
+
+
+@pytest.mark.parametrize("mode", ["femu_mode=1", "femu_mode=4,fdp_nrg=2"])
+def test_write_zeroes(tmp_path, mode):
+    """Write Zeroes through the same NVM rules: whole pages dropped from the mapping (so the
+    reads after find less to read), and the GC that follows sees fewer valid pages. The
+    firmware model counts the commands fetched (a Write Zeroes is no host read or write)."""
+    rng = random.Random(8)
+    pages = 1024
+    props = mode + ",devsz_mb=4,op_pcent=25,fw_cores=1,fw_cmd_ns=2000," + FLASH
+    zeroes = [("write_zeroes", rng.randrange(pages - 16) * PAGE, rng.choice([1, 4, 16]) * PAGE)
+              for _ in range(150)]
+    phases = [(4, simcheck.seq("write", 0, pages)), (4, zeroes),
+              (4, rand("write", pages, pages, rng)), (2, rand("read", pages, 300, rng))]
+    emu, sim = simcheck.check(tmp_path, props, 4, phases)
+    assert emu["fw_commands"] == 2 * pages + 150 + 300
+    assert emu["host_write_commands"] == 2 * pages      # a Write Zeroes moves no host data
+    assert emu["gc_runs"] > 0
+
+
+def test_compare_times_as_read(tmp_path):
+    """femu-sim keeps no data: a Compare is the read it makes, counted as a host read."""
+    rng = random.Random(9)
+    props = "femu_mode=1,devsz_mb=8,pcie_gen=3,fw_cores=1,fw_cmd_ns=1000," + FLASH
+    reads = rand("read", 1024, 200, rng)
+    stats = []
+    for i, op in enumerate(("read", "compare")):
+        d = tmp_path / op
+        d.mkdir()
+        phases = [(4, simcheck.seq("write", 0, 1024)), (4, [(op, o, n) for _, o, n in reads])]
+        out = simcheck.run_sim(props, phases, str(d))
+        assert all(job["error"] == 0 for job in out["jobs"]), out["jobs"]
+        stats.append(out["stats"])
+    assert stats[0]["host_read_commands"] == 200
+    assert stats[0] == stats[1]
