@@ -300,16 +300,8 @@ static void zns_power_on(SimDevice *d, uint64_t now)
         if (ns->kind != &sim_zns) {
             continue;
         }
-        for (uint64_t k = 0; plp && k < z->io.zones->cfg.nr_zones; k++) {
-            uint64_t zone = ns->backend_offset / zone_bytes + k;
-            Zone *zn = &z->io.zones->zones[k];
-            uint64_t wp_bytes = (zn->wp - zn->zslba) << z->io.lba_shift;
-
-            if (plp_durable_end(plp, zone) > wp_bytes) {
-                plp_set_durable_end(plp, zone, wp_bytes);
-            }
-            zone_rollback(z->io.zones, k, zn->zslba +
-                          (plp_durable_end(plp, zone) >> z->io.lba_shift));
+        if (plp) {
+            zns_io_plp_rollback(&z->io, plp, ns->backend_offset / zone_bytes, false);
         }
         zns_cmd_begin(&c, &z->io, now, true);
         zone_power_cycle(z->io.zones);

@@ -171,6 +171,23 @@ uint16_t zns_io_dsm_check(const ZnsIo *io, uint64_t slba, uint64_t nlb)
     return NVME_SUCCESS;
 }
 
+uint64_t zns_io_plp_rollback(ZnsIo *io, PlpBuffer *plp, uint64_t first_zone, bool adopt)
+{
+    uint64_t rolled = 0;
+
+    for (uint64_t z = 0; z < io->zones->cfg.nr_zones; z++) {
+        Zone *zone = &io->zones->zones[z];
+        uint64_t wp_bytes = (zone->wp - zone->zslba) << io->lba_shift;
+
+        if (adopt || plp_durable_end(plp, first_zone + z) > wp_bytes) {
+            plp_set_durable_end(plp, first_zone + z, wp_bytes);
+        }
+        rolled += zone_rollback(io->zones, z, zone->zslba +
+                                (plp_durable_end(plp, first_zone + z) >> io->lba_shift));
+    }
+    return rolled;
+}
+
 uint64_t zns_io_readable(const ZnsIo *io, uint64_t offset, uint64_t max)
 {
     const ZoneSet *zs = io->zones;

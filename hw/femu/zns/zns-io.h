@@ -77,6 +77,13 @@ uint16_t zns_io_dsm_check(const ZnsIo *io, uint64_t slba, uint64_t nlb);
  * max: written data up to the write pointers (0 outside the namespace).
  */
 uint64_t zns_io_readable(const ZnsIo *io, uint64_t offset, uint64_t max);
+/*
+ * Power is back: each zone's write pointer goes back to where its durable data ends in
+ * plp, a durable end past the write pointer stopping at it (nothing above was
+ * acknowledged). adopt: plp's store is new, what lies below each write pointer is
+ * durable. first_zone: the namespace's first zone in plp. The zones that changed.
+ */
+uint64_t zns_io_plp_rollback(ZnsIo *io, PlpBuffer *plp, uint64_t first_zone, bool adopt);
 /* The namespace's statistics (zones_open, zones_active). */
 void zns_io_stats(const ZnsIo *io, FemuMediaStatFn *emit, void *opaque);
 

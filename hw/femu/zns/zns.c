@@ -747,20 +747,9 @@ static void zns_power_on(FemuCtrl *n)
     femu_crash_point(n, "plp-recovered");
     for (uint32_t i = 0; i < n->num_namespaces; i++) {
         FemuNamespace *ns = &n->ns[i];
-        ZoneSet *zs = ns_zones(ns);
-        uint64_t first = ns->backend_offset / zone_bytes;
 
-        for (uint64_t z = 0; z < zs->cfg.nr_zones; z++) {
-            Zone *zone = &zs->zones[z];
-            uint64_t wp_bytes = (zone->wp - zone->zslba) << ns->lba_shift;
-
-            /* a store made now: what the backend holds below the write pointer is durable */
-            if (adopt || plp_durable_end(p, first + z) > wp_bytes) {
-                plp_set_durable_end(p, first + z, wp_bytes);
-            }
-            rolled += zone_rollback(zs, z, zone->zslba +
-                                    (plp_durable_end(p, first + z) >> ns->lba_shift));
-        }
+        rolled += zns_io_plp_rollback(&ns_zns(ns)->io, p, ns->backend_offset / zone_bytes,
+                                      adopt);
         zns_clear_above_wp(n, ns);
     }
     trace_femu_plp_power_on(rec.sectors, rec.pages, rec.ns, rolled);
