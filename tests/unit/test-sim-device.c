@@ -190,6 +190,38 @@ static void test_blackbox(void)
     dev_close(&v);
 }
 
+/* Write Zeroes and Compare, by the device's NVM rules (media/nvm-rules.c). */
+static void test_nvm_write_zeroes_compare(void)
+{
+    Dev v;
+
+    dev_open(&v, "femu_mode=1,devsz_mb=64,nchs=2,luns_per_ch=2");
+    g_assert_cmpuint(cmd(&v, 1, SIM_OP_WRITE, 0, 64 * KIB, NULL), ==, 0);
+    /* whole pages dropped from the mapping; no host data moved; no MDTS limit */
+    g_assert_cmpuint(cmd(&v, 1, SIM_OP_WRITE_ZEROES, 0, 32 * KIB, NULL), ==, 0);
+    g_assert_cmpuint(stat(&v, "pages_trimmed"), ==, 8);
+    g_assert_cmpuint(cmd(&v, 1, SIM_OP_WRITE_ZEROES, 1 * MIB, 1 * MIB, NULL), ==, 0);
+    g_assert_cmpuint(cmd(&v, 1, SIM_OP_WRITE_ZEROES, 64 * MIB - 512, 4 * KIB, NULL), ==,
+                     SIM_SC_LBA_RANGE);
+    g_assert_cmpuint(stat(&v, "host_write_commands"), ==, 1);
+    g_assert_cmpuint(stat(&v, "host_bytes_written"), ==, 64 * KIB);
+    /* a Compare reads: a host read and a media read, under MDTS */
+    g_assert_cmpuint(cmd(&v, 1, SIM_OP_COMPARE, 32 * KIB, 4 * KIB, NULL), ==, 0);
+    g_assert_cmpuint(cmd(&v, 1, SIM_OP_COMPARE, 0, 1 * MIB, NULL), ==, SIM_SC_INVALID_FIELD);
+    g_assert_cmpuint(cmd(&v, 1, SIM_OP_COMPARE, 64 * MIB, 4 * KIB, NULL), ==,
+                     SIM_SC_LBA_RANGE);
+    g_assert_cmpuint(stat(&v, "host_read_commands"), ==, 1);
+    g_assert_cmpuint(stat(&v, "host_bytes_read"), ==, 4 * KIB);
+    g_assert_cmpuint(stat(&v, "media_reads"), ==, 1);
+    dev_close(&v);
+
+    /* not modelled for zones yet */
+    dev_open(&v, "femu_mode=3,devsz_mb=64,zns_zone_size_mb=4,zns_num_ch=2,zns_num_lun=2");
+    g_assert_cmpuint(cmd(&v, 1, SIM_OP_WRITE_ZEROES, 0, 4 * KIB, NULL), ==,
+                     SIM_SC_INVALID_OPCODE);
+    dev_close(&v);
+}
+
 /* ---- zns ---- */
 
 #define ZNS_SMALL "femu_mode=3,devsz_mb=64,zns_zone_size_mb=4,zns_num_ch=2,zns_num_lun=2"
@@ -818,6 +850,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/sim-device/nossd", test_nossd);
     g_test_add_func("/sim-device/blackbox", test_blackbox);
+    g_test_add_func("/sim-device/nvm/write-zeroes-compare", test_nvm_write_zeroes_compare);
     g_test_add_func("/sim-device/zns/target-and-writes", test_zns_target_and_writes);
     g_test_add_func("/sim-device/zns/open-limits", test_zns_open_limits);
     g_test_add_func("/sim-device/zns/reset-finish-read", test_zns_reset_finish_read);
