@@ -222,34 +222,6 @@ static bool layout(SimDevice *d, char **err)
     return true;
 }
 
-static uint32_t first_of_kind(SimDevice *d, uint32_t i)
-{
-    for (uint32_t j = 0; j < i; j++) {
-        if (d->ns[j].kind == d->ns[i].kind) {
-            return j;
-        }
-    }
-    return i;
-}
-
-static bool same_kind_before(SimDevice *d, uint32_t i)
-{
-    return d->ns[i].kind->one_media && first_of_kind(d, i) != i;
-}
-
-static uint64_t kind_bytes(SimDevice *d, uint32_t i)
-{
-    uint64_t sum = 0;
-
-    if (!d->ns[i].kind->one_media) {
-        return d->ns[i].bytes;
-    }
-    for (uint32_t j = 0; j < d->nr_ns; j++) {
-        sum += d->ns[j].kind == d->ns[i].kind ? d->ns[j].bytes : 0;
-    }
-    return sum;
-}
-
 /* One model for a device of one kind, one per namespace on one shared flash when mixed. */
 static bool build_media(SimDevice *d, char **err)
 {
@@ -257,6 +229,9 @@ static bool build_media(SimDevice *d, char **err)
     FemuFrontendConfig fe = p->frontend_cfg;
     bool mixed = false, flash = false;
     uint32_t first = 0, blocks[FEMU_MAX_NAMESPACES] = { 0 };
+    const void *kinds[FEMU_MAX_NAMESPACES];
+    bool one_media[FEMU_MAX_NAMESPACES];
+    FemuMediaPlan plan;
 
     fe.time_scale = p->flash.time_scale;
     *err = NULL;
@@ -280,9 +255,14 @@ static bool build_media(SimDevice *d, char **err)
         return true;
     }
     for (uint32_t i = 0; i < d->nr_ns; i++) {
+        kinds[i] = d->ns[i].kind;
+        one_media[i] = d->ns[i].kind->one_media;
+    }
+    femu_layout_media_plan(d->nr_ns, kinds, one_media, d->sizes.bytes, &plan);
+    for (uint32_t i = 0; i < d->nr_ns; i++) {
         const SimKind *k = d->ns[i].kind;
-        if (k->flash_blocks && !same_kind_before(d, i)) {
-            blocks[i] = k->flash_blocks(d, kind_bytes(d, i), err);
+        if (k->flash_blocks && plan.owner[i] == i) {
+            blocks[i] = k->flash_blocks(d, plan.model_bytes[i], err);
             if (!blocks[i]) {
                 return false;
             }
@@ -307,23 +287,19 @@ static bool build_media(SimDevice *d, char **err)
         SimNs *ns = &d->ns[i];
         FemuMedia *m;
 
-        if (same_kind_before(d, i)) {
-            uint64_t before = 0;
-            for (uint32_t j = 0; j < i; j++) {
-                before += d->ns[j].kind == ns->kind ? d->ns[j].bytes : 0;
-            }
-            femu_ns_media_attach(&ns->model, d->ns[first_of_kind(d, i)].model.media,
-                                 d->frontend, ns->backend_offset - before, ns->backend_offset,
+        if (plan.owner[i] != i) {
+            femu_ns_media_attach(&ns->model, d->ns[plan.owner[i]].model.media,
+                                 d->frontend, plan.media_base[i], ns->backend_offset,
                                  ns->bytes);
             continue;
         }
-        m = ns->kind->media_new(d, kind_bytes(d, i), d->shared_nand, first, err);
+        m = ns->kind->media_new(d, plan.model_bytes[i], d->shared_nand, first, err);
         if (!m) {
             return false;
         }
         first += blocks[i];
         d->medias[d->nr_medias++] = m;
-        femu_ns_media_attach(&ns->model, m, d->frontend, ns->backend_offset,
+        femu_ns_media_attach(&ns->model, m, d->frontend, plan.media_base[i],
                              ns->backend_offset, ns->bytes);
     }
     return true;

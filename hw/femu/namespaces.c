@@ -182,41 +182,14 @@ static void ns_identifiers(FemuCtrl *n, FemuNamespace *ns)
                             (0x525400ULL << 40));   /* QEMU's OUI, as QEMU's nvme uses */
 }
 
-/* The first namespace of namespace i's kind, when that kind shares one model. */
-static uint32_t first_of_kind(FemuCtrl *n, uint32_t i)
-{
-    for (uint32_t j = 0; j < i; j++) {
-        if (n->ns_kind[j] == n->ns_kind[i]) {
-            return j;
-        }
-    }
-    return i;
-}
-
-static bool same_kind_before(FemuCtrl *n, uint32_t i)
-{
-    return n->ns_kind[i]->one_media && first_of_kind(n, i) != i;
-}
-
-/* The bytes namespace i's model times: its own, or all its kind's when they share one. */
-static uint64_t kind_bytes(FemuCtrl *n, uint32_t i)
-{
-    uint64_t sum = 0;
-
-    if (!n->ns_kind[i]->one_media) {
-        return n->sizes.bytes[i];
-    }
-    for (uint32_t j = 0; j < n->num_namespaces; j++) {
-        sum += n->ns_kind[j] == n->ns_kind[i] ? n->sizes.bytes[j] : 0;
-    }
-    return sum;
-}
-
 /* The timing models: one for a device of one kind, one per namespace when kinds mix. */
 static bool build_media(FemuCtrl *n, Error **errp)
 {
     bool mixed = false, flash = false;
     uint32_t first = 0, blocks[FEMU_MAX_NAMESPACES] = { 0 };
+    const void *kinds[FEMU_MAX_NAMESPACES];
+    bool one_media[FEMU_MAX_NAMESPACES];
+    FemuMediaPlan plan;
     g_autofree char *why = NULL;
 
     /* the controller's firmware and link, before the namespaces' models */
@@ -243,12 +216,17 @@ static bool build_media(FemuCtrl *n, Error **errp)
 
     /*
      * mixed: every model takes its own blocks of one flash, and shares its timelines; a
-     * one_media kind's namespaces share one model, sized for all of them (kind_bytes)
+     * one_media kind's namespaces share one model, sized for all of them (the plan)
      */
     for (uint32_t i = 0; i < n->num_namespaces; i++) {
+        kinds[i] = n->ns[i].kind;
+        one_media[i] = n->ns[i].kind->one_media;
+    }
+    femu_layout_media_plan(n->num_namespaces, kinds, one_media, n->sizes.bytes, &plan);
+    for (uint32_t i = 0; i < n->num_namespaces; i++) {
         const FemuNsKind *k = n->ns_kind[i];
-        if (k->flash_blocks && !same_kind_before(n, i)) {
-            blocks[i] = k->flash_blocks(n, kind_bytes(n, i), errp);
+        if (k->flash_blocks && plan.owner[i] == i) {
+            blocks[i] = k->flash_blocks(n, plan.model_bytes[i], errp);
             if (!blocks[i]) {
                 return false;
             }
@@ -277,24 +255,19 @@ static bool build_media(FemuCtrl *n, Error **errp)
         FemuNamespace *ns = &n->ns[i];
         FemuMedia *m;
 
-        if (same_kind_before(n, i)) {
-            /* after the earlier namespaces of its kind in their shared model */
-            uint64_t before = 0;
-            for (uint32_t j = 0; j < i; j++) {
-                before += n->ns_kind[j] == ns->kind ? n->ns[j].bytes : 0;
-            }
-            femu_ns_media_attach(&ns->model, n->ns[first_of_kind(n, i)].model.media,
-                                 n->frontend, ns->backend_offset - before, ns->backend_offset,
+        if (plan.owner[i] != i) {
+            femu_ns_media_attach(&ns->model, n->ns[plan.owner[i]].model.media,
+                                 n->frontend, plan.media_base[i], ns->backend_offset,
                                  ns->bytes);
             continue;
         }
-        m = ns->kind->media_new(n, kind_bytes(n, i), n->shared_nand, first, errp);
+        m = ns->kind->media_new(n, plan.model_bytes[i], n->shared_nand, first, errp);
         if (!m) {
             return false;
         }
         first += blocks[i];
         n->medias[n->nr_medias++] = m;
-        femu_ns_media_attach(&ns->model, m, n->frontend, ns->backend_offset,
+        femu_ns_media_attach(&ns->model, m, n->frontend, plan.media_base[i],
                              ns->backend_offset, ns->bytes);
     }
     return true;

@@ -17,10 +17,12 @@ static uint8_t *ns_data(FemuCtrl *n, FemuNamespace *ns, uint64_t slba)
 /* The shared rules (nvm-rules.h) answer with the specification's status codes. */
 QEMU_BUILD_BUG_ON(FEMU_NVM_SC_LBA_RANGE != NVME_LBA_RANGE ||
                   FEMU_NVM_SC_INVALID_FIELD != NVME_INVALID_FIELD);
-QEMU_BUILD_BUG_ON(FEMU_NVM_READ != NVME_CMD_READ || FEMU_NVM_WRITE != NVME_CMD_WRITE ||
-                  FEMU_NVM_COMPARE != NVME_CMD_COMPARE ||
-                  FEMU_NVM_WRITE_ZEROES != NVME_CMD_WRITE_ZEROES ||
-                  FEMU_NVM_FLUSH != NVME_CMD_FLUSH || FEMU_NVM_DEALLOCATE != NVME_CMD_DSM);
+QEMU_BUILD_BUG_ON((int)FEMU_NVM_READ != NVME_CMD_READ ||
+                  (int)FEMU_NVM_WRITE != NVME_CMD_WRITE ||
+                  (int)FEMU_NVM_COMPARE != NVME_CMD_COMPARE ||
+                  (int)FEMU_NVM_WRITE_ZEROES != NVME_CMD_WRITE_ZEROES ||
+                  (int)FEMU_NVM_FLUSH != NVME_CMD_FLUSH ||
+                  (int)FEMU_NVM_DEALLOCATE != NVME_CMD_DSM);
 
 static uint16_t check_range(FemuNamespace *ns, uint64_t slba, uint64_t nlb)
 {

@@ -77,3 +77,24 @@ bool femu_layout_size_namespaces(const char *ns_sizes_mb, uint32_t count, uint32
     }
     return true;
 }
+
+void femu_layout_media_plan(uint32_t count, const void *const *kinds, const bool *one_media,
+                            const uint64_t *bytes, FemuMediaPlan *plan)
+{
+    uint64_t offset = 0;
+
+    for (uint32_t i = 0; i < count; offset += bytes[i], i++) {
+        uint64_t before = 0;    /* its kind's bytes before it in their shared model */
+
+        plan->owner[i] = i;
+        plan->model_bytes[i] = bytes[i];
+        for (uint32_t j = 0; one_media[i] && j < i; j++) {
+            if (kinds[j] == kinds[i]) {
+                plan->owner[i] = MIN(plan->owner[i], j);
+                before += bytes[j];
+            }
+        }
+        plan->model_bytes[plan->owner[i]] += plan->owner[i] != i ? bytes[i] : 0;
+        plan->media_base[i] = offset - before;
+    }
+}

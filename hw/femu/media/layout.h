@@ -61,4 +61,19 @@ bool femu_layout_size_namespaces(const char *ns_sizes_mb, uint32_t count, uint32
                                  uint64_t total, bool derived, FemuLayoutSizeNsFn *size_ns,
                                  void *opaque, FemuLayoutSizes *s, char **err);
 
+/*
+ * The models of a device whose kinds mix, one per namespace on a shared flash, except that
+ * a kind whose namespaces share one model (one_media) has one for all of them, made with
+ * its first namespace and sized for all, in which they follow one another in NSID order.
+ */
+typedef struct FemuMediaPlan {
+    uint32_t owner[FEMU_MAX_NAMESPACES];        /* the namespace whose model times it */
+    uint64_t model_bytes[FEMU_MAX_NAMESPACES];  /* an owner's: the bytes its model times */
+    uint64_t media_base[FEMU_MAX_NAMESPACES];   /* the backend offset of its model's 0 */
+} FemuMediaPlan;
+
+/* kinds: any pointer that is the same for namespaces of one kind. */
+void femu_layout_media_plan(uint32_t count, const void *const *kinds, const bool *one_media,
+                            const uint64_t *bytes, FemuMediaPlan *plan);
+
 #endif
