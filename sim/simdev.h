@@ -147,12 +147,15 @@ bool sim_io_lbas(const SimNs *ns, const SimIo *io, uint64_t *slba, uint64_t *nlb
 #define SIM_MAX_NLB 65536
 /* The largest read or write one command of ns may move (MDTS, NLB's 16 bits). */
 uint64_t sim_device_max_transfer(const SimDevice *d, const SimNs *ns);
-/* The NVM command set's handling of an I/O, for kinds that build on it. */
+/*
+ * The NVM command set's handling of an I/O, for kinds that build on it: the device's
+ * rules (nvm-rules.h) for Read, Write, Compare, Write Zeroes, Deallocate (a trim) and Flush.
+ */
 uint16_t sim_nvm_io(SimDevice *d, SimNs *ns, const SimIo *io, uint64_t now, uint64_t *done);
 /*
- * A media request of ns, as the QEMU device's femu_ns_media_submit: r->offset in the
- * device's storage (backend offsets); model offset, namespace end and placement (ns's
- * place_rg, place_ruh) filled in, the link crossed, the counters counted.
+ * A media request of ns by the device's own code (femu_ns_media_submit_req, ns-media.h):
+ * r->offset in the device's storage (backend offsets); model offset, namespace end and
+ * placement (ns->model) filled in, the link crossed, the counters counted.
  */
 uint64_t sim_ns_submit(SimDevice *d, SimNs *ns, FemuMediaReq *r);
 /* The same for op on [offset, offset + len) of the namespace (bytes from its start). */
