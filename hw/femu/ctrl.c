@@ -6,6 +6,7 @@
 #include "qemu/osdep.h"
 #include "qemu/units.h"
 #include "qemu/bitmap.h"
+#include "qemu/cutils.h"
 #include "qemu/atomic.h"
 #include "qemu/main-loop.h"
 #include "qapi/error.h"

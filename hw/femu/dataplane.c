@@ -106,6 +106,16 @@ static void fail_controller(FemuCtrl *n, const char *why)
     femu_drop_outstanding(n);
 }
 
+/* A command's status into its completion, which is due at deadline. */
+static void finish_cmd(FemuCtrl *n, FemuRequest *req, uint16_t status, uint64_t deadline)
+{
+    req->cqe.status = cpu_to_le16(femu_status_dnr(status));
+    if (status) {
+        femu_record_error(n, req);
+    }
+    femu_complete(n, req, deadline);
+}
+
 static int sq_process(FemuCtrl *n, FemuSQ *sq)
 {
     int done = 0;
@@ -143,13 +153,27 @@ static int sq_process(FemuCtrl *n, FemuSQ *sq)
         if (status == NVME_NO_COMPLETE) {
             continue;   /* held: an asynchronous event request */
         }
-        req->cqe.status = cpu_to_le16(femu_status_dnr(status));
-        if (status) {
-            femu_record_error(n, req);
-        }
-        femu_complete(n, req, deadline);
+        finish_cmd(n, req, status, deadline);
         if (!n->enabled) {
             break;      /* the command reset or failed the controller */
+        }
+    }
+    return done;
+}
+
+/* Long commands, oldest first, a step each while the pass has room (femu_req_run). */
+static int run_long(FemuCtrl *n, uint64_t now)
+{
+    FemuRequest *req;
+    int done = 0;
+
+    while (n->pass_pages && (req = QTAILQ_FIRST(&n->running))) {
+        uint16_t status = femu_req_step(n, req, now);
+
+        done++;
+        if (status != NVME_NO_COMPLETE) {
+            QTAILQ_REMOVE(&n->running, req, entry);
+            finish_cmd(n, req, status, req->deadline_ns);
         }
     }
     return done;
@@ -171,7 +195,7 @@ static int dataplane_pass(FemuCtrl *n)
     }
     /* long commands go on first, new ones get what is left */
     n->pass_pages = FEMU_PASS_PAGES;
-    done += femu_run_long(n, femu_now_ns(n));
+    done += run_long(n, femu_now_ns(n));
     for (uint32_t i = 0; i <= n->nr_io_queues && n->enabled; i++) {
         if (n->sq[i]) {
             done += sq_process(n, n->sq[i]);

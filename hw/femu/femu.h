@@ -73,7 +73,7 @@ typedef uint16_t FemuStepFn(FemuCtrl *n, FemuRequest *req, uint64_t now, uint64_
 /*
  * What one pass of the device thread may do for long commands (a Deallocate of 256 whole
  * namespace ranges), in pages of the media model (4 KiB where it has none): on a 2-core
- * host 0.02 ms of FTL table updates when the pages are unmapped, 0.3 ms when all are
+ * host 0.02 ms of mapping-table updates when the pages are unmapped, 0.3 ms when all are
  * mapped, so that no pass holds n->lock for long.
  */
 #define FEMU_PASS_PAGES     16384
@@ -337,8 +337,8 @@ void femu_aer_hold(FemuCtrl *n, FemuRequest *req);
  */
 uint16_t femu_req_run(FemuCtrl *n, FemuRequest *req, FemuStepFn *step, void *state,
                       uint64_t now, uint64_t *deadline);
-/* The next step of the oldest long commands, with what this pass has left; the work done. */
-int femu_run_long(FemuCtrl *n, uint64_t now);
+/* A long command's next step, with what this pass has left (n->pass_pages). */
+uint16_t femu_req_step(FemuCtrl *n, FemuRequest *req, uint64_t now);
 void femu_req_detach(FemuCtrl *n, FemuRequest *req);
 void femu_drop_outstanding(FemuCtrl *n);
 void femu_dbbuf_seed(FemuCtrl *n);

@@ -336,7 +336,7 @@ void femu_aer_hold(FemuCtrl *n, FemuRequest *req)
 /* ---- long commands ---- */
 
 /* The next step of a long command, with what the pass has left; its state goes when done. */
-static uint16_t long_step(FemuCtrl *n, FemuRequest *req, uint64_t now)
+uint16_t femu_req_step(FemuCtrl *n, FemuRequest *req, uint64_t now)
 {
     uint64_t pages = n->pass_pages;
     uint16_t status;
@@ -361,7 +361,7 @@ uint16_t femu_req_run(FemuCtrl *n, FemuRequest *req, FemuStepFn *step, void *sta
     req->deadline_ns = *deadline;
     /* older long commands go first: a new one waits for a pass with room */
     if (QTAILQ_EMPTY(&n->running) && n->pass_pages) {
-        uint16_t status = long_step(n, req, now);
+        uint16_t status = femu_req_step(n, req, now);
 
         if (status != NVME_NO_COMPLETE) {
             *deadline = req->deadline_ns;
@@ -371,28 +371,6 @@ uint16_t femu_req_run(FemuCtrl *n, FemuRequest *req, FemuStepFn *step, void *sta
     req->state = FEMU_REQ_RUNNING;
     QTAILQ_INSERT_TAIL(&n->running, req, entry);
     return NVME_NO_COMPLETE;
-}
-
-int femu_run_long(FemuCtrl *n, uint64_t now)
-{
-    FemuRequest *req;
-    int done = 0;
-
-    while (n->pass_pages && (req = QTAILQ_FIRST(&n->running))) {
-        uint16_t status = long_step(n, req, now);
-
-        done++;
-        if (status == NVME_NO_COMPLETE) {
-            continue;
-        }
-        QTAILQ_REMOVE(&n->running, req, entry);
-        req->cqe.status = cpu_to_le16(femu_status_dnr(status));
-        if (status) {
-            femu_record_error(n, req);
-        }
-        femu_complete(n, req, req->deadline_ns);
-    }
-    return done;
 }
 
 bool femu_sq_update_tail(FemuCtrl *n, FemuSQ *sq)
