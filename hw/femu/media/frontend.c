@@ -156,3 +156,15 @@ void femu_frontend_retire(FemuFrontend *f, uint64_t t)
     tl_retire(&f->link[0], t);
     tl_retire(&f->link[1], t);
 }
+
+void femu_frontend_emit(const FemuFrontend *f, FemuMediaStatFn *emit, void *opaque)
+{
+    const FemuFrontendStats *fs = femu_frontend_stats(f);
+
+    emit(opaque, "fw_commands", fs->commands);
+    emit(opaque, "fw_busy_ns", fs->fw_busy_ns);
+    emit(opaque, "pcie_bytes_to_host", fs->bytes_to_host);
+    emit(opaque, "pcie_bytes_to_device", fs->bytes_to_device);
+    emit(opaque, "pcie_to_host_busy_ns", fs->link_busy_ns[1]);
+    emit(opaque, "pcie_to_device_busy_ns", fs->link_busy_ns[0]);
+}

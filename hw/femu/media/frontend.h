@@ -56,6 +56,9 @@ uint64_t femu_frontend_transfer(FemuFrontend *f, bool to_host, uint64_t bytes, u
 /* The link's time for bytes (0 without a link model). */
 uint64_t femu_frontend_xfer_ns(const FemuFrontend *f, uint64_t bytes);
 const FemuFrontendStats *femu_frontend_stats(const FemuFrontend *f);
+/* Its statistics (fw_*, pcie_*) by name, as the media models give theirs (media.h). */
+void femu_frontend_emit(const FemuFrontend *f, void (*emit)(void *opaque, const char *name,
+                                                           uint64_t value), void *opaque);
 /*
  * A media request behind the link (f may be NULL): a write's data crosses to the device
  * before the model sees it, a read's to the host after. When the command completes.

@@ -6,7 +6,6 @@
 #include "media.h"
 #include "../nand/nand.h"
 #include "../stats/io-counters.h"
-#include "frontend.h"
 
 #include <glib.h>
 
@@ -48,14 +47,3 @@ void femu_io_counters_emit(const IoCounters *io, FemuMediaStatFn *emit, void *op
     emit(opaque, "media_read_ns", io->media_read_ns);
 }
 
-void femu_frontend_emit(const FemuFrontend *f, FemuMediaStatFn *emit, void *opaque)
-{
-    const FemuFrontendStats *fs = femu_frontend_stats(f);
-
-    emit(opaque, "fw_commands", fs->commands);
-    emit(opaque, "fw_busy_ns", fs->fw_busy_ns);
-    emit(opaque, "pcie_bytes_to_host", fs->bytes_to_host);
-    emit(opaque, "pcie_bytes_to_device", fs->bytes_to_device);
-    emit(opaque, "pcie_to_host_busy_ns", fs->link_busy_ns[1]);
-    emit(opaque, "pcie_to_device_busy_ns", fs->link_busy_ns[0]);
-}

@@ -138,9 +138,7 @@ typedef struct FemuStatPrefix {
 void femu_stat_prefixed(void *opaque, const char *name, uint64_t value);
 /* Host I/O counters and the front end's, under the stats property's names. */
 struct IoCounters;
-struct FemuFrontend;
 void femu_io_counters_emit(const struct IoCounters *io, FemuMediaStatFn *emit, void *opaque);
-void femu_frontend_emit(const struct FemuFrontend *f, FemuMediaStatFn *emit, void *opaque);
 /*
  * Called by a media model with each request's arrival: the NAND timelines forget what
  * ended before the previous request arrived (requests arrive in time order).
