@@ -1,6 +1,7 @@
 /*
  * QEMU's generic fuzzer targets for the femu device, one per mode: generic-fuzz-femu-nossd,
- * -blackbox, -zns, -whitebox, -fdp and -mixed; and -zns-powercut, whose drive loses power.
+ * -blackbox, -zns, -whitebox, -fdp and -mixed; and -zns-powercut and -fdp-powercut, whose
+ * drives lose power.
  * qemu/femu-graft.patch includes this file in tests/qtest/fuzz/generic_fuzz_configs.h;
  * tests/fuzz/ seeds and runs them.
  *
@@ -8,7 +9,8 @@
  * - dataplane=main-loop: commands run in the main loop and time is QEMU's virtual clock,
  *   which moves only with the fuzzer's clock steps (no device thread racing the fuzzer's
  *   DMA callback, and an input replays the same way);
- * - small drives and few queues, so that a reset costs little.
+ * - small drives and few queues, so that a reset costs little (nossd's is large but sparse:
+ *   see its target).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -51,8 +53,13 @@ static inline gchar *femu_fuzz_args(const char *device)
 #define FEMU_FUZZ_TARGET(mode, device) \
     static inline gchar *femu_fuzz_##mode##_args(void) { return femu_fuzz_args(device); }
 
+/*
+ * 512 MiB namespaces, sparse: a Deallocate of one (131072 4 KiB slices) takes 8 passes of
+ * FEMU_PASS_PAGES, and the fuzzer runs at most 10 passes per operation, so two of them
+ * are still running when the next operation (a command, Delete I/O SQ, a reset) comes.
+ */
 FEMU_FUZZ_TARGET(nossd,
-    "-object memory-backend-ram,id=femu-mem,size=8M,reserve=off "
+    "-object memory-backend-ram,id=femu-mem,size=1G,reserve=off "
     "-device femu,femu_mode=2,memdev=femu-mem,namespaces=2," FEMU_FUZZ_CTRL)
 FEMU_FUZZ_TARGET(blackbox,
     "-device femu,femu_mode=1,devsz_mb=4,nchs=2,luns_per_ch=2,pgs_per_blk=16,op_pcent=25,"
@@ -78,10 +85,13 @@ FEMU_FUZZ_TARGET(mixed,
  * namespace 1 placing through handles 0 and 1, namespace 2 through 1 and 2; RUs open
  * longer than 1 s of virtual time are closed (a dozen clock steps of idle ticks).
  */
-FEMU_FUZZ_TARGET(fdp,
-    "-device femu,ns_types=fdp:fdp,devsz_mb=4,nchs=2,luns_per_ch=2,pgs_per_blk=16,"
-    "op_pcent=25,fdp_ruh_types=ii:pi:ii,fdp_nrg=2,fdp_erutl_s=1,fdp_ns_ruhs=0.1/1.2,"
-    FEMU_FUZZ_CTRL)
+#define FEMU_FUZZ_FDP \
+    "-device femu,ns_types=fdp:fdp,devsz_mb=4,nchs=2,luns_per_ch=2,pgs_per_blk=16," \
+    "op_pcent=25,fdp_ruh_types=ii:pi:ii,fdp_nrg=2,fdp_erutl_s=1,fdp_ns_ruhs=0.1/1.2," \
+    FEMU_FUZZ_CTRL
+FEMU_FUZZ_TARGET(fdp, FEMU_FUZZ_FDP)
+/* the same drive losing power 100 ms of virtual time after each reset: RUs left open */
+FEMU_FUZZ_TARGET(fdp_powercut, FEMU_FUZZ_FDP ",plp_fail_interval_ms=100,plp_fail_prob=100")
 
 /* Entries of generic_fuzz_configs.h's predefined_configs[]. */
 #define FEMU_FUZZ_CONFIGS \
@@ -92,6 +102,8 @@ FEMU_FUZZ_TARGET(fdp,
       .objects = "femu*" }, \
     { .name = "femu-whitebox", .argfunc = femu_fuzz_whitebox_args, .objects = "femu*" }, \
     { .name = "femu-mixed", .argfunc = femu_fuzz_mixed_args, .objects = "femu*" }, \
-    { .name = "femu-fdp", .argfunc = femu_fuzz_fdp_args, .objects = "femu*" },
+    { .name = "femu-fdp", .argfunc = femu_fuzz_fdp_args, .objects = "femu*" }, \
+    { .name = "femu-fdp-powercut", .argfunc = femu_fuzz_fdp_powercut_args, \
+      .objects = "femu*" },
 
 #endif

@@ -5,8 +5,12 @@ hw/femu/fuzz-targets.h); per mode it prints the controller enables, the queues c
 and per opcode how many commands were submitted and how many completed with success, and
 fails when a mode's expected opcodes did not all succeed at least once. For fdp, also per
 log page (LID) and feature (FID) of the endurance group: Get Log Page 09h, 20h-23h and
-Get/Set Features 1Dh, 1Eh must each have been answered, with success (Set 1Dh, which the
-contract refuses while the group has namespaces: with Command Sequence Error).
+Get/Set Features 1Dh, 1Eh and Identify CNS 19h (Endurance Group List) must each have been
+answered, with success (Set 1Dh, which the contract refuses while the group has namespaces:
+with Command Sequence Error); for the zoned modes, each Select All Zone Send action. Long
+commands (femu_req_run: Deallocate, zoned Select All) count as "long-step" (a step run),
+"long-step-more" (a step that left work for a later pass) and "dsm-sq-deleted" (a
+Deallocate ended by Delete I/O SQ while it ran).
 With --coverage it also prints the hw/femu functions the seeds covered (libFuzzer's
 -print_coverage), by source file.
 
@@ -25,7 +29,8 @@ import fuzzlog
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-MODES = ["nossd", "blackbox", "zns", "whitebox", "mixed", "zns-powercut", "fdp"]
+MODES = ["nossd", "blackbox", "zns", "whitebox", "mixed", "zns-powercut", "fdp",
+         "fdp-powercut"]
 
 ADMIN = {0x00: "delete-sq", 0x01: "create-sq", 0x02: "get-log", 0x04: "delete-cq",
          0x05: "create-cq", 0x06: "identify", 0x08: "abort", 0x09: "set-features",
@@ -47,28 +52,43 @@ FDP = {"directive-send", "directive-recv", "io-mgmt-recv", "io-mgmt-send"}
 FDP_PAGES = {("get-log", 0x09): 0, ("get-log", 0x20): 0, ("get-log", 0x21): 0,
              ("get-log", 0x22): 0, ("get-log", 0x23): 0,
              ("get-features", 0x1D): 0, ("get-features", 0x1E): 0,
-             ("set-features", 0x1D): 0x0C, ("set-features", 0x1E): 0}
+             ("set-features", 0x1D): 0x0C, ("set-features", 0x1E): 0,
+             ("identify", 0x19): 0}
+# Select All Close, Finish, Reset, Offline (long commands) and Open, each with success
+SELECT_ALL = {("zone-send-all", zsa): 0 for zsa in (0x01, 0x02, 0x03, 0x04, 0x05)}
+# a Deallocate run in steps (every Deallocate is: "long-step"), over several passes, and
+# (on nossd's 512 MiB namespaces only: the others' end within one fuzzer operation) one
+# still running when Delete I/O SQ came
+LONG = {"long-step", "long-step-more"}
 EXPECTED = {
-    "nossd": ADMIN_ALL | NVM,
-    "blackbox": ADMIN_ALL | NVM,
-    "zns": ADMIN_ALL | NVM | ZONED,
+    "nossd": ADMIN_ALL | NVM | LONG | {"dsm-sq-deleted"},
+    "blackbox": ADMIN_ALL | NVM | LONG,
+    "zns": ADMIN_ALL | NVM | ZONED | {"long-step"},
     "whitebox": ADMIN_ALL | OC_ADMIN | {"flush", "write", "read"} | OCSSD,
-    "mixed": ADMIN_ALL | OC_ADMIN | NVM | ZONED | OCSSD,
+    "mixed": ADMIN_ALL | OC_ADMIN | NVM | ZONED | OCSSD | {"long-step"},
     # a power cut 100 ms into each seed ends most of them early
     "zns-powercut": {"create-sq", "create-cq", "identify", "get-features", "write",
                      "zone-append", "zone-send", "zone-recv", "power-cut", "power-on"},
-    "fdp": ADMIN_ALL | NVM | FDP,
+    "fdp": ADMIN_ALL | NVM | FDP | {"long-step"},
+    # as zns-powercut: the cut ends most seeds early; the power comes back at each reset
+    "fdp-powercut": {"create-sq", "create-cq", "identify", "write", "power-cut",
+                     "power-restored"},
 }
-PAGES = {"fdp": FDP_PAGES}
+PAGES = {"fdp": FDP_PAGES, "zns": SELECT_ALL, "mixed": SELECT_ALL}
 TRACES = ["femu_enabled", "femu_sq_create", "femu_cq_create", "femu_submit",
           "femu_complete", "femu_aer_complete", "femu_power_cut", "femu_plp_power_on",
-          "femu_get_log", "femu_get_feature", "femu_set_feature"]
+          "femu_get_log", "femu_get_feature", "femu_set_feature", "femu_identify",
+          "femu_zone_send", "femu_long_step", "femu_power_restored"]
 SUBMIT = re.compile(r"femu_submit sq (\d+) cid (\d+) opcode 0x([0-9a-f]+)")
 COMPLETE = re.compile(r"femu_complete sq (\d+) cid (\d+) status 0x([0-9a-f]+)")
-# an admin command runs as it is taken from the SQ: its LID or FID trace comes between its
-# femu_submit and the next one
-PAGE = re.compile(r"femu_(get_log|get_feature|set_feature) (?:lid|fid) 0x([0-9a-f]+)")
-PAGE_CMD = {"get_log": "get-log", "get_feature": "get-features", "set_feature": "set-features"}
+# a command is decoded as it is taken from the SQ: its LID, FID, CNS or Select All action
+# trace comes between its femu_submit and the next one
+PAGE = re.compile(r"femu_(get_log|get_feature|set_feature|identify) (?:lid|fid|cns) "
+                  r"0x([0-9a-f]+)|femu_(zone_send) nsid \d+ action 0x([0-9a-f]+) slba \d+ "
+                  r"select all 1")
+PAGE_CMD = {"get_log": "get-log", "get_feature": "get-features", "set_feature": "set-features",
+            "identify": "identify", "zone_send": "zone-send-all"}
+LONG_STEP = re.compile(r"femu_long_step sq \d+ cid \d+ did \d+ pages, more to do (\d)")
 
 
 def run_seeds(fuzzer, mode, seeds, coverage=False):
@@ -92,7 +112,7 @@ def run_seeds(fuzzer, mode, seeds, coverage=False):
 
 def summarize(mode, log):
     submitted, succeeded = collections.Counter(), collections.Counter()
-    pending, page_of, last_admin = {}, {}, None
+    pending, page_of, last = {}, {}, None
     pages = collections.defaultdict(collections.Counter)    # (command, LID/FID) -> statuses
     for line in log.splitlines():
         m = SUBMIT.search(line)
@@ -101,13 +121,18 @@ def summarize(mode, log):
             name = (IO if sq else ADMIN).get(opc, "%s-0x%02x" % ("io" if sq else "admin", opc))
             submitted[name] += 1
             pending[(sq, cid)] = name
-            if not sq:
-                last_admin = (sq, cid)
-                page_of.pop(last_admin, None)
+            last = (sq, cid)
+            page_of.pop(last, None)
             continue
         m = PAGE.search(line)
-        if m and last_admin:
-            page_of[last_admin] = (PAGE_CMD[m.group(1)], int(m.group(2), 16))
+        if m and last:
+            what, ident = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+            page_of[last] = (PAGE_CMD[what], int(ident, 16))
+            continue
+        m = LONG_STEP.search(line)
+        if m:
+            succeeded["long-step"] += 1
+            succeeded["long-step-more"] += m.group(1) == "1"
             continue
         m = COMPLETE.search(line)
         if m:
@@ -116,14 +141,21 @@ def summarize(mode, log):
             name, status = pending.get(key), int(m.group(3), 16)
             if name and status == 0:
                 succeeded[name] += 1
+            if name == "dsm" and status & 0x7FF == 0x008:     # Aborted due to SQ Deletion
+                succeeded["dsm-sq-deleted"] += 1
             if key in page_of:
                 pages[page_of.pop(key)][status & 0x7FF] += 1    # SCT and SC, without DNR
     # power events count as succeeded "commands" of their own
     succeeded["power-cut"] = log.count("femu_power_cut ")
     succeeded["power-on"] = log.count("femu_plp_power_on ")
-    print("== %s: %d enables, %d SQs and %d CQs created, %d power cuts, %d recoveries" % (
-        mode, log.count("femu_enabled "), log.count("femu_sq_create "),
-        log.count("femu_cq_create "), succeeded["power-cut"], succeeded["power-on"]))
+    succeeded["power-restored"] = log.count("femu_power_restored ")
+    print("== %s: %d enables, %d SQs and %d CQs created, %d power cuts, %d recoveries, "
+          "%d long-command steps (%d leaving work for a later pass), %d Deallocates ended by "
+          "Delete I/O SQ" % (
+              mode, log.count("femu_enabled "), log.count("femu_sq_create "),
+              log.count("femu_cq_create "), succeeded["power-cut"], succeeded["power-on"],
+              succeeded["long-step"], succeeded["long-step-more"],
+              succeeded["dsm-sq-deleted"]))
     for name in sorted(submitted):
         print("   %-14s %5d submitted %5d succeeded" % (name, submitted[name], succeeded[name]))
     missing = sorted(EXPECTED[mode] - {n for n in succeeded if succeeded[n]})

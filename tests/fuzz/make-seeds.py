@@ -11,8 +11,9 @@ for the flash model complete (dataplane=main-loop runs on the virtual clock).
 
     tests/fuzz/make-seeds.py OUTDIR [MODE...]     writes OUTDIR/MODE/NAME per seed
 
-Modes: nossd blackbox zns whitebox mixed zns-powercut fdp (all by default; zns-powercut
-takes the zns seeds); the device each assumes is the one of hw/femu/fuzz-targets.h.
+Modes: nossd blackbox zns whitebox mixed zns-powercut fdp fdp-powercut (all by default;
+zns-powercut takes the zns seeds, fdp-powercut the fdp ones); the device each assumes is the
+one of hw/femu/fuzz-targets.h.
 """
 
 import argparse
@@ -609,20 +610,237 @@ def seeds_fdp():
     return out
 
 
+# ---- paths the review of 2026-11-28 changed (since the campaign at 62dff26) ----
+# Deallocate merges its ranges and runs FEMU_PASS_PAGES pages per pass (a long command,
+# femu_req_run); zoned Select All Close/Finish/Reset/Offline run the same way; Write
+# Zeroes and Deallocate clear partial pages at their edges; FDP answers Identify CNS 19h.
+
+DSM_AD = 1 << 2             # CDW11.AD: deallocate
+WZ_DEAC = 1 << 25           # Write Zeroes CDW12.DEAC
+IO_FUA = 1 << 30            # CDW12.FUA
+CNS_ENDGRP_LIST = 0x19
+SMALL_DATA = b"\xa5\x5a\x3c\xc3"    # data of a write, repeated: keeps a seed short
+
+
+def dsm(nsid, nr):
+    """Dataset Management, Deallocate, nr ranges read from LIST."""
+    return cmd(nvme.IO_DSM, nsid=nsid, prp1=LIST, cdw10=nr - 1, cdw11=DSM_AD)
+
+
+def dsm_ranges(ranges):
+    """The range list of (slba, nlb) pairs, a 16-byte entry each."""
+    return b"".join(struct.pack("<IIQ", 0, nlb, slba) for slba, nlb in ranges)
+
+
+def whole_ranges(nsze, short=0):
+    """256 overlapping ranges whose union is the whole namespace but its last `short` LBAs,
+    [k, k + nsze - short - 255) for k = 0..255: one entry repeated, its SLBA's low byte
+    growing by one each time."""
+    return (struct.pack("<IIQ", 0, nsze - short - 255, 0), 8, 1)
+
+
+def write_zeroes(nsid, slba, nlb, flags=0, **kw):
+    return cmd(nvme.IO_WRITE_ZEROES, nsid=nsid, cdw10=slba & 0xFFFFFFFF, cdw11=slba >> 32,
+               cdw12=flags | (nlb - 1), **kw)
+
+
+def seed_dsm_long(nsid, nsze, short=0, reset=False):
+    """A full SQ 1 of Deallocates of 256 overlapping ranges (whole_ranges), a write and a
+    read on SQ 2 while they run, then Delete I/O SQ 1 (the running ones end Aborted due to
+    SQ Deletion) or a controller reset; then the drive used again, and a burst left running
+    for the fuzzer's machine reset.
+    The patterns are taken in turn by every DMA access to a region not yet filled in the
+    operation, the device's writes included: a completion writes its entry in two, and the
+    ranges are filled once per operation (the later commands of the burst read the same
+    LIST). So the burst's slots after the second alternate between the Deallocate and the
+    ranges read as a command (Invalid Namespace): deterministic, and about half of the 63
+    are Deallocates. While they run (and complete, whenever), a submission has at most two
+    patterns, the command and what it reads, so that completions keep them in turn.
+    On the fuzz nossd drive (512 MiB namespaces) a whole one takes 8 passes, and each
+    operation of an input (a doorbell, a DMA pattern, a clock step) runs at most 10: the
+    32 Deallocates, 256 passes, still run when Delete I/O SQ or the reset comes, about 150
+    passes on."""
+    h = base()
+    h.create_queues(2, SQ2, CQ2, 16, vector=2)
+    h.io(rw(nvme.IO_WRITE, nsid, 64, 16), rw_patterns(8192))
+    h.submit(1, dsm(nsid, 256), [whole_ranges(nsze, short)], completions=0,
+             count=IO_ENTRIES - 1)
+    h.submit(2, rw(nvme.IO_WRITE, nsid, 96, 8), [SMALL_DATA], steps=1)
+    h.submit(2, rw(nvme.IO_READ, nsid, 64, 16), (), steps=1)
+    if reset:
+        h.disable()
+        h.enable()
+        h.create_queues()
+    else:
+        h.admin(cmd(nvme.ADM_DELETE_SQ, cdw10=1))
+        h.admin(cmd(nvme.ADM_DELETE_CQ, cdw10=1))
+        h.create_queues()
+    h.io(rw(nvme.IO_READ, nsid, 64, 16), (), steps=2)
+    h.submit(1, dsm(nsid, 256), [whole_ranges(nsze, short)], completions=0, count=4)
+    return h
+
+
+def seed_zeroes_edges(nsid, nsze, steps=3):
+    """Write Zeroes (with and without DEAC, FUA) and Deallocate whose ranges start and end
+    inside flash pages, over written data; ranges overlapping, touching the end, past it
+    (refused whole); the data read back."""
+    h = base()
+    h.io(rw(nvme.IO_WRITE, nsid, 0, 64), rw_patterns(32768), steps)
+    for slba, nlb, flags in [(1, 6, 0), (3, 21, 0), (9, 62, WZ_DEAC), (17, 1, WZ_DEAC),
+                             (33, 15, IO_FUA), (nsze - 5, 5, 0), (nsze - 13, 11, WZ_DEAC),
+                             (nsze - 3, 8, 0)]:
+        h.io(write_zeroes(nsid, slba, nlb, flags), (), steps)
+    h.io(rw(nvme.IO_WRITE, nsid, 64, 64), rw_patterns(32768), steps)
+    h.io(dsm(nsid, 7), [dsm_ranges([(69, 13), (90, 3), (64, 1), (nsze - 3, 3), (74, 20),
+                                    (93, 0), (101, 11)])], steps)
+    h.io(dsm(nsid, 2), [dsm_ranges([(120, 5), (nsze - 4, 8)])], steps)
+    h.io(rw(nvme.IO_READ, nsid, 0, 64), (), steps)
+    h.io(rw(nvme.IO_READ, nsid, 64, 64), (), steps)
+    return h
+
+
+def seeds_long(nsid, nsze):
+    """The second leaves the last 192 LBAs out: on the 4 MiB drives a Deallocate then costs
+    1000 flash pages, which do not divide FEMU_PASS_PAGES, so that a pass's pages run out
+    inside one (whole, 1024 pages, they run out between two)."""
+    return {"dsm-long-sq-delete": seed_dsm_long(nsid, nsze),
+            "dsm-long-reset": seed_dsm_long(nsid, nsze, short=192, reset=True),
+            "zeroes-dsm-edges": seed_zeroes_edges(nsid, nsze)}
+
+
+def zone_states(h, nsid, zone_lbas, zones):
+    """From all Empty, zones in each state: 0 Closed, 1 (and 2) Implicitly Opened, the
+    next to last Explicitly Opened, the last Full; the rest Empty."""
+    for z in range(min(3, zones - 2)):
+        h.io(rw(nvme.IO_WRITE, nsid, z * zone_lbas, 8), [SMALL_DATA])
+    h.io(cmd(nvme.IO_ZONE_MGMT_SEND, nsid=nsid, cdw10=0, cdw13=nvme.ZSA_CLOSE))
+    h.io(cmd(nvme.IO_ZONE_MGMT_SEND, nsid=nsid, cdw10=(zones - 2) * zone_lbas,
+             cdw13=nvme.ZSA_OPEN))
+    h.io(cmd(nvme.IO_ZONE_MGMT_SEND, nsid=nsid, cdw10=(zones - 1) * zone_lbas,
+             cdw13=nvme.ZSA_FINISH))
+
+
+def select_all(nsid, zsa):
+    return cmd(nvme.IO_ZONE_MGMT_SEND, nsid=nsid, cdw13=1 << 8 | zsa)
+
+
+def seeds_zoned_review(nsid, zone_lbas, nsze):
+    out = {}
+    zones = nsze // zone_lbas
+    # Select All Close, Open, Finish, Reset and Offline (the long ones in steps) over zones
+    # in every state; again in bursts; the zones reported at the end
+    h = base_zoned(nsid)
+    report = cmd(nvme.IO_ZONE_MGMT_RECV, nsid=nsid, prp1=DATA, cdw12=1023)
+    for zsa in (nvme.ZSA_CLOSE, nvme.ZSA_OPEN, nvme.ZSA_FINISH, nvme.ZSA_RESET,
+                nvme.ZSA_OFFLINE):
+        zone_states(h, nsid, zone_lbas, zones)
+        h.io(select_all(nsid, zsa), (), steps=6)
+        h.io(select_all(nsid, nvme.ZSA_RESET), (), steps=6)
+    zone_states(h, nsid, zone_lbas, zones)
+    for zsa in (nvme.ZSA_CLOSE, nvme.ZSA_FINISH, nvme.ZSA_RESET):
+        h.io(select_all(nsid, zsa), (), steps=8, count=8)
+    h.io(report)
+    out["zns-select-all"] = h
+    # Select All Finish and Reset submitted with zones open, then a controller reset and
+    # Delete I/O SQ before their clock steps
+    h = base_zoned(nsid)
+    h.create_queues(2, SQ2, CQ2, 16, vector=2)
+    zone_states(h, nsid, zone_lbas, zones)
+    h.submit(1, select_all(nsid, nvme.ZSA_FINISH), (), completions=0)
+    h.submit(2, select_all(nsid, nvme.ZSA_RESET), (), completions=0)
+    h.admin(cmd(nvme.ADM_DELETE_SQ, cdw10=2))
+    h.disable()
+    h.enable()
+    h.create_queues()
+    h.io(report)
+    h.io(select_all(nsid, nvme.ZSA_RESET), (), steps=6)
+    zone_states(h, nsid, zone_lbas, zones)
+    h.submit(1, select_all(nsid, nvme.ZSA_RESET), (), completions=0, count=4)
+    out["zns-select-all-reset"] = h
+    # Write Zeroes at the write pointer with edges inside flash pages (through the write
+    # buffer: plain, protected, FUA), Deallocate of 256 whole-namespace ranges and of
+    # unaligned ones (nothing to do on zones, refused where a zone is Offline), read back
+    h = base_zoned(nsid)
+    h.io(rw(nvme.IO_WRITE, nsid, 0, 3), [SMALL_DATA])
+    for slba, nlb, kw in [(3, 5, {}), (8, 13, {"cdw3": 1}), (21, 11, {}),
+                          (32, 7, {"flags": IO_FUA}), (zone_lbas + 0, 9, {"cdw3": 1}),
+                          (zone_lbas + 9, 2, {"flags": WZ_DEAC})]:
+        h.io(write_zeroes(nsid, slba, nlb, **kw))
+    h.io(rw(nvme.IO_WRITE, nsid, 39, 5), [SMALL_DATA])
+    h.io(cmd(nvme.IO_FLUSH, nsid=nsid), steps=6)
+    h.io(rw(nvme.IO_READ, nsid, 0, 48))
+    h.io(dsm(nsid, 256), [whole_ranges(nsze)], count=4)
+    h.io(dsm(nsid, 4), [dsm_ranges([(5, 13), (zone_lbas - 3, 7), (2, 9), (nsze - 1, 1)])])
+    h.io(cmd(nvme.IO_ZONE_MGMT_SEND, nsid=nsid, cdw10=zone_lbas, cdw13=nvme.ZSA_OFFLINE))
+    h.io(dsm(nsid, 256), [whole_ranges(nsze)])
+    h.io(select_all(nsid, nvme.ZSA_OFFLINE), (), steps=4)
+    h.io(select_all(nsid, nvme.ZSA_RESET), (), steps=8)
+    out["zns-zeroes-dsm"] = h
+    return out
+
+
+def seeds_fdp_review(nsze):
+    out = {}
+    # Identify CNS 19h (Endurance Group List) from CDW11.ENDGID 0, 1 (the group), 2 and
+    # FFFFh (past it: an empty list), with bits above the ENDGID, on a namespace; then the
+    # group's log pages whole, short, at an offset, with RAE clear, for another group
+    h = base()
+    for nsid, dw11 in [(0, 0), (0, 1), (0, 2), (0, 0xFFFF), (0, 0x10001), (1, 1),
+                       (0xFFFFFFFF, 0)]:
+        h.admin(cmd(nvme.ADM_IDENTIFY, nsid=nsid, prp1=DATA, cdw10=CNS_ENDGRP_LIST,
+                    cdw11=dw11))
+    for lid in (LOG_ENDGRP, LOG_FDP_CONFS, LOG_FDP_RUH_USAGE, LOG_FDP_STATS, LOG_FDP_EVENTS):
+        h.admin(fdp_log(lid))
+        h.admin(fdp_log(lid, numd=3))
+        h.admin(fdp_log(lid, numd=8, off=4))
+        h.admin(fdp_log(lid, numd=16, rae=0, lsp=1 if lid == LOG_FDP_EVENTS else 0))
+        h.admin(fdp_log(lid, lsi=2))
+    out["fdp-endgrp-list-logs"] = h
+    # Placed writes through every handle and reclaim group of both namespaces (and invalid
+    # identifiers), I/O Management Receive (whole, short, other namespaces) and Send with
+    # valid and invalid identifiers (duplicates, another group's, all at once), events
+    h = base()
+    for nsid in (1, 2):
+        for i, pid in enumerate(FDP_VALID_PIDS + [fdp_pid(0, 2), fdp_pid(1, 3), 0x7FFF]):
+            h.io(placed(nsid, 3584 + 8 * i, 8, pid), [SMALL_DATA])
+    for nsid, numd in [(1, 1024), (2, 1024), (1, 2), (2, 5), (0xFFFFFFFF, 16), (3, 16)]:
+        h.io(ruh_status(nsid, numd=numd))
+    for nsid, pids in [(1, FDP_VALID_PIDS), (2, FDP_VALID_PIDS[:3]),
+                       (1, [fdp_pid(1, 1), fdp_pid(1, 1)]), (2, [fdp_pid(0, 2)]),
+                       (1, [fdp_pid(1, 0), 0xFFFF]), (0xFFFFFFFF, [0]), (3, [0])]:
+        ruh_update(h, nsid, pids)
+    h.io(ruh_status(1))
+    fdp_events(h, host=True)
+    h.admin(fdp_log(LOG_FDP_RUH_USAGE))
+    h.admin(fdp_log(LOG_FDP_STATS))
+    out["fdp-mgmt-pids"] = h
+    # Deallocate of the whole namespace and at unaligned edges on each FDP namespace (32
+    # of 512 pages fill a pass exactly, and a pass takes 32 commands from an SQ: on this
+    # drive no step leaves work for a later pass)
+    for nsid in (1, 2):
+        out["fdp-dsm-long-ns%d" % nsid] = seed_dsm_long(nsid, nsze)
+    out["fdp-dsm-long-reset"] = seed_dsm_long(1, nsze, short=192, reset=True)
+    out["fdp-zeroes-dsm-edges"] = seed_zeroes_edges(2, nsze)
+    return out
+
+
 def mode_seeds(mode):
     if mode == "nossd":
         s = seeds_common([1, 2])
         s["nvm-io"] = seed_nvm_io(1)
         s["nvm-io-ns2"] = seed_nvm_io(2, 100)
         s["lifecycle-nvm-css"] = seed_lifecycle_nvm()
+        s.update(seeds_long(2, NSZE["nossd"]))
     elif mode == "blackbox":
         s = seeds_common([1])
         s["nvm-io"] = seed_nvm_io(1, steps=4)
         s["gc-burst"] = seed_burst(rw(nvme.IO_WRITE, 1, 0, 16), rounds=12)
         s["read-ahead"] = seed_sequential_reads(1, 0)
+        s.update(seeds_long(1, NSZE["blackbox"]))
     elif mode in ("zns", "zns-powercut"):
         s = seeds_common([1], csis=(0, 2))
         s.update(seeds_zoned(1, 2048, 8))
+        s.update(seeds_zoned_review(1, 2048, NSZE["zns"]))
     elif mode == "whitebox":
         s = seeds_common([1], chunk_nsids=[1])
         s.update(seeds_whitebox(1, 64, 4))
@@ -633,11 +851,15 @@ def mode_seeds(mode):
         s["read-ahead"] = seed_sequential_reads(2, 64)
         s.update({k + "-ns3": v for k, v in seeds_zoned(3, 2048, 4).items()})
         s.update({k + "-ns4": v for k, v in seeds_whitebox(4, 128, 8).items()})
-    elif mode == "fdp":
+        s["dsm-long-nossd"] = seed_dsm_long(1, NSZE["mixed"][0])
+        s["dsm-long-blackbox"] = seed_dsm_long(2, NSZE["mixed"][1], short=192, reset=True)
+        s["zns-select-all-ns3"] = seeds_zoned_review(3, 2048, NSZE["mixed"][2])["zns-select-all"]
+    elif mode in ("fdp", "fdp-powercut"):
         s = seeds_common([1, 2])
         s["nvm-io"] = seed_nvm_io(1, steps=4)
         s["nvm-io-ns2"] = seed_nvm_io(2, 100, steps=4)
         s.update(seeds_fdp())
+        s.update(seeds_fdp_review(NSZE["fdp"]))
     else:
         raise SystemExit("unknown mode %r (allowed: %s)" % (mode, " ".join(MODES)))
     return s
@@ -660,7 +882,11 @@ def seed_sequential_reads(nsid, slba):
     return h
 
 
-MODES = ["nossd", "blackbox", "zns", "whitebox", "mixed", "zns-powercut", "fdp"]
+MODES = ["nossd", "blackbox", "zns", "whitebox", "mixed", "zns-powercut", "fdp", "fdp-powercut"]
+# Namespace sizes in 512-byte LBAs of the targets in hw/femu/fuzz-targets.h (nossd: of
+# namespace 2; mixed: of namespaces 1-3), for ranges that reach the end of a namespace.
+NSZE = {"nossd": 1046528, "blackbox": 8192, "zns": 16384, "fdp": 4096,
+        "mixed": (4096, 8192, 8192)}
 
 
 def main():

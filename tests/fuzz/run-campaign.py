@@ -31,7 +31,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-MODES = ["nossd", "blackbox", "zns", "whitebox", "mixed", "zns-powercut", "fdp"]
+MODES = ["nossd", "blackbox", "zns", "whitebox", "mixed", "zns-powercut", "fdp",
+         "fdp-powercut"]
 
 try:
     import fuzzlog
