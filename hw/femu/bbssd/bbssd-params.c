@@ -15,6 +15,9 @@ bool bbssd_params_ftl_config(const FemuFlashParams *f, const BbssdParams *p, uin
         .gc_thres_pcent = p->gc_thres_pcent,
         .gc_thres_pcent_high = p->gc_thres_pcent_high,
     };
+    if (!ftl_victim_policy_parse(p->gc_policy, &c->gc_policy, err)) {
+        return false;
+    }
     if (!flash_params_timing("", f->flash_type, f->pg_rd_lat, f->pg_wr_lat, f->blk_er_lat, f,
                              &c->tm, err)) {
         return false;

@@ -6,7 +6,7 @@
 #define FEMU_BBSSD_FTL_INTERNAL_H
 
 #include "ftl.h"
-#include "ftl-common.h"
+#include "../ftl/ftl-common.h"
 #include "../media/model-util.h"
 
 #define FTL_NO_LINE UINT32_MAX
@@ -98,8 +98,8 @@ struct Ftl {
 
     FtlLine *lines;
     uint32_t free_head, free_tail;  /* FIFO, so erases rotate over all lines */
-    FtlHeap heap;               /* FULL lines by vpc: the greedy victim on top */
-    uint32_t *heap_pos;         /* per line: its index in heap while FULL */
+    FtlVictims victims;         /* FULL lines: GC's candidates */
+    uint32_t *victim_pos;       /* per line: its place among them while FULL */
 
     uint32_t wp_line;           /* open line, FTL_NO_LINE until a page is needed */
     uint64_t wp_idx;            /* next page index within it */

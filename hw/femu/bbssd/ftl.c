@@ -1,8 +1,7 @@
 /*
- * The blackbox FTL; see ftl.h for the behaviour. Victim selection: a binary min-heap of the
- * full lines keyed by valid-page count, then order (O(log lines) per invalidation and per
- * pick, memory O(lines) whatever the line size). What the FDP FTL does alike is in
- * ftl-common.c.
+ * The blackbox FTL; see ftl.h for the behaviour. The full lines are GC's candidates
+ * (ftl/victim.h: O(log lines) per invalidation, memory O(lines) whatever the line size),
+ * and the gc_policy picks among them. What the FDP FTL does alike is in ftl/.
  *
  * Store (ftl_attach_store), little-endian, as the FDP FTL's:
  *   header (512 B)     magic, version, what sets the layout and the meaning of what
@@ -232,9 +231,9 @@ bool ftl_config_check(const FtlConfig *c, char **err)
     return true;
 }
 
-/* ---- victim heap: full lines, fewest valid pages on top ---- */
+/* ---- GC's candidates: full lines ---- */
 
-/* Ties go to the line filled first, so the victim depends on the state alone (a load). */
+/* Fewest valid pages first; ties go to the line filled first, then the lower number. */
 static bool line_less(const void *ctx, uint32_t a, uint32_t b)
 {
     const Ftl *f = ctx;
@@ -247,6 +246,13 @@ static bool line_less(const void *ctx, uint32_t a, uint32_t b)
         return x->order < y->order;
     }
     return a < b;
+}
+
+static void line_view(const void *ctx, uint32_t line, FtlUnit *u)
+{
+    const FtlLine *l = &((const Ftl *)ctx)->lines[line];
+
+    *u = (FtlUnit){ .id = line, .valid = l->vpc, .closed = l->order, .erases = l->erases };
 }
 
 /* ---- the store: what changes, written through ---- */
@@ -452,7 +458,7 @@ static void invalidate(Ftl *f, uint64_t ppn)
     rev_put(f, ppn, 0);
     l->vpc--;
     if (l->state == FTL_LINE_FULL) {
-        ftl_heap_key_fell(&f->heap, line);
+        ftl_victims_fell(&f->victims, line);
     }
 }
 
@@ -483,7 +489,7 @@ static uint64_t map_page(Ftl *f, uint64_t lpn)
         f->lines[f->wp_line].state = FTL_LINE_FULL;
         f->lines[f->wp_line].order = ++f->order;
         line_save(f, f->wp_line);
-        ftl_heap_push(&f->heap, f->wp_line);
+        ftl_victims_add(&f->victims, f->wp_line);
         f->wp_line = FTL_NO_LINE;
     }
     return ppn;
@@ -511,11 +517,17 @@ static void gc_fetch_ahead(const Ftl *f, uint64_t base, uint64_t i)
     }
 }
 
-/* Collects the heap's top line: moves its valid pages, erases its blocks. */
+/* GC's next victim: the policy's choice among the full lines, taken out of them. */
+static uint32_t victim_take(Ftl *f)
+{
+    return ftl_victims_take(&f->victims, f->order, f->st.gc_runs);
+}
+
+/* Collects the policy's victim: moves its valid pages, erases its blocks. */
 static void gc_collect(Ftl *f, uint64_t now_ns, bool forced)
 {
     const NandGeometry *g = &f->cfg.geo;
-    uint32_t line = ftl_heap_pop(&f->heap);
+    uint32_t line = victim_take(f);
     uint64_t base = (uint64_t)line * f->pgs_per_line, nluns = nand_luns(g);
     NandAddr a;
 
@@ -552,15 +564,14 @@ static void gc_collect(Ftl *f, uint64_t now_ns, bool forced)
     f->st.gc_forced_runs += forced;
 }
 
-/* A victim frees space (forced GC), or enough of it to be worth doing unasked (FEMU: 1/8). */
+/*
+ * A line has garbage to free (forced GC), or enough of it to be worth collecting unasked
+ * (FEMU: 1/8 of a line); the policy then picks which line.
+ */
 static bool victim_gains(const Ftl *f, bool background)
 {
-    uint64_t invalid;
+    uint64_t invalid = ftl_victims_most_garbage(&f->victims);
 
-    if (!f->heap.len) {
-        return false;
-    }
-    invalid = f->pgs_per_line - f->lines[f->heap.id[0]].vpc;
     return background ? invalid >= MAX(1, f->pgs_per_line / 8) : invalid > 0;
 }
 
@@ -753,7 +764,7 @@ static void gc_background(Ftl *f, uint64_t limit)
                 f->pump_ns >= limit) {
                 return;
             }
-            bg_begin(f, ftl_heap_pop(&f->heap), NULL);
+            bg_begin(f, victim_take(f), NULL);
             victim_begin(f, j->line);
         }
         if (!bg_run(f, limit)) {
@@ -1015,7 +1026,7 @@ static void reset_state(Ftl *f)
 {
     memset(f->lines, 0, sizeof(*f->lines) * f->nlines);
     memset(&f->st, 0, sizeof(f->st));
-    f->heap.len = 0;
+    ftl_victims_clear(&f->victims);
     f->free_head = f->free_tail = FTL_NO_LINE;
     for (uint32_t i = 0; i < f->nlines; i++) {
         free_push(f, i);
@@ -1084,8 +1095,9 @@ Ftl *ftl_new(const FtlConfig *c, char **err)
         return NULL;
     }
     f->lines = g_new0(FtlLine, f->nlines);
-    f->heap_pos = g_new0(uint32_t, f->nlines);
-    ftl_heap_init(&f->heap, f->nlines, f->heap_pos, line_less, f);
+    f->victim_pos = g_new0(uint32_t, f->nlines);
+    ftl_victims_init(&f->victims, &c->gc_policy, 0, f->nlines, f->pgs_per_line, f->victim_pos,
+                     line_less, line_view, f);
     ftl_progs_init(&f->progs, nand, &f->last_prog_ns, &f->st.nand_pages_written);
     f->lun_read_ns = g_new0(uint64_t, nand_luns(&c->geo));
     f->bg.next = g_new0(uint64_t, nand_luns(&c->geo));
@@ -1108,8 +1120,8 @@ void ftl_free(Ftl *f)
         }
         ftl_table_free(f->p2l, nand_total_pages(&f->cfg.geo), (size_t)1 << f->rev_log);
         g_free(f->lines);
-        ftl_heap_destroy(&f->heap);
-        g_free(f->heap_pos);
+        ftl_victims_destroy(&f->victims);
+        g_free(f->victim_pos);
         ftl_progs_destroy(&f->progs);
         g_free(f->lun_read_ns);
         g_free(f->bg.next);
@@ -1321,7 +1333,7 @@ static bool load(Ftl *f, char **err)
             }
         }
         if (line->state == FTL_LINE_FULL) {
-            ftl_heap_push(&f->heap, l);
+            ftl_victims_add(&f->victims, l);
         }
     }
     /* the free list in the order the lines were freed (FIFO) */
@@ -1565,7 +1577,7 @@ bool ftl_check_consistency(Ftl *f, char **err)
             break;
         case FTL_LINE_FULL:
             nfull++;
-            if (!ftl_heap_holds(&f->heap, l)) {
+            if (!ftl_victims_holds(&f->victims, l)) {
                 FAIL("full line %u is not in the victim heap", l);
             }
             break;
@@ -1583,14 +1595,14 @@ bool ftl_check_consistency(Ftl *f, char **err)
         last = l;
     }
     if (last != f->free_tail || nfree != f->st.free_lines ||
-        nfree + nfull + nopen + nvictim != f->nlines || nfull != f->heap.len ||
+        nfree + nfull + nopen + nvictim != f->nlines || nfull != ftl_victims_count(&f->victims) ||
         nopen != (f->wp_line != FTL_NO_LINE)) {
         FAIL("line counts disagree: %u free (stats %" G_GUINT64_FORMAT "), %u full (heap %u),"
-             " %u open, %u lines", nfree, f->st.free_lines, nfull, f->heap.len, nopen,
+             " %u open, %u lines", nfree, f->st.free_lines, nfull, ftl_victims_count(&f->victims), nopen,
              f->nlines);
     }
-    if (ftl_heap_disorder(&f->heap)) {
-        FAIL("victim heap out of order at %u", ftl_heap_disorder(&f->heap));
+    if (ftl_victims_disorder(&f->victims)) {
+        FAIL("victim heap out of order at %u", ftl_victims_disorder(&f->victims));
     }
     if (f->store && !store_agrees(f, err)) {
         goto out;

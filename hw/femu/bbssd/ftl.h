@@ -8,8 +8,9 @@
  *
  * Layout: a "line" is block number b on every plane of every chip. Writes fill the open
  * line page by page, striping consecutive pages over channels first, then chips, then
- * planes, so sequential and random writes both use all the parallelism. A full line's
- * valid-page count decides GC: the victim is the full line with the fewest valid pages.
+ * planes, so sequential and random writes both use all the parallelism. GC collects the
+ * full line its victim policy picks (gc_policy, ftl/victim.h): by default the one with the
+ * fewest valid pages.
  *
  * GC thresholds follow FEMU: with T lines, background GC may run when free lines fall to
  * (100 - gc_thres_pcent)% of T, and forced (foreground) GC runs before a write when free
@@ -42,6 +43,7 @@
 #include <stdint.h>
 
 #include "../nand/nand.h"
+#include "../ftl/victim.h"
 
 /* lines beyond the exposed capacity's: forced GC's reserve, the open line, one of garbage */
 #define FTL_MIN_SPARE_LINES 4
@@ -53,6 +55,7 @@ typedef struct FtlConfig {
     uint64_t exposed_pages;     /* logical pages the host can address */
     uint32_t gc_thres_pcent;        /* background GC, 1..99 (FEMU default 75) */
     uint32_t gc_thres_pcent_high;   /* forced GC, gc_thres_pcent..99 (FEMU default 95) */
+    FtlPolicyChoice gc_policy;      /* which full line GC collects (policy NULL: greedy) */
     /*
      * Sharing the flash with another namespace (e.g. a zoned one): an existing model whose
      * chips, planes and pages match geo, and the first block of every plane the FTL uses;

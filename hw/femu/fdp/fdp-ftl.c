@@ -73,7 +73,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "fdp-ftl.h"
-#include "../bbssd/ftl-common.h"
+#include "../ftl/ftl-common.h"
 #include "../media/record.h"
 
 #include <glib.h>
@@ -130,7 +130,7 @@ typedef struct FdpRuhCount {
 
 typedef struct FdpGroup {
     uint32_t free_head, free_tail, nfree;
-    FtlHeap heap;               /* closed RUs, fewest valid pages on top */
+    FtlVictims victims;         /* closed RUs: GC's candidates */
     uint32_t open_host, open_gc;
     uint32_t gc_ii;             /* the II GC RU, FDP_NONE when none is open */
     uint64_t valid;             /* valid pages in the group */
@@ -160,7 +160,7 @@ struct FdpFtl {
     uint64_t *p2l;              /* ppn -> lpn + 1; 0: free or garbage */
     FdpRu *ru;
     FdpGroup *grp;
-    uint32_t *heap_pos;         /* per RU: its index in its group's heap while closed */
+    uint32_t *victim_pos;       /* per RU: its place among its group's victims while closed */
     uint32_t *host_ru;          /* [rg * nruh + ruh]: open host RU or FDP_NONE */
     uint32_t *pi_gc_ru;         /* [rg * nruh + ruh]: a PI handle's GC RU or FDP_NONE */
     FdpRuhCount *cnt;           /* [rg * nruh + ruh] */
@@ -478,9 +478,9 @@ static void stats_save(FdpFtl *f)
     }
 }
 
-/* ---- victim heaps: a group's closed RUs, fewest valid pages on top ---- */
+/* ---- GC's candidates: a group's closed RUs ---- */
 
-/* Ties go to the RU closed first, so the victim depends on the state alone (a load). */
+/* Fewest valid pages first; ties go to the RU closed first, then the lower number. */
 static bool ru_less(const void *ctx, uint32_t u, uint32_t v)
 {
     const FdpFtl *f = ctx;
@@ -493,6 +493,13 @@ static bool ru_less(const void *ctx, uint32_t u, uint32_t v)
         return a->order < b->order;
     }
     return u < v;
+}
+
+static void ru_view(const void *ctx, uint32_t u, FtlUnit *out)
+{
+    const FdpRu *r = &((const FdpFtl *)ctx)->ru[u];
+
+    *out = (FtlUnit){ .id = u, .valid = r->vpc, .closed = r->order, .erases = r->erases };
 }
 
 /* ---- RU life: free -> open -> closed -> (victim) -> free ---- */
@@ -585,7 +592,7 @@ static void ru_close(FdpFtl *f, uint32_t *slot)
 
     r->state = RU_CLOSED;
     r->order = ++f->order;
-    ftl_heap_push(&gr->heap, u);
+    ftl_victims_add(&gr->victims, u);
     if (r->kind == RU_HOST) {
         gr->open_host--;
     } else {
@@ -627,7 +634,7 @@ static void invalidate(FdpFtl *f, uint64_t e)
     f->grp[ru_group(f, u)].valid--;
     count_of(f, ru_group(f, u), entry_ruh(e))->valid--;
     if (r->state == RU_CLOSED) {
-        ftl_heap_key_fell(&f->grp[ru_group(f, u)].heap, u);
+        ftl_victims_fell(&f->grp[ru_group(f, u)].victims, u);
     }
 }
 
@@ -666,10 +673,10 @@ static uint64_t place_page(FdpFtl *f, uint32_t rg, uint32_t *slot, uint32_t ruh,
 
 /* ---- garbage collection ---- */
 
-/* What collecting the group's best victim would gain, in pages (0: nothing, or none). */
-static uint64_t victim_gain(const FdpFtl *f, const FdpGroup *gr)
+/* The most a victim of the group could free, in pages (0: nothing, or no closed RU). */
+static uint64_t victim_gain(const FdpGroup *gr)
 {
-    return gr->heap.len ? f->ru_pages - f->ru[gr->heap.id[0]].vpc : 0;
+    return ftl_victims_most_garbage(&gr->victims);
 }
 
 /* The forced threshold: the pcent share, or what unopened RUs and GC need if more. */
@@ -689,7 +696,7 @@ static uint32_t forced_thres(const FdpFtl *f, const FdpGroup *gr)
 static bool gc_collect(FdpFtl *f, uint32_t rg, uint64_t now_ns, bool forced)
 {
     FdpGroup *gr = &f->grp[rg];
-    uint32_t u = ftl_heap_pop(&gr->heap);
+    uint32_t u = ftl_victims_take(&gr->victims, f->order, gr->gc_runs);
     FdpRu *r = &f->ru[u];
     uint64_t base = (uint64_t)u * f->ru_pages, moved = 0, first_lpn = 0;
     uint32_t first_ruh = 0;
@@ -709,7 +716,7 @@ static bool gc_collect(FdpFtl *f, uint32_t rg, uint64_t now_ns, bool forced)
         slot = dest_slot(f, rg, ruh, true);
         if (*slot == FDP_NONE && !gr->nfree) {
             r->state = RU_CLOSED;
-            ftl_heap_push(&gr->heap, u);
+            ftl_victims_add(&gr->victims, u);
             return false;
         }
         ppn_to_addr(f, base + i, &a);
@@ -763,7 +770,7 @@ static void gc_forced(FdpFtl *f, uint32_t rg, uint64_t now_ns)
     FdpGroup *gr = &f->grp[rg];
 
     /* ends: each victim takes its garbage out of the closed RUs, and GC adds none */
-    while (gr->nfree <= forced_thres(f, gr) && victim_gain(f, gr)) {
+    while (gr->nfree <= forced_thres(f, gr) && victim_gain(gr)) {
         if (!gc_collect(f, rg, now_ns, true)) {
             break;
         }
@@ -788,7 +795,7 @@ static void gc_background(FdpFtl *f, uint64_t at)
     for (uint32_t rg = 0; rg < f->cfg.nrg; rg++) {
         FdpGroup *gr = &f->grp[rg];
         uint32_t thres = MAX(f->bg_pcent, forced_thres(f, gr));
-        if (gr->nfree <= thres && victim_gain(f, gr) >= MAX(1, f->ru_pages / 8) &&
+        if (gr->nfree <= thres && victim_gain(gr) >= MAX(1, f->ru_pages / 8) &&
             group_idle(f, rg, at)) {
             gc_collect(f, rg, at, false);
         }
@@ -841,7 +848,7 @@ static bool group_takes(FdpFtl *f, uint32_t g, uint32_t ruh, uint64_t now_ns, ui
 {
     FdpGroup *gr = &f->grp[g];
 
-    if (gr->nfree <= forced_thres(f, gr) && victim_gain(f, gr)) {
+    if (gr->nfree <= forced_thres(f, gr) && victim_gain(gr)) {
         uint64_t t = ftl_program_flush(&f->progs, now_ns);  /* the pages before go first */
         *done = MAX(*done, t);
         gc_forced(f, g, now_ns);
@@ -1066,10 +1073,10 @@ static void reset_state(FdpFtl *f)
     memset(&f->st, 0, sizeof(f->st));
     for (uint32_t g = 0; g < f->cfg.nrg; g++) {
         FdpGroup *gr = &f->grp[g];
-        FtlHeap heap = gr->heap;
+        FtlVictims victims = gr->victims;
         memset(gr, 0, sizeof(*gr));
-        gr->heap = heap;
-        gr->heap.len = 0;
+        gr->victims = victims;
+        ftl_victims_clear(&gr->victims);
         gr->free_head = gr->free_tail = gr->gc_ii = FDP_NONE;
     }
     for (uint32_t u = 0; u < nru; u++) {
@@ -1125,9 +1132,10 @@ FdpFtl *fdp_ftl_new(const FdpFtlConfig *c, char **err)
     }
     f->ru = g_new0(FdpRu, (uint64_t)c->nrg * f->nrus);
     f->grp = g_new0(FdpGroup, c->nrg);
-    f->heap_pos = g_new0(uint32_t, (uint64_t)c->nrg * f->nrus);
+    f->victim_pos = g_new0(uint32_t, (uint64_t)c->nrg * f->nrus);
     for (uint32_t g = 0; g < c->nrg; g++) {
-        ftl_heap_init(&f->grp[g].heap, f->nrus, f->heap_pos, ru_less, f);
+        ftl_victims_init(&f->grp[g].victims, &c->gc_policy, g * f->nrus, f->nrus, f->ru_pages,
+                         f->victim_pos, ru_less, ru_view, f);
     }
     f->host_ru = g_new(uint32_t, nslots);
     f->pi_gc_ru = g_new(uint32_t, nslots);
@@ -1154,11 +1162,11 @@ void fdp_ftl_free(FdpFtl *f)
     g_free(f->ru);
     if (f->grp) {
         for (uint32_t g = 0; g < f->cfg.nrg; g++) {
-            ftl_heap_destroy(&f->grp[g].heap);
+            ftl_victims_destroy(&f->grp[g].victims);
         }
     }
     g_free(f->grp);
-    g_free(f->heap_pos);
+    g_free(f->victim_pos);
     g_free(f->host_ru);
     g_free(f->pi_gc_ru);
     g_free(f->cnt);
@@ -1404,7 +1412,7 @@ static void load(FdpFtl *f)
     for (uint32_t u = 0; u < nru; u++) {
         FdpRu *r = &f->ru[u];
         if (r->state == RU_CLOSED) {
-            ftl_heap_push(&f->grp[ru_group(f, u)].heap, u);
+            ftl_victims_add(&f->grp[ru_group(f, u)].victims, u);
         }
         if (r->state != RU_FREE && ru_owner(r) != FDP_NO_RUH) {
             count_of(f, ru_group(f, u), r->ruh)->rus++;
@@ -1660,7 +1668,7 @@ bool fdp_ftl_check_consistency(const FdpFtl *f, char **err)
         }
         if (r->state == RU_CLOSED) {
             const FdpGroup *gr = &f->grp[ru_group(f, u)];
-            if (!ftl_heap_holds(&gr->heap, u)) {
+            if (!ftl_victims_holds(&gr->victims, u)) {
                 FAIL("closed RU %u of group %u is not in the victim heap", u % f->nrus,
                      ru_group(f, u));
             }
@@ -1704,15 +1712,15 @@ bool fdp_ftl_check_consistency(const FdpFtl *f, char **err)
             FAIL("group %u counts %" G_GUINT64_FORMAT " valid pages, has %" G_GUINT64_FORMAT,
                  g, gr->valid, gvalid);
         }
-        if (last != gr->free_tail || nfree != gr->nfree || nclosed != gr->heap.len ||
+        if (last != gr->free_tail || nfree != gr->nfree || nclosed != ftl_victims_count(&gr->victims) ||
             nopen_host != gr->open_host || nopen_gc != gr->open_gc) {
             FAIL("group %u's counts disagree: %u free (counted %u), %u closed (heap %u), "
                  "%u/%u open host/GC RUs (counted %u/%u)", g, nfree, gr->nfree, nclosed,
-                 gr->heap.len, nopen_host, nopen_gc, gr->open_host, gr->open_gc);
+                 ftl_victims_count(&gr->victims), nopen_host, nopen_gc, gr->open_host, gr->open_gc);
         }
-        if (ftl_heap_disorder(&gr->heap)) {
+        if (ftl_victims_disorder(&gr->victims)) {
             FAIL("group %u's victim heap is out of order at %u", g,
-                 ftl_heap_disorder(&gr->heap));
+                 ftl_victims_disorder(&gr->victims));
         }
         for (uint32_t h = 0; h < f->cfg.nruh; h++) {
             const FdpRuhCount *c = &f->cnt[(uint64_t)g * f->cfg.nruh + h];
