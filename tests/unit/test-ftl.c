@@ -1108,14 +1108,15 @@ static void assert_same_state(Ftl *a, Ftl *b)
     for (uint32_t l = 0; l < a->nlines; l++) {
         const FtlLine *x = &a->lines[l], *y = &b->lines[l];
         if (x->state != y->state || x->vpc != y->vpc || x->order != y->order ||
-            x->erases != y->erases || (x->state == FTL_LINE_FREE && x->next_free != y->next_free)) {
+            x->erases != y->erases ||
+            (x->state == FTL_LINE_FREE && a->free_next[l] != b->free_next[l])) {
             g_error("line %u: state %d/%d vpc %lu/%lu order %lu/%lu erases %u/%u next %u/%u", l,
                     x->state, y->state, x->vpc, y->vpc, x->order, y->order, x->erases, y->erases,
-                    x->next_free, y->next_free);
+                    a->free_next[l], b->free_next[l]);
         }
     }
-    g_assert_cmpuint(a->free_head, ==, b->free_head);
-    g_assert_cmpuint(a->free_tail, ==, b->free_tail);
+    g_assert_cmpuint(a->free.head, ==, b->free.head);
+    g_assert_cmpuint(a->free.tail, ==, b->free.tail);
     g_assert_cmpuint(a->wp_line, ==, b->wp_line);
     g_assert_cmpuint(a->wp_line == FTL_NO_LINE ? 0 : a->wp_idx, ==,
                      b->wp_line == FTL_NO_LINE ? 0 : b->wp_idx);
@@ -1455,7 +1456,7 @@ static void test_store_bad_line_record(void)
     }
     full = line_of(f, 0);
     open = line_of(f, 64);
-    spare = f->free_head;
+    spare = f->free.head;
     g_assert_cmpuint(f->wp_line, ==, open);
     g_assert_cmpuint(f->wp_idx, ==, 10);
     nfree = ftl_stats(f)->free_lines;

@@ -7,6 +7,7 @@
 
 #include "ftl.h"
 #include "../ftl/ftl-common.h"
+#include "../ftl/free-list.h"
 #include "../media/model-util.h"
 
 #define FTL_NO_LINE UINT32_MAX
@@ -34,7 +35,6 @@ typedef struct FtlLine {
     uint64_t order;         /* when it became full or free: victim ties, free-list order */
     FtlLineState state;
     uint32_t erases;        /* times its blocks were all erased (their wear) */
-    uint32_t next_free;     /* free-list link */
 } FtlLine;
 
 /* Where the parts of the store are (ftl.c has the layout). */
@@ -97,7 +97,8 @@ struct Ftl {
     uint8_t rev_log;
 
     FtlLine *lines;
-    uint32_t free_head, free_tail;  /* FIFO, so erases rotate over all lines */
+    FtlFreeList free;           /* free lines, FIFO */
+    uint32_t *free_next;        /* its links */
     FtlVictims victims;         /* FULL lines: GC's candidates */
     uint32_t *victim_pos;       /* per line: its place among them while FULL */
 

@@ -395,27 +395,16 @@ static void map_fetch(const Ftl *f, uint64_t lpn)
 static void free_push(Ftl *f, uint32_t line)
 {
     f->lines[line].state = FTL_LINE_FREE;
-    f->lines[line].next_free = FTL_NO_LINE;
-    if (f->free_tail == FTL_NO_LINE) {
-        f->free_head = line;
-    } else {
-        f->lines[f->free_tail].next_free = line;
-    }
-    f->free_tail = line;
-    f->st.free_lines++;
+    ftl_free_push(&f->free, line);
+    f->st.free_lines = f->free.n;
 }
 
+/* GC thresholds and FTL_MIN_SPARE_LINES keep a line free for every call; see ftl.h */
 static uint32_t free_pop(Ftl *f)
 {
-    uint32_t line = f->free_head;
+    uint32_t line = ftl_free_pop(&f->free);
 
-    /* GC thresholds and FTL_MIN_SPARE_LINES make this impossible; see ftl.h */
-    g_assert(line != FTL_NO_LINE);
-    f->free_head = f->lines[line].next_free;
-    if (f->free_head == FTL_NO_LINE) {
-        f->free_tail = FTL_NO_LINE;
-    }
-    f->st.free_lines--;
+    f->st.free_lines = f->free.n;
     return line;
 }
 
@@ -1027,7 +1016,7 @@ static void reset_state(Ftl *f)
     memset(f->lines, 0, sizeof(*f->lines) * f->nlines);
     memset(&f->st, 0, sizeof(f->st));
     ftl_victims_clear(&f->victims);
-    f->free_head = f->free_tail = FTL_NO_LINE;
+    ftl_free_list_init(&f->free, f->free_next);
     for (uint32_t i = 0; i < f->nlines; i++) {
         free_push(f, i);
     }
@@ -1096,6 +1085,7 @@ Ftl *ftl_new(const FtlConfig *c, char **err)
     }
     f->lines = g_new0(FtlLine, f->nlines);
     f->victim_pos = g_new0(uint32_t, f->nlines);
+    f->free_next = g_new0(uint32_t, f->nlines);
     ftl_victims_init(&f->victims, &c->gc_policy, 0, f->nlines, f->pgs_per_line, f->victim_pos,
                      line_less, line_view, f);
     ftl_progs_init(&f->progs, nand, &f->last_prog_ns, &f->st.nand_pages_written);
@@ -1122,6 +1112,7 @@ void ftl_free(Ftl *f)
         g_free(f->lines);
         ftl_victims_destroy(&f->victims);
         g_free(f->victim_pos);
+        g_free(f->free_next);
         ftl_progs_destroy(&f->progs);
         g_free(f->lun_read_ns);
         g_free(f->bg.next);
@@ -1344,7 +1335,7 @@ static bool load(Ftl *f, char **err)
         }
     }
     g_qsort_with_data(order, nfree, sizeof(*order), cmp_order, f->lines);
-    f->free_head = f->free_tail = FTL_NO_LINE;
+    ftl_free_list_init(&f->free, f->free_next);
     f->st.free_lines = 0;
     for (uint32_t i = 0; i < nfree; i++) {
         free_push(f, order[i]);
@@ -1517,7 +1508,7 @@ bool ftl_check_consistency(Ftl *f, char **err)
 {
     uint64_t total = (uint64_t)f->nlines * f->pgs_per_line, mapped = 0, valid = 0;
     uint64_t *vpc = g_new0(uint64_t, f->nlines);
-    uint32_t nfree = 0, nfull = 0, nopen = 0, nvictim = 0, last = FTL_NO_LINE;
+    uint32_t nfree = 0, nfull = 0, nopen = 0, nvictim = 0, last = FTL_FREE_END;
     bool ok = false;
 
     for (uint64_t lpn = 0; lpn < f->cfg.exposed_pages; lpn++) {
@@ -1588,13 +1579,13 @@ bool ftl_check_consistency(Ftl *f, char **err)
             nvictim++;
         }
     }
-    for (uint32_t l = f->free_head; l != FTL_NO_LINE; l = f->lines[l].next_free) {
+    for (uint32_t l = f->free.head; l != FTL_FREE_END; l = ftl_free_after(&f->free, l)) {
         if (f->lines[l].state != FTL_LINE_FREE || ++nfree > f->nlines) {
             FAIL("the free list holds line %u, which is not free (or loops)", l);
         }
         last = l;
     }
-    if (last != f->free_tail || nfree != f->st.free_lines ||
+    if (last != f->free.tail || nfree != f->st.free_lines ||
         nfree + nfull + nopen + nvictim != f->nlines || nfull != ftl_victims_count(&f->victims) ||
         nopen != (f->wp_line != FTL_NO_LINE)) {
         FAIL("line counts disagree: %u free (stats %" G_GUINT64_FORMAT "), %u full (heap %u),"

@@ -74,6 +74,7 @@
  */
 #include "fdp-ftl.h"
 #include "../ftl/ftl-common.h"
+#include "../ftl/free-list.h"
 #include "../media/record.h"
 
 #include <glib.h>
@@ -119,7 +120,6 @@ typedef struct FdpRu {
     uint64_t opened_ns;
     uint64_t order;         /* when closed or freed: victim ties, free-list order */
     uint32_t erases;
-    uint32_t next_free;
     uint8_t state, kind, ruh;
 } FdpRu;
 
@@ -129,7 +129,7 @@ typedef struct FdpRuhCount {
 } FdpRuhCount;
 
 typedef struct FdpGroup {
-    uint32_t free_head, free_tail, nfree;
+    FtlFreeList free;           /* free RUs, FIFO (links in FdpFtl.free_next) */
     FtlVictims victims;         /* closed RUs: GC's candidates */
     uint32_t open_host, open_gc;
     uint32_t gc_ii;             /* the II GC RU, FDP_NONE when none is open */
@@ -161,6 +161,7 @@ struct FdpFtl {
     FdpRu *ru;
     FdpGroup *grp;
     uint32_t *victim_pos;       /* per RU: its place among its group's victims while closed */
+    uint32_t *free_next;        /* per RU: the groups' free-list links */
     uint32_t *host_ru;          /* [rg * nruh + ruh]: open host RU or FDP_NONE */
     uint32_t *pi_gc_ru;         /* [rg * nruh + ruh]: a PI handle's GC RU or FDP_NONE */
     FdpRuhCount *cnt;           /* [rg * nruh + ruh] */
@@ -506,32 +507,16 @@ static void ru_view(const void *ctx, uint32_t u, FtlUnit *out)
 
 static void free_push(FdpFtl *f, uint32_t u)
 {
-    FdpGroup *gr = &f->grp[ru_group(f, u)];
-
     f->ru[u].state = RU_FREE;
-    f->ru[u].next_free = FDP_NONE;
-    if (gr->free_tail == FDP_NONE) {
-        gr->free_head = u;
-    } else {
-        f->ru[gr->free_tail].next_free = u;
-    }
-    gr->free_tail = u;
-    gr->nfree++;
+    ftl_free_push(&f->grp[ru_group(f, u)].free, u);
     f->st.free_rus++;
 }
 
+/* Callers check that the group has a free RU. */
 static uint32_t free_pop(FdpFtl *f, FdpGroup *gr)
 {
-    uint32_t u = gr->free_head;
-
-    g_assert(u != FDP_NONE);    /* callers check nfree */
-    gr->free_head = f->ru[u].next_free;
-    if (gr->free_head == FDP_NONE) {
-        gr->free_tail = FDP_NONE;
-    }
-    gr->nfree--;
     f->st.free_rus--;
-    return u;
+    return ftl_free_pop(&gr->free);
 }
 
 /* The handle that owns an RU for rus_in_use: a host RU's or a PI GC RU's. */
@@ -714,7 +699,7 @@ static bool gc_collect(FdpFtl *f, uint32_t rg, uint64_t now_ns, bool forced)
         }
         ruh = entry_ruh(map_raw(f, lpn1 - 1));
         slot = dest_slot(f, rg, ruh, true);
-        if (*slot == FDP_NONE && !gr->nfree) {
+        if (*slot == FDP_NONE && !gr->free.n) {
             r->state = RU_CLOSED;
             ftl_victims_add(&gr->victims, u);
             return false;
@@ -770,7 +755,7 @@ static void gc_forced(FdpFtl *f, uint32_t rg, uint64_t now_ns)
     FdpGroup *gr = &f->grp[rg];
 
     /* ends: each victim takes its garbage out of the closed RUs, and GC adds none */
-    while (gr->nfree <= forced_thres(f, gr) && victim_gain(gr)) {
+    while (gr->free.n <= forced_thres(f, gr) && victim_gain(gr)) {
         if (!gc_collect(f, rg, now_ns, true)) {
             break;
         }
@@ -795,7 +780,7 @@ static void gc_background(FdpFtl *f, uint64_t at)
     for (uint32_t rg = 0; rg < f->cfg.nrg; rg++) {
         FdpGroup *gr = &f->grp[rg];
         uint32_t thres = MAX(f->bg_pcent, forced_thres(f, gr));
-        if (gr->nfree <= thres && victim_gain(gr) >= MAX(1, f->ru_pages / 8) &&
+        if (gr->free.n <= thres && victim_gain(gr) >= MAX(1, f->ru_pages / 8) &&
             group_idle(f, rg, at)) {
             gc_collect(f, rg, at, false);
         }
@@ -848,12 +833,12 @@ static bool group_takes(FdpFtl *f, uint32_t g, uint32_t ruh, uint64_t now_ns, ui
 {
     FdpGroup *gr = &f->grp[g];
 
-    if (gr->nfree <= forced_thres(f, gr) && victim_gain(gr)) {
+    if (gr->free.n <= forced_thres(f, gr) && victim_gain(gr)) {
         uint64_t t = ftl_program_flush(&f->progs, now_ns);  /* the pages before go first */
         *done = MAX(*done, t);
         gc_forced(f, g, now_ns);
     }
-    return *dest_slot(f, g, ruh, false) != FDP_NONE || gr->nfree > FDP_GC_RESERVE;
+    return *dest_slot(f, g, ruh, false) != FDP_NONE || gr->free.n > FDP_GC_RESERVE;
 }
 
 /*
@@ -868,7 +853,7 @@ static uint32_t pick_group(FdpFtl *f, uint32_t rg, uint32_t ruh, uint64_t now_ns
     const FdpGroup *gr = &f->grp[rg];
     uint32_t nrg = f->cfg.nrg;
 
-    if (nrg > 1 && gr->valid > f->full_valid && gr->nfree <= forced_thres(f, gr)) {
+    if (nrg > 1 && gr->valid > f->full_valid && gr->free.n <= forced_thres(f, gr)) {
         for (uint32_t n = 1; n < nrg; n++) {
             uint32_t g = (rg + n) % nrg;
             if (f->grp[g].valid <= f->full_valid && group_takes(f, g, ruh, now_ns, done)) {
@@ -1077,7 +1062,8 @@ static void reset_state(FdpFtl *f)
         memset(gr, 0, sizeof(*gr));
         gr->victims = victims;
         ftl_victims_clear(&gr->victims);
-        gr->free_head = gr->free_tail = gr->gc_ii = FDP_NONE;
+        ftl_free_list_init(&gr->free, f->free_next);
+        gr->gc_ii = FDP_NONE;
     }
     for (uint32_t u = 0; u < nru; u++) {
         f->ru[u].ruh = FDP_NO_RUH;
@@ -1133,6 +1119,7 @@ FdpFtl *fdp_ftl_new(const FdpFtlConfig *c, char **err)
     f->ru = g_new0(FdpRu, (uint64_t)c->nrg * f->nrus);
     f->grp = g_new0(FdpGroup, c->nrg);
     f->victim_pos = g_new0(uint32_t, (uint64_t)c->nrg * f->nrus);
+    f->free_next = g_new0(uint32_t, (uint64_t)c->nrg * f->nrus);
     for (uint32_t g = 0; g < c->nrg; g++) {
         ftl_victims_init(&f->grp[g].victims, &c->gc_policy, g * f->nrus, f->nrus, f->ru_pages,
                          f->victim_pos, ru_less, ru_view, f);
@@ -1167,6 +1154,7 @@ void fdp_ftl_free(FdpFtl *f)
     }
     g_free(f->grp);
     g_free(f->victim_pos);
+    g_free(f->free_next);
     g_free(f->host_ru);
     g_free(f->pi_gc_ru);
     g_free(f->cnt);
@@ -1322,8 +1310,7 @@ static void load(FdpFtl *f)
     reset_state(f);
     /* free list rebuilt below, in the order RUs were freed */
     for (uint32_t g = 0; g < f->cfg.nrg; g++) {
-        f->grp[g].free_head = f->grp[g].free_tail = FDP_NONE;
-        f->grp[g].nfree = 0;
+        ftl_free_list_init(&f->grp[g].free, f->free_next);
     }
     f->st.free_rus = 0;
     for (uint32_t u = 0; u < nru; u++) {
@@ -1534,7 +1521,7 @@ void fdp_ftl_rg_stats(const FdpFtl *f, uint32_t rg, FdpRgStats *out)
 {
     *out = (FdpRgStats){ 0 };
     g_return_if_fail(rg < f->cfg.nrg);
-    *out = (FdpRgStats){ .free_rus = f->grp[rg].nfree, .gc_runs = f->grp[rg].gc_runs,
+    *out = (FdpRgStats){ .free_rus = f->grp[rg].free.n, .gc_runs = f->grp[rg].gc_runs,
                          .rus_erased = f->grp[rg].rus_erased };
 }
 
@@ -1676,9 +1663,9 @@ bool fdp_ftl_check_consistency(const FdpFtl *f, char **err)
     }
     for (uint32_t g = 0; g < f->cfg.nrg; g++) {
         const FdpGroup *gr = &f->grp[g];
-        uint32_t nfree = 0, last = FDP_NONE, nopen_host = 0, nopen_gc = 0, nclosed = 0;
+        uint32_t nfree = 0, last = FTL_FREE_END, nopen_host = 0, nopen_gc = 0, nclosed = 0;
         uint64_t gvalid = 0;
-        for (uint32_t u = gr->free_head; u != FDP_NONE; u = f->ru[u].next_free) {
+        for (uint32_t u = gr->free.head; u != FTL_FREE_END; u = ftl_free_after(&gr->free, u)) {
             if (f->ru[u].state != RU_FREE || ru_group(f, u) != g || ++nfree > f->nrus) {
                 FAIL("group %u's free list holds RU %u, which is not its free one (or loops)",
                      g, u);
@@ -1712,10 +1699,10 @@ bool fdp_ftl_check_consistency(const FdpFtl *f, char **err)
             FAIL("group %u counts %" G_GUINT64_FORMAT " valid pages, has %" G_GUINT64_FORMAT,
                  g, gr->valid, gvalid);
         }
-        if (last != gr->free_tail || nfree != gr->nfree || nclosed != ftl_victims_count(&gr->victims) ||
+        if (last != gr->free.tail || nfree != gr->free.n || nclosed != ftl_victims_count(&gr->victims) ||
             nopen_host != gr->open_host || nopen_gc != gr->open_gc) {
             FAIL("group %u's counts disagree: %u free (counted %u), %u closed (heap %u), "
-                 "%u/%u open host/GC RUs (counted %u/%u)", g, nfree, gr->nfree, nclosed,
+                 "%u/%u open host/GC RUs (counted %u/%u)", g, nfree, gr->free.n, nclosed,
                  ftl_victims_count(&gr->victims), nopen_host, nopen_gc, gr->open_host, gr->open_gc);
         }
         if (ftl_victims_disorder(&gr->victims)) {
