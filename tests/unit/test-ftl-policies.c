@@ -22,7 +22,7 @@ static FtlPolicyChoice choice(const char *spec)
 {
     FtlPolicyChoice c;
     char *err = NULL;
-    bool ok = ftl_victim_policy_parse(spec, &c, &err);
+    bool ok = ftl_policy_parse(FTL_VICTIM, spec, &c, &err);
 
     g_assert_cmpstr(err, ==, NULL);
     g_assert_true(ok);
@@ -34,7 +34,7 @@ static void expect_bad(const char *spec, const char *needle)
     FtlPolicyChoice c;
     g_autofree char *err = NULL;
 
-    g_assert_false(ftl_victim_policy_parse(spec, &c, &err));
+    g_assert_false(ftl_policy_parse(FTL_VICTIM, spec, &c, &err));
     g_assert_nonnull(err);
     if (!strstr(err, needle)) {
         g_error("gc_policy=%s: '%s' does not say '%s'", spec, err, needle);
@@ -44,7 +44,7 @@ static void expect_bad(const char *spec, const char *needle)
 static void test_parse(void)
 {
     FtlPolicyChoice c = choice(NULL);
-    g_autofree char *names = ftl_victim_policy_names();
+    g_autofree char *names = ftl_policy_names(FTL_VICTIM);
 
     g_assert_cmpstr(c.policy->name, ==, "greedy");
     g_assert_cmpstr(choice("").policy->name, ==, "greedy");

@@ -23,10 +23,21 @@ static NandTiming slc(void)
                          .blk_er_lat = 2000 * US, .ch_xfer_lat = 10 * US, .time_scale = 1 };
 }
 
+/* GC in bursts (gc_pacing=burst), whose thresholds and timings these tests assert. */
+static FtlPolicyChoice burst(void)
+{
+    FtlPolicyChoice c;
+    char *err = NULL;
+
+    g_assert_true(ftl_policy_parse(FTL_PACING, "burst", &c, &err));
+    return c;
+}
+
 static FtlConfig config(NandGeometry g, uint64_t exposed, uint32_t lo, uint32_t hi)
 {
     return (FtlConfig){ .geo = g, .tm = slc(), .exposed_pages = exposed,
-                        .gc_thres_pcent = lo, .gc_thres_pcent_high = hi };
+                        .gc_thres_pcent = lo, .gc_thres_pcent_high = hi,
+                        .gc_pacing = burst() };
 }
 
 static Ftl *ftl(FtlConfig c)

@@ -15,7 +15,8 @@ bool bbssd_params_ftl_config(const FemuFlashParams *f, const BbssdParams *p, uin
         .gc_thres_pcent = p->gc_thres_pcent,
         .gc_thres_pcent_high = p->gc_thres_pcent_high,
     };
-    if (!ftl_victim_policy_parse(p->gc_policy, &c->gc_policy, err)) {
+    if (!ftl_policy_parse(FTL_VICTIM, p->gc_policy, &c->gc_policy, err) ||
+        !ftl_policy_parse(FTL_PACING, p->gc_pacing, &c->gc_pacing, err)) {
         return false;
     }
     if (!flash_params_timing("", f->flash_type, f->pg_rd_lat, f->pg_wr_lat, f->blk_er_lat, f,

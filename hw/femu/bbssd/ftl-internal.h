@@ -57,6 +57,8 @@ typedef struct FtlDue {
 
 typedef struct FtlBgJob {
     uint32_t line;              /* FTL_NO_LINE: none */
+    uint64_t valid0;            /* its valid pages when it was taken (pacing's rate) */
+    uint64_t turn;              /* paced moves: the slot whose page goes next */
     uint32_t chips_left;        /* chips whose blocks are not erased yet */
     uint64_t *next;             /* per stripe slot (chip): next page index; FTL_NEVER: erased */
     uint64_t *read_done;        /* per slot: when its latest GC read is done */
@@ -109,7 +111,8 @@ struct Ftl {
     FtlProgs progs;             /* on nand, counted in last_prog_ns and st */
     uint64_t pump_ns;           /* background GC books nothing before this (the last
                                    command's arrival: the NAND may have retired before it) */
-    FtlBgJob bg;
+    FtlBgJob bg;                /* the victim in progress, background or paced */
+    double gc_credit;           /* pages paced GC owes the host's writes so far */
     uint64_t *lun_read_ns;      /* scratch for GC: last read per chip of the victim */
     uint64_t order;             /* the latest line order given */
     FtlStats st;

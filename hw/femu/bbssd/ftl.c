@@ -615,6 +615,8 @@ static void bg_begin(Ftl *f, uint32_t line, const bool *erased)
     FtlBgJob *j = &f->bg;
 
     j->line = line;
+    j->valid0 = f->lines[line].vpc;
+    j->turn = 0;
     j->chips_left = 0;
     j->ndue = 0;
     for (uint64_t k = 0; k < nand_luns(&f->cfg.geo); k++) {
@@ -656,10 +658,42 @@ static void bg_prefetch(const Ftl *f, uint64_t base, uint64_t i, uint64_t nluns)
     }
 }
 
+/* Where the next page written goes (the open line's next page, or the next free line's first). */
+static void next_write_addr(const Ftl *f, NandAddr *a)
+{
+    uint64_t ppn = f->wp_line != FTL_NO_LINE ?
+                   (uint64_t)f->wp_line * f->pgs_per_line + f->wp_idx :
+                   (uint64_t)f->free.head * f->pgs_per_line;
+
+    ftl_ppn_to_addr(f, ppn, a);
+}
+
+/*
+ * Does background GC's next operation at a (a move of the page there when move, else the
+ * erase of the chip's blocks) end by limit if it starts at `at`? A move's program goes
+ * where the next write goes, after the read.
+ */
+static bool ends_by(const Ftl *f, const NandAddr *a, bool move, uint64_t at, uint64_t limit)
+{
+    NandAddr w;
+
+    if (!move) {
+        return nand_probe(f->nand, NAND_OP_ERASE, a, at) <= limit;
+    }
+    at = nand_probe(f->nand, NAND_OP_READ, a, at);
+    if (at > limit || (f->wp_line == FTL_NO_LINE && f->free.head == FTL_FREE_END)) {
+        return false;
+    }
+    next_write_addr(f, &w);
+    return nand_probe(f->nand, NAND_OP_PROGRAM, &w, at) <= limit;
+}
+
 /*
  * Background GC, chip by chip (FtlBgJob): books the victim's operations on stripe slot k
  * (one chip) while that chip is idle before limit, one at a time; the chip's erase follows
- * its last read. Returns with work left when the chip is busy up to limit.
+ * its last read. Returns with work left when the chip is busy up to limit. With a pacing
+ * whose idle GC fits (idle_fits), an operation is booked only if it ends by limit: the
+ * next command's arrival, before which the drive was idle.
  */
 static void bg_chip(Ftl *f, uint64_t k, uint64_t limit)
 {
@@ -685,6 +719,14 @@ static void bg_chip(Ftl *f, uint64_t k, uint64_t limit)
             return;
         }
         ftl_ppn_to_addr(f, base + (i < f->pgs_per_line ? i : k), &a);
+        if (limit != FTL_NEVER && ftl_pacing_of(&f->cfg.gc_pacing)->idle_fits) {
+            a.pl = i < f->pgs_per_line ? a.pl : 0;
+            if (!ends_by(f, &a, i < f->pgs_per_line,
+                         i < f->pgs_per_line ? at : MAX(at, j->read_done[k]), limit)) {
+                j->ready_at[k] = limit;     /* the gap before limit was too short */
+                return;
+            }
+        }
         f->st.gc_bg_ops++;
         if (i < f->pgs_per_line) {
             rd = nand_op(f->nand, NAND_OP_READ, &a, at);
@@ -821,6 +863,93 @@ static void gc_forced(Ftl *f, uint64_t now_ns)
     }
 }
 
+/*
+ * One step of paced GC on the victim in progress, at now: the next valid page of the next
+ * chip in turn moved (true); a chip whose pages are all moved has its blocks erased after
+ * its reads on the way. False when the victim is done (and free) without a move.
+ */
+static bool gc_step(Ftl *f, uint64_t now)
+{
+    FtlBgJob *j = &f->bg;
+    uint64_t nluns = nand_luns(&f->cfg.geo), base = (uint64_t)j->line * f->pgs_per_line;
+    NandAddr a;
+
+    while (j->chips_left) {
+        uint64_t k = j->turn, i = j->next[k], rd;
+        j->turn = k + 1 == nluns ? 0 : k + 1;
+        if (i == FTL_NEVER) {
+            continue;
+        }
+        while (i < f->pgs_per_line && !rev_get(f, base + i)) {
+            i += nluns;
+        }
+        if (i < f->pgs_per_line) {
+            ftl_ppn_to_addr(f, base + i, &a);
+            rd = nand_op(f->nand, NAND_OP_READ, &a, now);
+            j->read_done[k] = MAX(j->read_done[k], rd);
+            write_page(f, rev_get(f, base + i) - 1, rd);
+            f->st.gc_pages_moved++;
+            j->next[k] = i + nluns;
+            return true;
+        }
+        ftl_ppn_to_addr(f, base + k, &a);
+        a.pl = 0;
+        nand_op_planes(f->nand, NAND_OP_ERASE, &a, UINT32_MAX, MAX(now, j->read_done[k]));
+        f->st.blocks_erased += f->cfg.geo.pls_per_lun;
+        victim_erased(f, k);
+        j->next[k] = FTL_NEVER;
+        j->chips_left--;
+    }
+    bg_run(f, FTL_NEVER);       /* every chip erased: the line is free */
+    return false;
+}
+
+/*
+ * Before a host page at now: the GC work the pacing policy asks for. Moves are done now,
+ * from the victim in progress (a new one taken when it is done), after the host's pages
+ * gathered before (their completion, with done's, is returned).
+ */
+static uint64_t gc_pace(Ftl *f, uint64_t now, uint64_t done)
+{
+    FtlPaceState s = {
+        .free_units = f->st.free_lines,
+        .forced_units = f->gc_forced_lines,
+        .unit_pages = f->pgs_per_line,
+        .victim_valid = f->bg.line != FTL_NO_LINE ? f->bg.valid0 :
+                        f->pgs_per_line - ftl_victims_most_garbage(&f->victims),
+    };
+    double m = ftl_pace_moves(&f->cfg.gc_pacing, &s);
+
+    if (m == 0 || (!isinf(m) && f->gc_credit + m < 1)) {
+        f->gc_credit += m;
+        return done;
+    }
+    /* GC's programs go after the pages before them */
+    done = MAX(done, ftl_program_flush(&f->progs, now));
+    if (isinf(m)) {
+        gc_forced(f, now);
+        f->gc_credit = 0;
+        return done;
+    }
+    f->gc_credit += m;
+    while (f->gc_credit >= 1) {
+        if (f->bg.line == FTL_NO_LINE) {
+            if (!victim_gains(f, false)) {
+                f->gc_credit = 0;
+                break;
+            }
+            bg_begin(f, victim_take(f), NULL);
+            victim_begin(f, f->bg.line);
+        }
+        if (!gc_step(f, now)) {
+            f->gc_credit = 0;       /* the victim is done: what it needed is paid */
+            break;
+        }
+        f->gc_credit -= 1;
+    }
+    return done;
+}
+
 /* A host command at now_ns: background GC first takes the idle chip time before it. */
 static void host_begin(Ftl *f, uint64_t now_ns)
 {
@@ -907,12 +1036,7 @@ uint64_t ftl_write(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
     for (uint64_t i = 0; i < npages; i++) {
         NandAddr a;
         uint64_t t;
-        if (f->st.free_lines <= f->gc_forced_lines) {
-            /* GC's programs go after the pages before them */
-            t = ftl_program_flush(&f->progs, now_ns);
-            done = MAX(done, t);
-            gc_forced(f, now_ns);
-        }
+        done = gc_pace(f, now_ns, done);
         ftl_ppn_to_addr(f, map_page(f, lpn + i), &a);
         f->st.host_pages_written++;
         t = ftl_program_gather(&f->progs, &a, now_ns);
@@ -1053,6 +1177,9 @@ Ftl *ftl_new(const FtlConfig *c, char **err)
     }
     f = g_new0(Ftl, 1);
     f->cfg = *c;
+    if (!f->cfg.gc_pacing.policy) {
+        f->cfg.gc_pacing = ftl_policy_default(FTL_PACING);
+    }
     f->nand = nand;
     f->pgs_per_line = pages_per_line(&c->geo);
     f->stripe = nand_luns(&c->geo) * c->geo.pls_per_lun;

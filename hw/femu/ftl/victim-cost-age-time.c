@@ -21,8 +21,10 @@ static uint32_t cat_choose(FtlVictims *v)
 }
 
 static const FtlVictimPolicy cost_age_time = {
-    .name = "cost-age-time",
-    .about = "cost-benefit that spares worn units",
+    .base = {
+        .name = "cost-age-time",
+        .about = "cost-benefit that spares worn units",
+    },
     .choose = cat_choose,
 };
 FTL_VICTIM_POLICY_REGISTER(cost_age_time)

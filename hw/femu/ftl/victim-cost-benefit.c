@@ -23,8 +23,10 @@ static uint32_t cost_benefit_choose(FtlVictims *v)
 }
 
 static const FtlVictimPolicy cost_benefit = {
-    .name = "cost-benefit",
-    .about = "the most space freed per page moved, times its age",
+    .base = {
+        .name = "cost-benefit",
+        .about = "the most space freed per page moved, times its age",
+    },
     .choose = cost_benefit_choose,
 };
 FTL_VICTIM_POLICY_REGISTER(cost_benefit)

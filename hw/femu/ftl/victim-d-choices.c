@@ -22,11 +22,13 @@ static uint32_t d_choices_choose(FtlVictims *v)
 }
 
 static const FtlVictimPolicy d_choices = {
-    .name = "d-choices",
-    .about = "the fewest valid pages of d units drawn at random",
-    .params = {
-        { "d", 1, 1024, 10, "units drawn" },
-        { "seed", 0, UINT32_MAX, 1, "the draws' seed" },
+    .base = {
+        .name = "d-choices",
+        .about = "the fewest valid pages of d units drawn at random",
+        .params = {
+            { "d", 1, 1024, 10, "units drawn" },
+            { "seed", 0, UINT32_MAX, 1, "the draws' seed" },
+        },
     },
     .choose = d_choices_choose,
 };

@@ -19,8 +19,10 @@ static uint32_t fifo_choose(FtlVictims *v)
 }
 
 static const FtlVictimPolicy fifo = {
-    .name = "fifo",
-    .about = "the oldest full unit",
+    .base = {
+        .name = "fifo",
+        .about = "the oldest full unit",
+    },
     .choose = fifo_choose,
 };
 FTL_VICTIM_POLICY_REGISTER(fifo)

@@ -13,8 +13,10 @@ static uint32_t greedy_choose(FtlVictims *v)
 }
 
 static const FtlVictimPolicy greedy = {
-    .name = "greedy",
-    .about = "the fewest valid pages",
+    .base = {
+        .name = "greedy",
+        .about = "the fewest valid pages",
+    },
     .choose = greedy_choose,
 };
 FTL_VICTIM_POLICY_REGISTER(greedy)

@@ -15,9 +15,11 @@ static uint32_t random_choose(FtlVictims *v)
 }
 
 static const FtlVictimPolicy random_policy = {
-    .name = "random",
-    .about = "a full unit drawn at random",
-    .params = { { "seed", 0, UINT32_MAX, 1, "the draws' seed" } },
+    .base = {
+        .name = "random",
+        .about = "a full unit drawn at random",
+        .params = { { "seed", 0, UINT32_MAX, 1, "the draws' seed" } },
+    },
     .choose = random_choose,
 };
 FTL_VICTIM_POLICY_REGISTER(random_policy)

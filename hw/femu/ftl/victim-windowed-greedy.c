@@ -34,9 +34,11 @@ static uint32_t windowed_greedy_choose(FtlVictims *v)
 }
 
 static const FtlVictimPolicy windowed_greedy = {
-    .name = "windowed-greedy",
-    .about = "the fewest valid pages among the oldest `window` full units",
-    .params = { { "window", 1, 1u << 20, 16, "oldest units considered" } },
+    .base = {
+        .name = "windowed-greedy",
+        .about = "the fewest valid pages among the oldest `window` full units",
+        .params = { { "window", 1, 1u << 20, 16, "oldest units considered" } },
+    },
     .choose = windowed_greedy_choose,
 };
 FTL_VICTIM_POLICY_REGISTER(windowed_greedy)

@@ -86,114 +86,6 @@ static bool heap_holds(const FtlHeap *h, uint32_t id)
     return h->pos[id] < h->len && h->id[h->pos[id]] == id;
 }
 
-/* ---- the registry ---- */
-
-#define MAX_POLICIES 32
-
-static const FtlVictimPolicy *policies[MAX_POLICIES];
-static unsigned npolicies;
-
-void ftl_victim_policy_register(const FtlVictimPolicy *p)
-{
-    g_assert(npolicies < MAX_POLICIES && !ftl_victim_policy_find(p->name));
-    policies[npolicies++] = p;
-}
-
-const FtlVictimPolicy *ftl_victim_policy_find(const char *name)
-{
-    for (unsigned i = 0; i < npolicies; i++) {
-        if (!strcmp(policies[i]->name, name)) {
-            return policies[i];
-        }
-    }
-    return NULL;
-}
-
-static gint by_name(gconstpointer a, gconstpointer b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-char *ftl_victim_policy_names(void)
-{
-    const char *names[MAX_POLICIES + 1] = { NULL };
-
-    for (unsigned i = 0; i < npolicies; i++) {
-        names[i] = policies[i]->name;
-    }
-    qsort(names, npolicies, sizeof(names[0]), by_name);
-    return g_strjoinv(", ", (char **)names);
-}
-
-static unsigned nparams(const FtlVictimPolicy *p)
-{
-    unsigned n = 0;
-
-    while (n < FTL_POLICY_MAX_PARAMS && p->params[n].name) {
-        n++;
-    }
-    return n;
-}
-
-/* NAME=VALUE of policy p into c; false and *err when it is not one of p's, or out of range. */
-static bool parse_param(const FtlVictimPolicy *p, const char *item, FtlPolicyChoice *c,
-                        char **err)
-{
-    const char *eq = strchr(item, '=');
-    unsigned n = nparams(p);
-    guint64 v;
-
-    for (unsigned i = 0; eq && i < n; i++) {
-        const FtlPolicyParam *pp = &p->params[i];
-        if (strlen(pp->name) != (size_t)(eq - item) || strncmp(pp->name, item, eq - item)) {
-            continue;
-        }
-        if (!g_ascii_string_to_unsigned(eq + 1, 10, pp->min, pp->max, &v, NULL)) {
-            *err = g_strdup_printf("gc_policy=%s: %s=%s is out of range: allowed %u..%u (%s)",
-                                   p->name, pp->name, eq + 1, pp->min, pp->max, pp->about);
-            return false;
-        }
-        c->param[i] = v;
-        return true;
-    }
-    if (!n) {
-        *err = g_strdup_printf("gc_policy=%s takes no parameters (given '%s')", p->name, item);
-    } else {
-        GString *names = g_string_new(NULL);
-        for (unsigned i = 0; i < n; i++) {
-            g_string_append_printf(names, "%s%s=%u..%u", i ? ", " : "", p->params[i].name,
-                                   p->params[i].min, p->params[i].max);
-        }
-        *err = g_strdup_printf("gc_policy=%s: '%s' is not one of its parameters (%s)",
-                               p->name, item, names->str);
-        g_string_free(names, true);
-    }
-    return false;
-}
-
-bool ftl_victim_policy_parse(const char *spec, FtlPolicyChoice *c, char **err)
-{
-    g_auto(GStrv) items = g_strsplit(spec && *spec ? spec : "greedy", ":", -1);
-    const FtlVictimPolicy *p = ftl_victim_policy_find(items[0]);
-
-    if (!p) {
-        g_autofree char *names = ftl_victim_policy_names();
-        *err = g_strdup_printf("gc_policy=%s is not a victim policy: allowed %s", items[0],
-                               names);
-        return false;
-    }
-    *c = (FtlPolicyChoice){ .policy = p };
-    for (unsigned i = 0; i < nparams(p); i++) {
-        c->param[i] = p->params[i].def;
-    }
-    for (unsigned i = 1; items[i]; i++) {
-        if (!parse_param(p, items[i], c, err)) {
-            return false;
-        }
-    }
-    return true;
-}
-
 /* ---- what choose() may ask ---- */
 
 uint32_t ftl_victims_count(const FtlVictims *v)
@@ -278,22 +170,9 @@ static uint64_t splitmix64(uint64_t x)
     return x ^ (x >> 31);
 }
 
-/* The policy's "seed" parameter, 0 if it has none. */
-static uint64_t seed_of(const FtlVictims *v)
-{
-    const FtlVictimPolicy *p = v->choice.policy;
-
-    for (unsigned i = 0; i < nparams(p); i++) {
-        if (!strcmp(p->params[i].name, "seed")) {
-            return v->choice.param[i];
-        }
-    }
-    return 0;
-}
-
 uint64_t ftl_victims_random(FtlVictims *v, uint64_t n)
 {
-    uint64_t x = splitmix64(splitmix64(seed_of(v) ^ splitmix64(v->draw_key)) + v->draws++);
+    uint64_t x = splitmix64(splitmix64(ftl_policy_param(&v->choice, "seed", 0) ^ splitmix64(v->draw_key)) + v->draws++);
 
     g_assert(n >= 1);
     /* the multiply-shift maps 64 random bits onto 0..n-1 with a bias below n / 2^64 */
@@ -326,8 +205,7 @@ void ftl_victims_init(FtlVictims *v, const FtlPolicyChoice *c, uint32_t first, u
         .by_id = g_new(uint32_t, n),
     };
     if (!v->choice.policy) {
-        v->choice.policy = ftl_victim_policy_find("greedy");
-        g_assert(v->choice.policy);
+        v->choice = ftl_policy_default(FTL_VICTIM);
     }
     heap_init(&v->fewest, n, pos, fewer_valid, ftl);
 }
@@ -383,7 +261,7 @@ uint32_t ftl_victims_take(FtlVictims *v, uint64_t now, uint64_t draws)
     v->draw_key = draws;
     v->draws = 0;
     v->by_id_ready = false;
-    id = v->choice.policy->choose(v);
+    id = ((const FtlVictimPolicy *)v->choice.policy)->choose(v);
     g_assert(id != FTL_NO_UNIT && id >= v->first && id - v->first < v->n &&
              heap_holds(&v->fewest, id));
     v->view(v->ftl, id, &u);

@@ -5,7 +5,7 @@
  * A policy is one small file (victim-*.c): an FtlVictimPolicy with a name and a choose()
  * that looks at the candidates through the functions below, registered with
  * FTL_VICTIM_POLICY_REGISTER and listed in ftl/meson.build. The property gc_policy=
- * selects one by name, with its parameters: gc_policy=d-choices:d=8:seed=3.
+ * selects one by name, with its parameters (policy.h): gc_policy=d-choices:d=8:seed=3.
  * docs/ftl-policies.md walks through writing one.
  *
  * Whether GC runs stays the FTL's decision (its thresholds, and the most garbage any
@@ -25,9 +25,9 @@
 #include <stdint.h>
 
 #include "ftl-common.h"
+#include "policy.h"
 
 #define FTL_NO_UNIT UINT32_MAX
-#define FTL_POLICY_MAX_PARAMS 4
 
 /* What a policy sees of a candidate. */
 typedef struct FtlUnit {
@@ -42,44 +42,18 @@ typedef void FtlUnitViewFn(const void *ftl, uint32_t id, FtlUnit *u);
 
 typedef struct FtlVictims FtlVictims;
 
-/* A policy's integer parameter: gc_policy=NAME:name=value, value in min..max. */
-typedef struct FtlPolicyParam {
-    const char *name;
-    uint32_t min, max, def;
-    const char *about;
-} FtlPolicyParam;
-
 typedef struct FtlVictimPolicy {
-    const char *name;       /* its word in gc_policy= */
-    const char *about;      /* one line: what it prefers, for help and the docs */
-    FtlPolicyParam params[FTL_POLICY_MAX_PARAMS];   /* up to the first without a name */
+    FtlPolicy base;         /* name, about, parameters */
     /* The victim among v's candidates (there is at least one): its id. */
     uint32_t (*choose)(FtlVictims *v);
 } FtlVictimPolicy;
 
-void ftl_victim_policy_register(const FtlVictimPolicy *p);
-
-/* Registers policy p (a static FtlVictimPolicy) when the program starts. */
+/* Registers p (a static FtlVictimPolicy) as a gc_policy when the program starts. */
 #define FTL_VICTIM_POLICY_REGISTER(p)                                                  \
     static void __attribute__((constructor)) ftl_victim_policy_register_##p(void)      \
     {                                                                                  \
-        ftl_victim_policy_register(&(p));                                              \
+        ftl_policy_register(FTL_VICTIM, &(p).base);                                    \
     }
-
-/* A gc_policy= value, parsed: the policy and each of its parameters' values. */
-typedef struct FtlPolicyChoice {
-    const FtlVictimPolicy *policy;  /* NULL: greedy */
-    uint32_t param[FTL_POLICY_MAX_PARAMS];
-} FtlPolicyChoice;
-
-/*
- * "NAME[:PARAM=VALUE]..." (NULL or "": greedy) into *c; false and *err naming gc_policy,
- * the policies or the parameter's range when it is not one.
- */
-bool ftl_victim_policy_parse(const char *spec, FtlPolicyChoice *c, char **err);
-/* The registered policies' names, comma-separated, in name order (g_free it). */
-char *ftl_victim_policy_names(void);
-const FtlVictimPolicy *ftl_victim_policy_find(const char *name);
 
 /* ---- what choose() may ask ---- */
 
