@@ -17,6 +17,8 @@ change to be judged against):
 - the windowed WAF beside greedy GC's analytic one at the drive's raw / exposed ratio
   (bblib.greedy_waf: the large-unit limit, which our lines of thousands of pages reach).
 
+Compare GC pacings with --dev gc_pacing=proportional (the baseline is the default, burst).
+
 What transfers: ratios (tail / median, busy shares, WAF); absolute IOPS follow the
 presets' flash and controller, which model published drives (docs/device.md).
 

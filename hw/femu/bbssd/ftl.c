@@ -913,6 +913,8 @@ static uint64_t gc_pace(Ftl *f, uint64_t now, uint64_t done)
 {
     FtlPaceState s = {
         .free_units = f->st.free_lines,
+        .free_pages = f->st.free_lines * f->pgs_per_line +
+                      (f->wp_line != FTL_NO_LINE ? f->pgs_per_line - f->wp_idx : 0),
         .forced_units = f->gc_forced_lines,
         .unit_pages = f->pgs_per_line,
         .victim_valid = f->bg.line != FTL_NO_LINE ? f->bg.valid0 :

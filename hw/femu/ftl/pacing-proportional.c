@@ -1,5 +1,5 @@
 /*
- * Proportional: once free units fall to the forced threshold (or `margin` above it), every
+ * Proportional: once free space falls to `margin` units above the forced threshold, every
  * host page pays for the GC it causes: a victim of v valid pages among n frees n - v, so
  * each page written moves v / (n - v) of its pages, and free space holds steady; as free
  * units fall further, up to `boost` times that at the floor of whole victims (half the
@@ -10,18 +10,22 @@
  *
  * QEMU-free. SPDX-License-Identifier: GPL-2.0-or-later
  */
+#include <glib.h>
+
 #include "pacing.h"
 
 static double proportional_moves(const FtlPaceState *s, const FtlPolicyChoice *c)
 {
     double boost = c->param[1], start = (double)s->forced_units + c->param[0];
     double floor = s->forced_units / 2, below, share;
+    /* in units, what is left of the open one too: no jump each time one is opened */
+    double free = (double)s->free_pages / s->unit_pages;
 
-    if (s->free_units > start || s->victim_valid >= s->unit_pages) {
+    if (free > start || s->victim_valid >= s->unit_pages) {
         return 0;
     }
     /* 1 at the start, rising to `boost` at the floor of whole victims */
-    below = (start - s->free_units) / (start - floor);
+    below = MIN((start - free) / (start - floor), 1);
     share = (double)s->victim_valid / (double)(s->unit_pages - s->victim_valid) *
             (1 + (boost - 1) * below);
     /*
@@ -37,7 +41,7 @@ static const FtlPacingPolicy proportional = {
         .name = "proportional",
         .about = "each host page moves its share of the victim's valid pages",
         .params = {
-            { "margin", 0, 1024, 0, "free units above the forced threshold where it starts" },
+            { "margin", 0, 1024, 1, "free units above the forced threshold where it starts" },
             { "boost", 1, 16, 2, "the share's multiple at the forced threshold" },
             { "cap", 1, 1u << 20, 64, "pages moved per host page at most" },
         },

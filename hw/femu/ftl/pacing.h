@@ -21,6 +21,7 @@
 /* What a pacing policy sees, before one host page. */
 typedef struct FtlPaceState {
     uint32_t free_units;        /* free lines / RUs now */
+    uint64_t free_pages;        /* pages they hold, and those left in the open unit(s) */
     uint32_t forced_units;      /* the forced threshold (gc_thres_pcent_high, >= 2) */
     uint64_t unit_pages;
     /* valid pages of the victim in progress when it was taken; of the best candidate when

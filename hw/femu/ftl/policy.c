@@ -14,7 +14,7 @@ static const struct {
     const char *property, *fallback, *what;
 } kinds[FTL_POLICY_KINDS] = {
     [FTL_VICTIM] = { "gc_policy", "greedy", "victim policy" },
-    [FTL_PACING] = { "gc_pacing", "proportional", "GC pacing" },
+    [FTL_PACING] = { "gc_pacing", "burst", "GC pacing" },
 };
 
 static const FtlPolicy *policies[FTL_POLICY_KINDS][MAX_POLICIES];
