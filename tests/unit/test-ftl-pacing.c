@@ -54,7 +54,9 @@ static double moves(const char *spec, uint32_t free_units, uint64_t valid)
 {
     FtlPolicyChoice c = pacing(spec);
     FtlPaceState s = { .free_units = free_units, .free_pages = free_units * 100,
-                       .forced_units = 8, .unit_pages = 100, .victim_valid = valid };
+                       .open_units = 1,
+                       .forced_units = 8, .floor_units = 4, .unit_pages = 100,
+                       .victim_valid = valid };
     return ftl_pace_moves(&c, &s);
 }
 

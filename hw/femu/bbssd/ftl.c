@@ -915,7 +915,9 @@ static uint64_t gc_pace(Ftl *f, uint64_t now, uint64_t done)
         .free_units = f->st.free_lines,
         .free_pages = f->st.free_lines * f->pgs_per_line +
                       (f->wp_line != FTL_NO_LINE ? f->pgs_per_line - f->wp_idx : 0),
+        .open_units = 1,
         .forced_units = f->gc_forced_lines,
+        .floor_units = f->gc_forced_lines / 2,      /* one line for GC, so at least 1 */
         .unit_pages = f->pgs_per_line,
         .victim_valid = f->bg.line != FTL_NO_LINE ? f->bg.valid0 :
                         f->pgs_per_line - ftl_victims_most_garbage(&f->victims),

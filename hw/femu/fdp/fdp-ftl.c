@@ -105,7 +105,7 @@ typedef enum FdpRuState {
     RU_FREE,        /* 0: an all-zero record is a free RU */
     RU_OPEN,
     RU_CLOSED,      /* in the group's victim heap */
-    RU_VICTIM,      /* being collected (in memory only) */
+    RU_VICTIM,      /* being collected (in memory only: saved as closed) */
 } FdpRuState;
 
 typedef enum FdpRuKind {
@@ -138,6 +138,14 @@ typedef struct FdpGroup {
     uint64_t host_bytes_written;    /* of the writes that asked for this group */
     uint64_t seq;               /* of its newest statistics record */
     bool dirty;                 /* statistics not saved yet */
+    /* GC's victim in progress (FDP_NONE: none; RU_VICTIM, saved as closed) */
+    uint32_t victim;
+    uint64_t victim_next;       /* its next page to look at */
+    uint64_t victim_valid0;     /* its valid pages when taken: pacing's rate */
+    uint64_t victim_moved, first_lpn;   /* pages moved so far, the first (its event) */
+    uint32_t first_ruh;
+    uint64_t *chip_read_ns;     /* per chip of the group: the victim's last read there */
+    double credit;              /* pages paced GC owes the host's writes so far */
 } FdpGroup;
 
 typedef struct FdpLayout {
@@ -169,7 +177,7 @@ struct FdpFtl {
     uint64_t next_deadline;     /* no open host RU expires before this */
     uint64_t last_prog_ns;
     uint64_t pump_ns;           /* latest arrival: bookings go no earlier (nand_retire) */
-    uint64_t *chip_read_ns;     /* GC scratch: per chip of the group, its last read */
+    uint64_t *chip_read_ns;     /* per group, per chip: FdpGroup.chip_read_ns */
     FtlProgs progs;             /* on nand, counted in last_prog_ns and st */
     uint64_t *rec_scratch;      /* a group's statistics record's values */
 
@@ -665,62 +673,101 @@ static uint64_t victim_gain(const FdpGroup *gr)
 }
 
 /* The forced threshold: the pcent share, or what unopened RUs and GC need if more. */
+/* What unopened handles and GC need, with the reserve: pacing's floor. */
+static uint32_t need_thres(const FdpFtl *f, const FdpGroup *gr)
+{
+    return (f->cfg.nruh - gr->open_host) + (f->ngc - gr->open_gc) + FDP_GC_RESERVE;
+}
+
 static uint32_t forced_thres(const FdpFtl *f, const FdpGroup *gr)
 {
-    uint32_t need = (f->cfg.nruh - gr->open_host) + (f->ngc - gr->open_gc) + FDP_GC_RESERVE;
+    return MAX(f->forced_pcent, need_thres(f, gr));
+}
 
-    return MAX(f->forced_pcent, need);
+/* RU u of group rg becomes GC's victim at now_ns. */
+static void victim_start(FdpFtl *f, uint32_t rg, uint32_t u, uint64_t now_ns)
+{
+    FdpGroup *gr = &f->grp[rg];
+
+    f->ru[u].state = RU_VICTIM;
+    gr->victim = u;
+    gr->victim_next = 0;
+    gr->victim_valid0 = f->ru[u].vpc;
+    gr->victim_moved = 0;
+    for (uint32_t j = 0; j < f->k; j++) {
+        gr->chip_read_ns[j] = now_ns;
+    }
 }
 
 /*
- * Collects the group's best victim at now_ns: reads its valid pages, programs them into
- * their GC RUs after each read, erases its blocks on each chip after that chip's reads.
- * False if it had to stop (no free RU for a destination: only after a repair mixed data);
- * the victim then stays closed with what it still holds.
+ * The victim's next valid page, from page victim_next on: its index, or its write pointer
+ * when none is left.
  */
-static bool gc_collect(FdpFtl *f, uint32_t rg, uint64_t now_ns, bool forced)
+static uint64_t victim_next_page(const FdpFtl *f, const FdpGroup *gr)
+{
+    const FdpRu *r = &f->ru[gr->victim];
+    uint64_t base = (uint64_t)gr->victim * f->ru_pages, i = gr->victim_next;
+
+    while (i < r->wp && r->vpc && !f->p2l[base + i]) {
+        i++;
+    }
+    return r->vpc ? i : r->wp;
+}
+
+/*
+ * Moves the victim's next valid page, read at read_ns: 1. 0 when none is left; -1 when no
+ * RU can take it (only after a repair mixed data): the victim is closed again.
+ */
+static int victim_move(FdpFtl *f, uint32_t rg, uint64_t read_ns)
 {
     FdpGroup *gr = &f->grp[rg];
-    uint32_t u = ftl_victims_take(&gr->victims, f->order, gr->gc_runs);
+    uint32_t u = gr->victim, ruh, *slot;
     FdpRu *r = &f->ru[u];
-    uint64_t base = (uint64_t)u * f->ru_pages, moved = 0, first_lpn = 0;
-    uint32_t first_ruh = 0;
+    uint64_t i = victim_next_page(f, gr), lpn1, rd, ppn;
     NandAddr a;
 
-    r->state = RU_VICTIM;
-    for (uint32_t j = 0; j < f->k; j++) {
-        f->chip_read_ns[j] = now_ns;
+    gr->victim_next = i;
+    if (i >= r->wp) {
+        return 0;
     }
-    for (uint64_t i = 0; i < r->wp && r->vpc; i++) {
-        uint64_t lpn1 = f->p2l[base + i], rd, ppn;
-        uint32_t ruh, *slot;
-        if (!lpn1) {
-            continue;
-        }
-        ruh = entry_ruh(map_raw(f, lpn1 - 1));
-        slot = dest_slot(f, rg, ruh, true);
-        if (*slot == FDP_NONE && !gr->free.n) {
-            r->state = RU_CLOSED;
-            ftl_victims_add(&gr->victims, u);
-            return false;
-        }
-        ppn_to_addr(f, base + i, &a);
-        rd = nand_op(f->nand, NAND_OP_READ, &a, now_ns);
-        f->chip_read_ns[i % f->k] = MAX(f->chip_read_ns[i % f->k], rd);
-        ppn = place_page(f, rg, slot, ruh, true, lpn1 - 1, now_ns);
-        ppn_to_addr(f, ppn, &a);
-        ftl_program(&f->progs, &a, 1u << a.pl, rd);
-        count_of(f, rg, ruh)->moved++;
-        f->st.gc_pages_moved++;
-        if (!moved++) {
-            first_lpn = lpn1 - 1;
-            first_ruh = ruh;
-        }
+    lpn1 = f->p2l[(uint64_t)u * f->ru_pages + i];
+    ruh = entry_ruh(map_raw(f, lpn1 - 1));
+    slot = dest_slot(f, rg, ruh, true);
+    if (*slot == FDP_NONE && !gr->free.n) {
+        r->state = RU_CLOSED;
+        ftl_victims_add(&gr->victims, u);
+        gr->victim = FDP_NONE;
+        return -1;
     }
+    ppn_to_addr(f, (uint64_t)u * f->ru_pages + i, &a);
+    rd = nand_op(f->nand, NAND_OP_READ, &a, read_ns);
+    gr->chip_read_ns[i % f->k] = MAX(gr->chip_read_ns[i % f->k], rd);
+    ppn = place_page(f, rg, slot, ruh, true, lpn1 - 1, read_ns);
+    ppn_to_addr(f, ppn, &a);
+    ftl_program(&f->progs, &a, 1u << a.pl, rd);
+    count_of(f, rg, ruh)->moved++;
+    f->st.gc_pages_moved++;
+    if (!gr->victim_moved++) {
+        gr->first_lpn = lpn1 - 1;
+        gr->first_ruh = ruh;
+    }
+    gr->victim_next = i + 1;
+    return 1;
+}
+
+/* The victim's pages are all moved: each chip erases its blocks after its reads. */
+static void victim_finish(FdpFtl *f, uint32_t rg, uint64_t now_ns, bool forced)
+{
+    FdpGroup *gr = &f->grp[rg];
+    uint32_t u = gr->victim;
+    FdpRu *r = &f->ru[u];
+    NandAddr a;
+
     g_assert(r->vpc == 0);
     for (uint32_t j = 0; j < f->k; j++) {
         chip_addr(f, rg, j, u, &a);
-        nand_op_planes(f->nand, NAND_OP_ERASE, &a, UINT32_MAX, f->chip_read_ns[j]);
+        nand_op_planes(f->nand, NAND_OP_ERASE, &a, UINT32_MAX,
+                       MAX(now_ns, gr->chip_read_ns[j]));
     }
     f->st.blocks_erased += (uint64_t)f->k * f->cfg.geo.pls_per_lun;
     f->st.rus_erased++;
@@ -730,6 +777,7 @@ static bool gc_collect(FdpFtl *f, uint32_t rg, uint64_t now_ns, bool forced)
     gr->gc_runs++;
     gr->gc_forced_runs += forced;
     gr->dirty = true;
+    gr->victim = FDP_NONE;
     if (ru_owner(r) != FDP_NO_RUH) {
         count_of(f, rg, r->ruh)->rus--;
     }
@@ -741,11 +789,32 @@ static bool gc_collect(FdpFtl *f, uint32_t rg, uint64_t now_ns, bool forced)
     r->order = ++f->order;
     free_push(f, u);
     ru_save(f, u);
-    if (moved && f->ev) {
-        FdpFtlEvent e = { .kind = FDP_FTL_EV_REALLOCATED, .rg = rg, .ruh = first_ruh,
-                          .lpn = first_lpn, .npages = moved };
+    if (gr->victim_moved && f->ev) {
+        FdpFtlEvent e = { .kind = FDP_FTL_EV_REALLOCATED, .rg = rg, .ruh = gr->first_ruh,
+                          .lpn = gr->first_lpn, .npages = gr->victim_moved };
         f->ev(f->ev_opaque, &e);
     }
+}
+
+/*
+ * Collects the group's victim at now_ns (the one in progress, else the policy's): reads
+ * its valid pages, programs them into their GC RUs after each read, erases its blocks on
+ * each chip after that chip's reads. False if it had to stop (victim_move's -1).
+ */
+static bool gc_collect(FdpFtl *f, uint32_t rg, uint64_t now_ns, bool forced)
+{
+    FdpGroup *gr = &f->grp[rg];
+    int moved;
+
+    if (gr->victim == FDP_NONE) {
+        victim_start(f, rg, ftl_victims_take(&gr->victims, f->order, gr->gc_runs), now_ns);
+    }
+    while ((moved = victim_move(f, rg, now_ns)) > 0) {
+    }
+    if (moved < 0) {
+        return false;
+    }
+    victim_finish(f, rg, now_ns, forced);
     return true;
 }
 
@@ -755,7 +824,8 @@ static void gc_forced(FdpFtl *f, uint32_t rg, uint64_t now_ns)
     FdpGroup *gr = &f->grp[rg];
 
     /* ends: each victim takes its garbage out of the closed RUs, and GC adds none */
-    while (gr->free.n <= forced_thres(f, gr) && victim_gain(gr)) {
+    while (gr->free.n <= forced_thres(f, gr) &&
+           (victim_gain(gr) || gr->victim != FDP_NONE)) {
         if (!gc_collect(f, rg, now_ns, true)) {
             break;
         }
@@ -822,10 +892,135 @@ static bool range_ok(const FdpFtl *f, uint64_t lpn, uint64_t npages)
     return lpn <= f->cfg.exposed_pages && npages <= f->cfg.exposed_pages - lpn;
 }
 
+/*
+ * Where GC would program page i of RU u of group rg: its handle's GC RU's next page, or
+ * the first page of the RU it would open. False when there is none to open.
+ */
+static bool gc_dest_addr(FdpFtl *f, uint32_t rg, uint32_t u, uint64_t i, NandAddr *a)
+{
+    uint64_t lpn1 = f->p2l[(uint64_t)u * f->ru_pages + i];
+    uint32_t d = *dest_slot(f, rg, entry_ruh(map_raw(f, lpn1 - 1)), true);
+
+    if (d == FDP_NONE && f->grp[rg].free.head == FTL_FREE_END) {
+        return false;
+    }
+    ppn_to_addr(f, d != FDP_NONE ? (uint64_t)d * f->ru_pages + f->ru[d].wp :
+                   (uint64_t)f->grp[rg].free.head * f->ru_pages, a);
+    return true;
+}
+
+/*
+ * Background GC with a pacing whose idle GC fits (idle_fits): the groups' victims move
+ * and erase in the idle time before now_ns (the drive idle since pump_ns), only what ends
+ * by then, so that no host command waits behind it.
+ */
+static void gc_idle_fits(FdpFtl *f, uint64_t now_ns)
+{
+    for (uint32_t rg = 0; rg < f->cfg.nrg; rg++) {
+        FdpGroup *gr = &f->grp[rg];
+        while (gr->free.n <= MAX(f->bg_pcent, forced_thres(f, gr))) {
+            uint64_t i, at = f->pump_ns, rd;
+            NandAddr a, w;
+            if (gr->victim == FDP_NONE) {
+                if (victim_gain(gr) < MAX(1, f->ru_pages / 8)) {
+                    break;
+                }
+                victim_start(f, rg, ftl_victims_take(&gr->victims, f->order, gr->gc_runs), at);
+            }
+            i = victim_next_page(f, gr);
+            if (i >= f->ru[gr->victim].wp) {
+                bool fits = true;
+                for (uint32_t j = 0; j < f->k && fits; j++) {
+                    chip_addr(f, rg, j, gr->victim, &a);
+                    fits = nand_probe(f->nand, NAND_OP_ERASE, &a,
+                                      MAX(at, gr->chip_read_ns[j])) <= now_ns;
+                }
+                if (!fits) {
+                    break;
+                }
+                victim_finish(f, rg, at, false);
+                continue;
+            }
+            /* the move's read, then its program where the GC RU's next page is */
+            ppn_to_addr(f, (uint64_t)gr->victim * f->ru_pages + i, &a);
+            rd = nand_probe(f->nand, NAND_OP_READ, &a, at);
+            if (rd > now_ns || !gc_dest_addr(f, rg, gr->victim, i, &w) ||
+                nand_probe(f->nand, NAND_OP_PROGRAM, &w, rd) > now_ns) {
+                break;
+            }
+            if (victim_move(f, rg, at) < 0) {
+                break;
+            }
+        }
+    }
+}
+
 static void host_begin(FdpFtl *f, uint64_t now_ns)
 {
+    if (ftl_pacing_of(&f->cfg.gc_pacing)->idle_fits && now_ns > f->pump_ns) {
+        gc_idle_fits(f, now_ns);
+    }
     f->pump_ns = MAX(f->pump_ns, now_ns);
     expire_open(f, now_ns);
+}
+
+/*
+ * Before a host page of handle ruh in group g at now_ns: the GC work the pacing policy
+ * asks for, after the host's pages gathered before (their completion, with done's, is
+ * returned). Moves are done now, from the group's victim in progress.
+ */
+static uint64_t group_pace(FdpFtl *f, uint32_t g, uint32_t ruh, uint64_t now_ns,
+                           uint64_t done)
+{
+    FdpGroup *gr = &f->grp[g];
+    uint32_t open = *dest_slot(f, g, ruh, false);
+    FtlPaceState s = {
+        .free_units = gr->free.n,
+        /* the host RU this page goes to and the II handles' GC RU fill alongside */
+        .free_pages = gr->free.n * f->ru_pages +
+                      (open != FDP_NONE ? f->ru_pages - f->ru[open].wp : 0) +
+                      (gr->gc_ii != FDP_NONE ? f->ru_pages - f->ru[gr->gc_ii].wp : 0),
+        .open_units = 2,
+        .forced_units = forced_thres(f, gr),
+        .floor_units = need_thres(f, gr),
+        .unit_pages = f->ru_pages,
+        .victim_valid = gr->victim != FDP_NONE ? gr->victim_valid0 :
+                        f->ru_pages - victim_gain(gr),
+    };
+    double m = ftl_pace_moves(&f->cfg.gc_pacing, &s);
+
+    if (m == 0 || (!isinf(m) && gr->credit + m < 1) ||
+        (isinf(m) && !victim_gain(gr) && gr->victim == FDP_NONE)) {
+        gr->credit += isinf(m) ? 0 : m;
+        return done;
+    }
+    done = MAX(done, ftl_program_flush(&f->progs, now_ns));     /* the pages before go first */
+    if (isinf(m)) {
+        gc_forced(f, g, now_ns);
+        gr->credit = 0;
+        return done;
+    }
+    gr->credit += m;
+    while (gr->credit >= 1) {
+        int moved;
+        if (gr->victim == FDP_NONE) {
+            if (!victim_gain(gr)) {
+                gr->credit = 0;
+                break;
+            }
+            victim_start(f, g, ftl_victims_take(&gr->victims, f->order, gr->gc_runs), now_ns);
+        }
+        moved = victim_move(f, g, now_ns);
+        if (moved <= 0) {
+            if (!moved) {
+                victim_finish(f, g, now_ns, false);
+            }
+            gr->credit = 0;     /* the victim is done (or cannot go on): it is paid */
+            break;
+        }
+        gr->credit -= 1;
+    }
+    return done;
 }
 
 /* Group g can take the handle's next page now (after whatever forced GC it needs). */
@@ -833,11 +1028,7 @@ static bool group_takes(FdpFtl *f, uint32_t g, uint32_t ruh, uint64_t now_ns, ui
 {
     FdpGroup *gr = &f->grp[g];
 
-    if (gr->free.n <= forced_thres(f, gr) && victim_gain(gr)) {
-        uint64_t t = ftl_program_flush(&f->progs, now_ns);  /* the pages before go first */
-        *done = MAX(*done, t);
-        gc_forced(f, g, now_ns);
-    }
+    *done = group_pace(f, g, ruh, now_ns, *done);
     return *dest_slot(f, g, ruh, false) != FDP_NONE || gr->free.n > FDP_GC_RESERVE;
 }
 
@@ -984,7 +1175,8 @@ void fdp_ftl_idle(FdpFtl *f, uint64_t now_ns)
     uint64_t at = MAX(now_ns, f->pump_ns);
 
     expire_open(f, now_ns);
-    if (at != UINT64_MAX) {
+    /* a pacing whose idle GC fits does it at the next command, knowing when that is */
+    if (at != UINT64_MAX && !ftl_pacing_of(&f->cfg.gc_pacing)->idle_fits) {
         gc_background(f, at);
     }
     f->pump_ns = at;
@@ -1063,7 +1255,8 @@ static void reset_state(FdpFtl *f)
         gr->victims = victims;
         ftl_victims_clear(&gr->victims);
         ftl_free_list_init(&gr->free, f->free_next);
-        gr->gc_ii = FDP_NONE;
+        gr->gc_ii = gr->victim = FDP_NONE;
+        gr->chip_read_ns = f->chip_read_ns + (uint64_t)g * f->k;
     }
     for (uint32_t u = 0; u < nru; u++) {
         f->ru[u].ruh = FDP_NO_RUH;
@@ -1088,6 +1281,9 @@ FdpFtl *fdp_ftl_new(const FdpFtlConfig *c, char **err)
     }
     f = g_new0(FdpFtl, 1);
     f->cfg = *c;
+    if (!f->cfg.gc_pacing.policy) {
+        f->cfg.gc_pacing = ftl_policy_default(FTL_PACING);
+    }
     f->nand = nand;
     f->k = nand_luns(&c->geo) / c->nrg;
     f->nrus = c->geo.blks_per_pl;
@@ -1127,7 +1323,7 @@ FdpFtl *fdp_ftl_new(const FdpFtlConfig *c, char **err)
     f->host_ru = g_new(uint32_t, nslots);
     f->pi_gc_ru = g_new(uint32_t, nslots);
     f->cnt = g_new0(FdpRuhCount, nslots);
-    f->chip_read_ns = g_new0(uint64_t, f->k);
+    f->chip_read_ns = g_new0(uint64_t, (uint64_t)c->nrg * f->k);
     ftl_progs_init(&f->progs, nand, &f->last_prog_ns, &f->st.nand_pages_written);
     f->rec_scratch = g_new0(uint64_t, rg_values(c->nruh));
     reset_state(f);
@@ -1613,9 +1809,9 @@ bool fdp_ftl_check_consistency(const FdpFtl *f, char **err)
             FAIL("lpn %" G_GUINT64_FORMAT " maps to ppn %" G_GUINT64_FORMAT
                  " whose reverse entry does not name it", lpn, ppn);
         }
-        if (r->state == RU_FREE || r->state == RU_VICTIM || ppn % f->ru_pages >= r->wp) {
-            FAIL("lpn %" G_GUINT64_FORMAT ": ppn %" G_GUINT64_FORMAT " is in a free or "
-                 "victim RU or past its write pointer", lpn, ppn);
+        if (r->state == RU_FREE || ppn % f->ru_pages >= r->wp) {
+            FAIL("lpn %" G_GUINT64_FORMAT ": ppn %" G_GUINT64_FORMAT " is in a free RU or "
+                 "past its write pointer", lpn, ppn);
         }
         if (!data_fits_ru(f, r, h)) {
             FAIL("isolation: RU %u of group %u (kind %u, handle %u) holds lpn %"
@@ -1650,8 +1846,12 @@ bool fdp_ftl_check_consistency(const FdpFtl *f, char **err)
         if (r->state != RU_FREE && ru_owner(r) != FDP_NO_RUH) {
             cnt[(uint64_t)ru_group(f, u) * f->cfg.nruh + r->ruh].rus++;
         }
-        if (r->state == RU_VICTIM) {
-            FAIL("RU %u of group %u is still a GC victim", u % f->nrus, ru_group(f, u));
+        if (r->state == RU_VICTIM && f->grp[ru_group(f, u)].victim != u) {
+            FAIL("RU %u of group %u is a GC victim its group does not collect", u % f->nrus,
+                 ru_group(f, u));
+        }
+        if (r->state != RU_VICTIM && f->grp[ru_group(f, u)].victim == u) {
+            FAIL("group %u's GC victim, RU %u, is not one", ru_group(f, u), u % f->nrus);
         }
         if (r->state == RU_CLOSED) {
             const FdpGroup *gr = &f->grp[ru_group(f, u)];

@@ -39,6 +39,7 @@
 #include <stdint.h>
 
 #include "../nand/nand.h"
+#include "../ftl/pacing.h"
 #include "../ftl/victim.h"
 
 #define FDP_MAX_RUH 128         /* RUHID is one byte in an FDP event */
@@ -60,6 +61,7 @@ typedef struct FdpFtlConfig {
     uint32_t gc_thres_pcent;        /* background GC, as the blackbox FTL's */
     uint32_t gc_thres_pcent_high;   /* forced GC */
     FtlPolicyChoice gc_policy;      /* which closed RU of a group GC collects (NULL: greedy) */
+    FtlPolicyChoice gc_pacing;      /* when GC works (NULL: burst) */
     /* an RU open longer than this is closed by the controller (0: no limit) */
     uint64_t ru_time_limit_ns;
     /* Sharing the flash with other namespaces, as FtlConfig: NULL / 0 when alone. */

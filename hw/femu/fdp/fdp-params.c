@@ -71,6 +71,7 @@ bool fdp_params_ftl_config(const FdpParams *p, const FemuFlashParams *f,
     c->gc_thres_pcent = bc.gc_thres_pcent;
     c->gc_thres_pcent_high = bc.gc_thres_pcent_high;
     c->gc_policy = bc.gc_policy;
+    c->gc_pacing = bc.gc_pacing;
     c->ru_time_limit_ns = (uint64_t)p->erutl_s * NS_PER_S;
     if (!f->blks_per_pl) {
         /* op_pcent is spare beyond the units the handles and GC keep open */

@@ -2,8 +2,7 @@
  * Proportional: once free space falls to `margin` units above the forced threshold, every
  * host page pays for the GC it causes: a victim of v valid pages among n frees n - v, so
  * each page written moves v / (n - v) of its pages, and free space holds steady; as free
- * units fall further, up to `boost` times that at the floor of whole victims (half the
- * forced threshold, pacing.h). Every free unit above the start is room garbage could have
+ * units fall further, up to `boost` times that at the floor of whole victims (pacing.h). Every free unit above the start is room garbage could have
  * had: a margin raises the write amplification, most on drives of few units. Background GC uses idle time only, never booking
  * ahead of the host. The host sees every write a little slower instead of some writes
  * behind a whole victim (as firmware that interleaves GC with host writes does).
@@ -16,8 +15,13 @@
 
 static double proportional_moves(const FtlPaceState *s, const FtlPolicyChoice *c)
 {
-    double boost = c->param[1], start = (double)s->forced_units + c->param[0];
-    double floor = s->forced_units / 2, below, share;
+    /*
+     * from `margin` above the forced threshold, and above the floor by the open units (free
+     * space counts what is left of them, which is gone all at once when they fill)
+     */
+    double floor = MIN(s->floor_units, s->forced_units), boost = c->param[1];
+    double start = MAX((double)s->forced_units, floor + MAX(s->open_units, 1)) + c->param[0];
+    double below, share;
     /* in units, what is left of the open one too: no jump each time one is opened */
     double free = (double)s->free_pages / s->unit_pages;
 
@@ -25,7 +29,7 @@ static double proportional_moves(const FtlPaceState *s, const FtlPolicyChoice *c
         return 0;
     }
     /* 1 at the start, rising to `boost` at the floor of whole victims */
-    below = MIN((start - free) / (start - floor), 1);
+    below = start > floor ? MIN((start - free) / (start - floor), 1) : 1;
     share = (double)s->victim_valid / (double)(s->unit_pages - s->victim_valid) *
             (1 + (boost - 1) * below);
     /*

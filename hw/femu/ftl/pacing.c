@@ -7,7 +7,7 @@
 
 double ftl_pace_moves(const FtlPolicyChoice *c, const FtlPaceState *s)
 {
-    if (s->free_units <= s->forced_units / 2) {
+    if (s->free_units <= s->floor_units) {
         return FTL_PACE_ALL;
     }
     return ftl_pacing_of(c)->moves_per_page(s, c);

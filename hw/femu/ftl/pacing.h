@@ -22,7 +22,9 @@
 typedef struct FtlPaceState {
     uint32_t free_units;        /* free lines / RUs now */
     uint64_t free_pages;        /* pages they hold, and those left in the open unit(s) */
+    uint32_t open_units;        /* the open units counted in free_pages */
     uint32_t forced_units;      /* the forced threshold (gc_thres_pcent_high, >= 2) */
+    uint32_t floor_units;       /* at or below: whole victims now, whatever the policy */
     uint64_t unit_pages;
     /* valid pages of the victim in progress when it was taken; of the best candidate when
        none is in progress (unit_pages when none has garbage) */
@@ -34,8 +36,8 @@ typedef struct FtlPacingPolicy {
     /*
      * Pages GC moves before this host page (fractions add up over pages): 0 for none,
      * FTL_PACE_ALL for whole victims now, until free units are above the forced threshold.
-     * Whatever it says, free units at half the forced threshold or less get whole victims:
-     * writes never take the last free unit.
+     * Whatever it says, free units at floor_units or less get whole victims: writes never
+     * take the last free unit.
      */
     double (*moves_per_page)(const FtlPaceState *s, const FtlPolicyChoice *c);
     /*
