@@ -965,28 +965,41 @@ static void host_begin(FdpFtl *f, uint64_t now_ns)
 }
 
 /*
- * Before a host page of handle ruh in group g at now_ns: the GC work the pacing policy
+ * Before a host page in group g at now_ns: the GC work the pacing policy
  * asks for, after the host's pages gathered before (their completion, with done's, is
  * returned). Moves are done now, from the group's victim in progress.
  */
-static uint64_t group_pace(FdpFtl *f, uint32_t g, uint32_t ruh, uint64_t now_ns,
-                           uint64_t done)
+static uint64_t group_pace(FdpFtl *f, uint32_t g, uint64_t now_ns, uint64_t done)
 {
     FdpGroup *gr = &f->grp[g];
-    uint32_t open = *dest_slot(f, g, ruh, false);
     FtlPaceState s = {
         .free_units = gr->free.n,
-        /* the host RU this page goes to and the II handles' GC RU fill alongside */
-        .free_pages = gr->free.n * f->ru_pages +
-                      (open != FDP_NONE ? f->ru_pages - f->ru[open].wp : 0) +
-                      (gr->gc_ii != FDP_NONE ? f->ru_pages - f->ru[gr->gc_ii].wp : 0),
-        .open_units = 2,
+        .free_pages = (uint64_t)gr->free.n * f->ru_pages,
+        .open_units = gr->open_host + gr->open_gc,
         .forced_units = forced_thres(f, gr),
         .floor_units = need_thres(f, gr),
         .unit_pages = f->ru_pages,
         .victim_valid = gr->victim != FDP_NONE ? gr->victim_valid0 :
                         f->ru_pages - victim_gain(gr),
     };
+
+    /*
+     * Near the thresholds, free space counts what is left of the group's open RUs too
+     * (host and GC RUs fill alongside, and each takes a free RU at once when full).
+     */
+    if (s.free_units <= s.forced_units + s.open_units + 1 +
+                        ftl_policy_param(&f->cfg.gc_pacing, "margin", 0)) {
+        for (uint32_t h = 0; h < f->cfg.nruh; h++) {
+            uint32_t u = f->host_ru[g * f->cfg.nruh + h], v = f->pi_gc_ru[g * f->cfg.nruh + h];
+            s.free_pages += (u != FDP_NONE ? f->ru_pages - f->ru[u].wp : 0) +
+                            (v != FDP_NONE ? f->ru_pages - f->ru[v].wp : 0);
+        }
+        if (gr->gc_ii != FDP_NONE) {
+            s.free_pages += f->ru_pages - f->ru[gr->gc_ii].wp;
+        }
+    } else {
+        s.free_pages += (uint64_t)s.open_units * f->ru_pages;   /* far from any threshold */
+    }
     double m = ftl_pace_moves(&f->cfg.gc_pacing, &s);
 
     if (m == 0 || (!isinf(m) && gr->credit + m < 1) ||
@@ -1028,7 +1041,7 @@ static bool group_takes(FdpFtl *f, uint32_t g, uint32_t ruh, uint64_t now_ns, ui
 {
     FdpGroup *gr = &f->grp[g];
 
-    *done = group_pace(f, g, ruh, now_ns, *done);
+    *done = group_pace(f, g, now_ns, *done);
     return *dest_slot(f, g, ruh, false) != FDP_NONE || gr->free.n > FDP_GC_RESERVE;
 }
 
