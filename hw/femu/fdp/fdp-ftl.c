@@ -258,12 +258,12 @@ bool fdp_ftl_config_check(const FdpFtlConfig *c, char **err)
                                c->nruh, FDP_MAX_RUH);
         return false;
     }
-    for (uint32_t h = 0; h < c->nruh; h++) {
-        if (c->ruh_type[h] != FDP_RUH_INITIALLY_ISOLATED &&
-            c->ruh_type[h] != FDP_RUH_PERSISTENTLY_ISOLATED) {
+    for (uint32_t t = 0; t < c->nruh; t++) {
+        if (c->ruh_type[t] != FDP_RUH_INITIALLY_ISOLATED &&
+            c->ruh_type[t] != FDP_RUH_PERSISTENTLY_ISOLATED) {
             *err = g_strdup_printf("fdp_ruh_types: handle %u has type %u, allowed 1 "
                                    "(ii, Initially Isolated) or 2 (pi, Persistently "
-                                   "Isolated)", h, c->ruh_type[h]);
+                                   "Isolated)", t, c->ruh_type[t]);
             return false;
         }
     }
