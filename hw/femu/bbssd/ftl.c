@@ -658,6 +658,36 @@ static void bg_prefetch(const Ftl *f, uint64_t base, uint64_t i, uint64_t nluns)
     }
 }
 
+/* The victim's page i of stripe slot k moves: read at `at`, programmed after. */
+static void bg_move(Ftl *f, uint64_t k, uint64_t i, uint64_t at)
+{
+    FtlBgJob *j = &f->bg;
+    uint64_t ppn = (uint64_t)j->line * f->pgs_per_line + i, rd;
+    NandAddr a;
+
+    ftl_ppn_to_addr(f, ppn, &a);
+    rd = nand_op(f->nand, NAND_OP_READ, &a, at);
+    j->read_done[k] = MAX(j->read_done[k], rd);
+    write_page(f, rev_get(f, ppn) - 1, rd);
+    f->st.gc_pages_moved++;
+    j->next[k] = i + nand_luns(&f->cfg.geo);
+}
+
+/* The victim's blocks on slot k's chip are erased from `at` on (after its reads): done. */
+static void bg_erase(Ftl *f, uint64_t k, uint64_t at)
+{
+    FtlBgJob *j = &f->bg;
+    NandAddr a;
+
+    ftl_ppn_to_addr(f, (uint64_t)j->line * f->pgs_per_line + k, &a);
+    a.pl = 0;
+    nand_op_planes(f->nand, NAND_OP_ERASE, &a, UINT32_MAX, MAX(at, j->read_done[k]));
+    f->st.blocks_erased += f->cfg.geo.pls_per_lun;
+    victim_erased(f, k);
+    j->next[k] = FTL_NEVER;
+    j->chips_left--;
+}
+
 /* Where the next page written goes (the open line's next page, or the next free line's first). */
 static void next_write_addr(const Ftl *f, NandAddr *a)
 {
@@ -705,7 +735,7 @@ static void bg_chip(Ftl *f, uint64_t k, uint64_t limit)
         return;
     }
     while (j->next[k] != FTL_NEVER) {
-        uint64_t i = j->next[k], at, rd;
+        uint64_t i = j->next[k], at;
         while (i < f->pgs_per_line && !rev_get(f, base + i)) {
             i += nluns;                 /* overwritten or trimmed since: nothing to move */
         }
@@ -729,19 +759,10 @@ static void bg_chip(Ftl *f, uint64_t k, uint64_t limit)
         }
         f->st.gc_bg_ops++;
         if (i < f->pgs_per_line) {
-            rd = nand_op(f->nand, NAND_OP_READ, &a, at);
-            j->read_done[k] = MAX(j->read_done[k], rd);
-            write_page(f, rev_get(f, base + i) - 1, rd);
-            f->st.gc_pages_moved++;
-            j->next[k] = i + nluns;
+            bg_move(f, k, i, at);
             bg_prefetch(f, base, i + nluns, nluns);
         } else {
-            a.pl = 0;
-            nand_op_planes(f->nand, NAND_OP_ERASE, &a, UINT32_MAX, MAX(at, j->read_done[k]));
-            f->st.blocks_erased += f->cfg.geo.pls_per_lun;
-            victim_erased(f, k);
-            j->next[k] = FTL_NEVER;
-            j->chips_left--;
+            bg_erase(f, k, at);
         }
     }
 }
@@ -834,14 +855,8 @@ static void bg_finish(Ftl *f, uint64_t now_ns)
         if (j->next[k] == FTL_NEVER) {
             continue;
         }
-        ftl_ppn_to_addr(f, base + k, &a);
-        a.pl = 0;
         f->st.gc_bg_ops++;
-        nand_op_planes(f->nand, NAND_OP_ERASE, &a, UINT32_MAX, MAX(now_ns, j->read_done[k]));
-        f->st.blocks_erased += f->cfg.geo.pls_per_lun;
-        victim_erased(f, k);
-        j->next[k] = FTL_NEVER;
-        j->chips_left--;
+        bg_erase(f, k, now_ns);
     }
     bg_run(f, FTL_NEVER);       /* every chip done: the line is free */
 }
@@ -872,10 +887,9 @@ static bool gc_step(Ftl *f, uint64_t now)
 {
     FtlBgJob *j = &f->bg;
     uint64_t nluns = nand_luns(&f->cfg.geo), base = (uint64_t)j->line * f->pgs_per_line;
-    NandAddr a;
 
     while (j->chips_left) {
-        uint64_t k = j->turn, i = j->next[k], rd;
+        uint64_t k = j->turn, i = j->next[k];
         j->turn = k + 1 == nluns ? 0 : k + 1;
         if (i == FTL_NEVER) {
             continue;
@@ -884,21 +898,10 @@ static bool gc_step(Ftl *f, uint64_t now)
             i += nluns;
         }
         if (i < f->pgs_per_line) {
-            ftl_ppn_to_addr(f, base + i, &a);
-            rd = nand_op(f->nand, NAND_OP_READ, &a, now);
-            j->read_done[k] = MAX(j->read_done[k], rd);
-            write_page(f, rev_get(f, base + i) - 1, rd);
-            f->st.gc_pages_moved++;
-            j->next[k] = i + nluns;
+            bg_move(f, k, i, now);
             return true;
         }
-        ftl_ppn_to_addr(f, base + k, &a);
-        a.pl = 0;
-        nand_op_planes(f->nand, NAND_OP_ERASE, &a, UINT32_MAX, MAX(now, j->read_done[k]));
-        f->st.blocks_erased += f->cfg.geo.pls_per_lun;
-        victim_erased(f, k);
-        j->next[k] = FTL_NEVER;
-        j->chips_left--;
+        bg_erase(f, k, now);
     }
     bg_run(f, FTL_NEVER);       /* every chip erased: the line is free */
     return false;
