@@ -1681,9 +1681,19 @@ static void kill_shot(void *opaque)
  * before nor after is not; the statistics are those before or after the call; and the
  * loaded FTL goes on working.
  */
-static void test_store_kill_anywhere(void)
+static FtlConfig store_config_paced(const char *pacing)
 {
     FtlConfig c = store_config();
+    char *err = NULL;
+
+    g_assert_true(ftl_policy_parse(FTL_PACING, pacing, &c.gc_pacing, &err));
+    return c;
+}
+
+static void test_store_kill_anywhere(const void *pacing)
+{
+    FtlConfig c = store_config_paced(pacing);
+    bool paced = !strcmp(pacing, "proportional");
     uint64_t bytes = ftl_store_bytes(&c), n = c.exposed_pages;
     g_autofree uint8_t *store = g_malloc0(bytes);
     GRand *r = g_rand_new_with_seed(25);
@@ -1694,12 +1704,13 @@ static void test_store_kill_anywhere(void)
     const uint32_t calls = 700;
     uint64_t **before = g_new0(uint64_t *, calls + 1);
     FtlStats *st = g_new0(FtlStats, calls + 1);
-    uint64_t gc0, fg0, bg0, shots_gc = 0;
+    uint64_t gc0, fg0, bg0, mv0, shots_gc = 0;
 
     store_mix(f, r, 6000, &m, NULL);        /* aged: GC due */
     gc0 = ftl_stats(f)->gc_runs;
     fg0 = ftl_stats(f)->gc_forced_runs;
     bg0 = ftl_stats(f)->gc_bg_ops;
+    mv0 = ftl_stats(f)->gc_pages_moved;
     f->store_hook = (FtlStoreHook){ kill_shot, &k };
     for (uint32_t i = 0; i <= calls; i++) {
         before[i] = g_new(uint64_t, n);
@@ -1714,8 +1725,14 @@ static void test_store_kill_anywhere(void)
         store_mix(f, r, 1, &m, NULL);
     }
     g_assert_cmpuint(ftl_stats(f)->gc_runs - gc0, >, 10);
-    g_assert_cmpuint(ftl_stats(f)->gc_forced_runs - fg0, >, 2);
-    g_assert_cmpuint(ftl_stats(f)->gc_bg_ops - bg0, >, 100);
+    if (paced) {
+        /* moves paced with the host's writes: victims half-way at many kill points */
+        g_assert_cmpuint(ftl_stats(f)->gc_pages_moved - mv0, >, 100);
+        g_assert_cmpuint(ftl_stats(f)->gc_runs - gc0, >, ftl_stats(f)->gc_forced_runs - fg0);
+    } else {
+        g_assert_cmpuint(ftl_stats(f)->gc_forced_runs - fg0, >, 2);
+        g_assert_cmpuint(ftl_stats(f)->gc_bg_ops - bg0, >, 100);
+    }
     g_test_message("%u kill points in %u calls", k.shots->len, calls);
     for (uint32_t s = 0; s < k.shots->len; s++) {
         uint32_t i = g_array_index(k.call, uint32_t, s);
@@ -1802,6 +1819,8 @@ int main(int argc, char **argv)
     g_test_add_func("/ftl/store/bad-line-record", test_store_bad_line_record);
     g_test_add_func("/ftl/store/stats-slots", test_store_stats_slots);
     g_test_add_func("/ftl/store/background-victim", test_store_background_victim);
-    g_test_add_func("/ftl/store/kill-anywhere", test_store_kill_anywhere);
+    g_test_add_data_func("/ftl/store/kill-anywhere", "burst", test_store_kill_anywhere);
+    g_test_add_data_func("/ftl/store/kill-anywhere-paced", "proportional",
+                         test_store_kill_anywhere);
     return g_test_run();
 }
