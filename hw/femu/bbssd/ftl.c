@@ -879,8 +879,33 @@ static void gc_forced(Ftl *f, uint64_t now_ns)
 }
 
 /*
- * One step of paced GC on the victim in progress, at now: the next valid page of the next
- * chip in turn moved (true); a chip whose pages are all moved has its blocks erased after
+ * The stripe slot of the victim in progress with work left whose chip is free first, so
+ * that paced moves read on idle chips; ties go to the first from `turn` on.
+ */
+static uint64_t idlest_slot(const Ftl *f)
+{
+    const FtlBgJob *j = &f->bg;
+    const NandGeometry *g = &f->cfg.geo;
+    uint64_t nluns = nand_luns(g), best = FTL_NEVER, best_at = FTL_NEVER;
+
+    for (uint64_t n = 0, k = j->turn; n < nluns; n++, k = k + 1 == nluns ? 0 : k + 1) {
+        uint64_t at;
+        if (j->next[k] == FTL_NEVER) {
+            continue;
+        }
+        /* slot k is chip (ch k % nchs, lun k / nchs) */
+        at = nand_chip_busy_until(f->nand, (k % g->nchs) * g->luns_per_ch + k / g->nchs);
+        if (best == FTL_NEVER || at < best_at) {
+            best = k;
+            best_at = at;
+        }
+    }
+    return best;
+}
+
+/*
+ * One step of paced GC on the victim in progress, at now: the next valid page of the
+ * idlest chip moved (true); a chip whose pages are all moved has its blocks erased after
  * its reads on the way. False when the victim is done (and free) without a move.
  */
 static bool gc_step(Ftl *f, uint64_t now)
@@ -889,11 +914,8 @@ static bool gc_step(Ftl *f, uint64_t now)
     uint64_t nluns = nand_luns(&f->cfg.geo), base = (uint64_t)j->line * f->pgs_per_line;
 
     while (j->chips_left) {
-        uint64_t k = j->turn, i = j->next[k];
+        uint64_t k = idlest_slot(f), i = j->next[k];
         j->turn = k + 1 == nluns ? 0 : k + 1;
-        if (i == FTL_NEVER) {
-            continue;
-        }
         while (i < f->pgs_per_line && !rev_get(f, base + i)) {
             i += nluns;
         }
