@@ -79,10 +79,10 @@ static void test_moves(void)
     g_assert_cmpfloat(moves("proportional:margin=0", 9, 80), ==, 0);
     g_assert_cmpfloat(moves("proportional:margin=0", 8, 80), ==, 4);
     g_assert_cmpfloat(moves("proportional:margin=3", 11, 80), ==, 4);
-    /* thin garbage: at most cap; none at all: nothing to gain */
+    /* thin garbage, or none (a victim a policy chose): at most cap */
     g_assert_cmpfloat(moves("proportional", 9, 99), ==, 64);
     g_assert_cmpfloat(moves("proportional:cap=10", 9, 99), ==, 10);
-    g_assert_cmpfloat(moves("proportional", 9, 100), ==, 0);
+    g_assert_cmpfloat(moves("proportional", 9, 100), ==, 64);
 }
 
 static FtlConfig config(const char *pace)

@@ -111,19 +111,25 @@ static void mock_init(Mock *m, const char *spec, const uint64_t (*units)[3], uin
     }
 }
 
-static uint32_t pick(const char *spec, const uint64_t (*units)[3], uint32_t n, uint64_t now,
-                     uint64_t key)
+static uint32_t pick_as(const char *spec, const uint64_t (*units)[3], uint32_t n,
+                        uint64_t now, uint64_t key, bool must_free)
 {
     Mock m;
     uint32_t id;
 
     mock_init(&m, spec, units, n);
-    id = ftl_victims_take(&m.v, now, key);
+    id = ftl_victims_take(&m.v, now, key, must_free);
     g_assert_false(ftl_victims_holds(&m.v, id));
     g_assert_cmpuint(ftl_victims_count(&m.v), ==, n - 1);
     g_assert_cmpuint(ftl_victims_disorder(&m.v), ==, 0);
     ftl_victims_destroy(&m.v);
     return id;
+}
+
+static uint32_t pick(const char *spec, const uint64_t (*units)[3], uint32_t n, uint64_t now,
+                     uint64_t key)
+{
+    return pick_as(spec, units, n, now, key, false);
 }
 
 static void test_choices(void)
@@ -146,9 +152,10 @@ static void test_choices(void)
     g_assert_cmpuint(pick("cost-age-time", u, 4, 10, 0), ==, 3);
     g_assert_cmpuint(pick("cost-age-time", worn, 4, 10, 0), ==, 0);
     g_assert_cmpuint(pick("d-choices:d=1024", u, 4, 10, 0), ==, 1);
-    /* a victim that would free nothing: the one with the most garbage instead */
-    g_assert_cmpuint(pick("fifo", full_oldest, 3, 10, 0), ==, 2);
-    g_assert_cmpuint(pick("fifo", full_oldest + 1, 2, 10, 0), ==, 0);
+    /* for forced GC, a victim that would free nothing: the one with the most garbage */
+    g_assert_cmpuint(pick("fifo", full_oldest, 3, 10, 0), ==, 0);
+    g_assert_cmpuint(pick_as("fifo", full_oldest, 3, 10, 0, true), ==, 2);
+    g_assert_cmpuint(pick_as("fifo", full_oldest + 1, 2, 10, 0, true), ==, 0);
 
     /* random: each unit about as often; the same key, the same unit */
     for (uint64_t key = 0; key < 4000; key++) {
@@ -200,7 +207,7 @@ static void test_set_order(void)
                 m.u[id].valid--;
                 ftl_victims_fell(&m.v, id);
             } else if (op == 2 && ftl_victims_count(&m.v)) {
-                uint32_t t = ftl_victims_take(&m.v, step, step);
+                uint32_t t = ftl_victims_take(&m.v, step, step, step % 2);
                 g_assert_true(in[t]);
                 in[t] = false;
             }
@@ -391,8 +398,8 @@ static void test_reload_same_choices(void)
         g_assert_cmpuint(ftl_victims_count(&g->victims), ==, ftl_victims_count(&f->victims));
         g_assert_cmpuint(g->order, ==, f->order);
         for (int i = 0; i < 20 && ftl_victims_count(&f->victims); i++) {
-            uint32_t a = ftl_victims_take(&f->victims, f->order, f->st.gc_runs + i);
-            uint32_t b = ftl_victims_take(&g->victims, g->order, g->st.gc_runs + i);
+            uint32_t a = ftl_victims_take(&f->victims, f->order, f->st.gc_runs + i, false);
+            uint32_t b = ftl_victims_take(&g->victims, g->order, g->st.gc_runs + i, false);
             if (a != b) {
                 g_error("%s: victim %d is line %u running, %u reloaded", ALL[p], i, a, b);
             }

@@ -506,17 +506,20 @@ static void gc_fetch_ahead(const Ftl *f, uint64_t base, uint64_t i)
     }
 }
 
-/* GC's next victim: the policy's choice among the full lines, taken out of them. */
-static uint32_t victim_take(Ftl *f)
+/*
+ * GC's next victim: the policy's choice among the full lines, taken out of them; one that
+ * frees something when must_free (ftl_victims_take).
+ */
+static uint32_t victim_take(Ftl *f, bool must_free)
 {
-    return ftl_victims_take(&f->victims, f->order, f->st.gc_runs);
+    return ftl_victims_take(&f->victims, f->order, f->st.gc_runs, must_free);
 }
 
 /* Collects the policy's victim: moves its valid pages, erases its blocks. */
 static void gc_collect(Ftl *f, uint64_t now_ns, bool forced)
 {
     const NandGeometry *g = &f->cfg.geo;
-    uint32_t line = victim_take(f);
+    uint32_t line = victim_take(f, true);
     uint64_t base = (uint64_t)line * f->pgs_per_line, nluns = nand_luns(g);
     NandAddr a;
 
@@ -809,6 +812,7 @@ static bool bg_run(Ftl *f, uint64_t limit)
 static void gc_background(Ftl *f, uint64_t limit)
 {
     FtlBgJob *j = &f->bg;
+    uint32_t line;
 
     for (;;) {
         if (j->line == FTL_NO_LINE) {
@@ -816,7 +820,14 @@ static void gc_background(Ftl *f, uint64_t limit)
                 f->pump_ns >= limit) {
                 return;
             }
-            bg_begin(f, victim_take(f), NULL);
+            line = victim_take(f, false);
+            if (f->lines[line].vpc == f->pgs_per_line) {
+                /* the policy chose a line without garbage: paced GC may take it, not this
+                   loop, which would go on as long as the idle time */
+                ftl_victims_add(&f->victims, line);
+                return;
+            }
+            bg_begin(f, line, NULL);
             victim_begin(f, j->line);
         }
         if (!bg_run(f, limit)) {
@@ -967,7 +978,7 @@ static uint64_t gc_pace(Ftl *f, uint64_t now, uint64_t done)
                 f->gc_credit = 0;
                 break;
             }
-            bg_begin(f, victim_take(f), NULL);
+            bg_begin(f, victim_take(f, false), NULL);
             victim_begin(f, f->bg.line);
         }
         if (!gc_step(f, now)) {

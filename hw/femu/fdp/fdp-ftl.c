@@ -807,7 +807,8 @@ static bool gc_collect(FdpFtl *f, uint32_t rg, uint64_t now_ns, bool forced)
     int moved;
 
     if (gr->victim == FDP_NONE) {
-        victim_start(f, rg, ftl_victims_take(&gr->victims, f->order, gr->gc_runs), now_ns);
+        victim_start(f, rg,
+                     ftl_victims_take(&gr->victims, f->order, gr->gc_runs, true), now_ns);
     }
     while ((moved = victim_move(f, rg, now_ns)) > 0) {
     }
@@ -920,12 +921,18 @@ static void gc_idle_fits(FdpFtl *f, uint64_t now_ns)
         FdpGroup *gr = &f->grp[rg];
         while (gr->free.n <= MAX(f->bg_pcent, forced_thres(f, gr))) {
             uint64_t i, at = f->pump_ns, rd;
+            uint32_t u;
             NandAddr a, w;
             if (gr->victim == FDP_NONE) {
                 if (victim_gain(gr) < MAX(1, f->ru_pages / 8)) {
                     break;
                 }
-                victim_start(f, rg, ftl_victims_take(&gr->victims, f->order, gr->gc_runs), at);
+                u = ftl_victims_take(&gr->victims, f->order, gr->gc_runs, false);
+                if (f->ru[u].vpc == f->ru_pages) {
+                    ftl_victims_add(&gr->victims, u);   /* no garbage: as the blackbox FTL */
+                    break;
+                }
+                victim_start(f, rg, u, at);
             }
             i = victim_next_page(f, gr);
             if (i >= f->ru[gr->victim].wp) {
@@ -1021,7 +1028,8 @@ static uint64_t group_pace(FdpFtl *f, uint32_t g, uint64_t now_ns, uint64_t done
                 gr->credit = 0;
                 break;
             }
-            victim_start(f, g, ftl_victims_take(&gr->victims, f->order, gr->gc_runs), now_ns);
+            victim_start(f, g,
+                         ftl_victims_take(&gr->victims, f->order, gr->gc_runs, false), now_ns);
         }
         moved = victim_move(f, g, now_ns);
         if (moved <= 0) {

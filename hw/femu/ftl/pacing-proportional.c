@@ -25,17 +25,19 @@ static double proportional_moves(const FtlPaceState *s, const FtlPolicyChoice *c
     /* in units, what is left of the open one too: no jump each time one is opened */
     double free = (double)s->free_pages / s->unit_pages;
 
-    if (free > start || s->victim_valid >= s->unit_pages) {
+    if (free > start) {
         return 0;
     }
     /* 1 at the start, rising to `boost` at the floor of whole victims */
     below = start > floor ? MIN((start - free) / (start - floor), 1) : 1;
-    share = (double)s->victim_valid / (double)(s->unit_pages - s->victim_valid) *
-            (1 + (boost - 1) * below);
+    /* a victim without garbage (a policy may choose one) owes the most */
+    share = s->victim_valid < s->unit_pages ?
+            (double)s->victim_valid / (double)(s->unit_pages - s->victim_valid) *
+            (1 + (boost - 1) * below) : c->param[2];
     /*
-     * A victim of thin garbage (as just after a fill) would cost many moves for each page
-     * it frees: at most `cap` a page, and the free units absorb the rest (down to the
-     * floor of whole victims, pacing.h) while garbage grows.
+     * A victim of thin garbage (as just after a fill) costs many moves for each page it
+     * frees: at most `cap` a page, and the free units absorb the rest (down to the floor
+     * of whole victims, pacing.h) while garbage grows.
      */
     return share < c->param[2] ? share : c->param[2];
 }

@@ -249,7 +249,7 @@ uint64_t ftl_victims_most_garbage(const FtlVictims *v)
     return v->unit_pages - u.valid;
 }
 
-uint32_t ftl_victims_take(FtlVictims *v, uint64_t now, uint64_t draws)
+uint32_t ftl_victims_take(FtlVictims *v, uint64_t now, uint64_t draws, bool must_free)
 {
     uint32_t id;
     FtlUnit u;
@@ -265,7 +265,7 @@ uint32_t ftl_victims_take(FtlVictims *v, uint64_t now, uint64_t draws)
     g_assert(id != FTL_NO_UNIT && id >= v->first && id - v->first < v->n &&
              heap_holds(&v->fewest, id));
     v->view(v->ftl, id, &u);
-    if (u.valid >= v->unit_pages) {
+    if (must_free && u.valid >= v->unit_pages) {
         id = v->fewest.id[0];       /* it would free nothing */
     }
     heap_remove(&v->fewest, id);

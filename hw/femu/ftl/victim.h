@@ -9,8 +9,11 @@
  * docs/ftl-policies.md walks through writing one.
  *
  * Whether GC runs stays the FTL's decision (its thresholds, and the most garbage any
- * candidate holds); which unit it collects is the policy's. A choice with no garbage at
- * all would free nothing, so the set gives the unit with the most garbage instead.
+ * candidate holds); which unit it collects is the policy's. Where GC loops until units
+ * are free (forced and background GC), a choice with no garbage at all would free nothing
+ * (a policy that made only such choices would never end), so the set gives the unit with
+ * the most garbage instead; paced GC, bounded by the host's writes, takes the choice as it
+ * is.
  *
  * Choices depend on the FTL's saved state alone (candidates in id order, randomness drawn
  * from a seed and the FTL's count of victims), so a drive reloaded after a kill chooses as
@@ -128,10 +131,11 @@ bool ftl_victims_holds(const FtlVictims *v, uint32_t id);
 uint64_t ftl_victims_most_garbage(const FtlVictims *v);
 /*
  * The policy's victim, taken out of the set: now is the FTL's clock, draws a count the
- * FTL saves (its victims so far), so that random policies draw from saved state.
- * FTL_NO_UNIT when the set is empty.
+ * FTL saves (its victims so far), so that random policies draw from saved state. With
+ * must_free (forced and background GC, which loop while units are short), a choice
+ * without garbage is replaced by the unit with the most. FTL_NO_UNIT when the set is empty.
  */
-uint32_t ftl_victims_take(FtlVictims *v, uint64_t now, uint64_t draws);
+uint32_t ftl_victims_take(FtlVictims *v, uint64_t now, uint64_t draws, bool must_free);
 /* For consistency checks: the first heap index out of order, 0 if none. */
 uint32_t ftl_victims_disorder(const FtlVictims *v);
 
