@@ -1128,9 +1128,11 @@ static void assert_same_state(Ftl *a, Ftl *b)
     }
     g_assert_cmpuint(a->free.head, ==, b->free.head);
     g_assert_cmpuint(a->free.tail, ==, b->free.tail);
-    g_assert_cmpuint(a->wp_line, ==, b->wp_line);
-    g_assert_cmpuint(a->wp_line == FTL_NO_LINE ? 0 : a->wp_idx, ==,
-                     b->wp_line == FTL_NO_LINE ? 0 : b->wp_idx);
+    for (uint32_t i = 0; i < a->nstreams; i++) {
+        g_assert_cmpuint(a->wp_line[i], ==, b->wp_line[i]);
+        g_assert_cmpuint(a->wp_line[i] == FTL_NO_LINE ? 0 : a->wp_idx[i], ==,
+                         b->wp_line[i] == FTL_NO_LINE ? 0 : b->wp_idx[i]);
+    }
     g_assert_cmpuint(a->order, ==, b->order);
     g_assert_cmpuint(a->bg.line, ==, b->bg.line);
     for (uint64_t k = 0; a->bg.line != FTL_NO_LINE && k < nand_luns(g); k++) {
@@ -1468,8 +1470,8 @@ static void test_store_bad_line_record(void)
     full = line_of(f, 0);
     open = line_of(f, 64);
     spare = f->free.head;
-    g_assert_cmpuint(f->wp_line, ==, open);
-    g_assert_cmpuint(f->wp_idx, ==, 10);
+    g_assert_cmpuint(f->wp_line[0], ==, open);
+    g_assert_cmpuint(f->wp_idx[0], ==, 10);
     nfree = ftl_stats(f)->free_lines;
     ftl_free(f);
     store[ftl_store_line_offset(&c, full) + 13] ^= 0x04;   /* its erases: CRC fails */
@@ -1480,7 +1482,7 @@ static void test_store_bad_line_record(void)
     g_assert_cmpint(g->lines[full].state, ==, FTL_LINE_FULL);
     g_assert_cmpint(g->lines[open].state, ==, FTL_LINE_FULL);  /* holds pages: full */
     g_assert_cmpint(g->lines[spare].state, ==, FTL_LINE_FREE); /* holds none: free */
-    g_assert_cmpuint(g->wp_line, ==, FTL_NO_LINE);
+    g_assert_cmpuint(g->wp_line[0], ==, FTL_NO_LINE);
     g_assert_cmpuint(ftl_stats(g)->free_lines, ==, nfree);
     /* GC collects the repaired lines like any other */
     store_mix(g, r, 30000, &m, seq);
@@ -1496,7 +1498,7 @@ static void test_store_bad_line_record(void)
     for (uint64_t i = 100; i < 120; i++) {
         seq[i] = 1;
     }
-    open = f->wp_line;
+    open = f->wp_line[0];
     ftl_free(f);
     memset(store + ftl_store_line_offset(&c, open), 0, 32);
     g = attach(c, store);
@@ -1508,14 +1510,14 @@ static void test_store_bad_line_record(void)
     memset(store, 0, bytes);
     f = attach(c, store);
     ftl_write(f, 100, 20, 0);
-    open = f->wp_line;
+    open = f->wp_line[0];
     ftl_free(f);
     wp = 5 | (uint64_t)ftl_map_check(1ULL << 63 | open, 5) << 48;
     memcpy(store + ftl_store_line_offset(&c, open), &wp, 8);
     g = attach(c, store);
     assert_matches_shadow(g, seq);
-    g_assert_cmpuint(g->wp_line, ==, open);
-    g_assert_cmpuint(g->wp_idx, ==, 20);
+    g_assert_cmpuint(g->wp_line[0], ==, open);
+    g_assert_cmpuint(g->wp_idx[0], ==, 20);
     ftl_write(g, 0, 1, 0);
     g_assert_cmpuint(ppn_of(g, 0) % g->pgs_per_line, ==, 20);
     ftl_free(g);
@@ -1681,19 +1683,22 @@ static void kill_shot(void *opaque)
  * before nor after is not; the statistics are those before or after the call; and the
  * loaded FTL goes on working.
  */
-static FtlConfig store_config_paced(const char *pacing)
+/* store_config() with "PACING[/STREAMS]" */
+static FtlConfig store_config_paced(const char *how)
 {
     FtlConfig c = store_config();
+    g_auto(GStrv) part = g_strsplit(how, "/", 2);
     char *err = NULL;
 
-    g_assert_true(ftl_policy_parse(FTL_PACING, pacing, &c.gc_pacing, &err));
+    g_assert_true(ftl_policy_parse(FTL_PACING, part[0], &c.gc_pacing, &err));
+    g_assert_true(ftl_policy_parse(FTL_STREAM, part[1], &c.streams, &err));
     return c;
 }
 
-static void test_store_kill_anywhere(const void *pacing)
+static void test_store_kill_anywhere(const void *how)
 {
-    FtlConfig c = store_config_paced(pacing);
-    bool paced = !strcmp(pacing, "proportional");
+    FtlConfig c = store_config_paced(how);
+    bool paced = g_str_has_prefix(how, "proportional");
     uint64_t bytes = ftl_store_bytes(&c), n = c.exposed_pages;
     g_autofree uint8_t *store = g_malloc0(bytes);
     GRand *r = g_rand_new_with_seed(25);
@@ -1821,6 +1826,10 @@ int main(int argc, char **argv)
     g_test_add_func("/ftl/store/background-victim", test_store_background_victim);
     g_test_add_data_func("/ftl/store/kill-anywhere", "burst", test_store_kill_anywhere);
     g_test_add_data_func("/ftl/store/kill-anywhere-paced", "proportional",
+                         test_store_kill_anywhere);
+    g_test_add_data_func("/ftl/store/kill-anywhere-streams", "burst/host-gc",
+                         test_store_kill_anywhere);
+    g_test_add_data_func("/ftl/store/kill-anywhere-paced-streams", "proportional/host-gc",
                          test_store_kill_anywhere);
     return g_test_run();
 }

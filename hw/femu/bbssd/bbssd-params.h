@@ -19,6 +19,7 @@ typedef struct BbssdParams {
     int32_t op_pcent;           /* -1: 7 unless blks_per_pl is given */
     char *gc_policy;            /* ftl/victim.h: NAME[:PARAM=VALUE]...; NULL: greedy */
     char *gc_pacing;            /* ftl/pacing.h: the same; NULL: burst */
+    char *streams;              /* ftl/stream.h: the same; NULL: shared */
 } BbssdParams;
 
 /*
@@ -30,7 +31,8 @@ typedef struct BbssdParams {
     P(S, U32, "gc_thres_pcent_high", gc_thres_pcent_high, 99)   \
     P(S, I32, "op_pcent", op_pcent, -1)                         \
     P(S, STR, "gc_policy", gc_policy, NULL)                     \
-    P(S, STR, "gc_pacing", gc_pacing, NULL)
+    P(S, STR, "gc_pacing", gc_pacing, NULL)                     \
+    P(S, STR, "streams", streams, NULL)
 
 /*
  * The FTL for `bytes` of exposed capacity; blocks derived from op_pcent unless given.

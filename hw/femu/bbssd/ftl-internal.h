@@ -34,6 +34,7 @@ typedef struct FtlLine {
     uint64_t vpc;           /* valid pages (not stored: rebuilt from the mapping) */
     uint64_t order;         /* when it became full or free: victim ties, free-list order */
     FtlLineState state;
+    uint8_t stream;         /* while OPEN: whose (streams=) */
     uint32_t erases;        /* times its blocks were all erased (their wear) */
 } FtlLine;
 
@@ -104,8 +105,10 @@ struct Ftl {
     FtlVictims victims;         /* FULL lines: GC's candidates */
     uint32_t *victim_pos;       /* per line: its place among them while FULL */
 
-    uint32_t wp_line;           /* open line, FTL_NO_LINE until a page is needed */
-    uint64_t wp_idx;            /* next page index within it */
+    /* per stream: its open line (FTL_NO_LINE until a page is needed), next page there */
+    uint32_t wp_line[FTL_MAX_STREAMS];
+    uint64_t wp_idx[FTL_MAX_STREAMS];
+    uint32_t nstreams;
 
     uint64_t last_prog_ns;      /* latest program completion, for flush */
     FtlProgs progs;             /* on nand, counted in last_prog_ns and st */

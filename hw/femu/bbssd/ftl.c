@@ -11,9 +11,10 @@
  *                      (reads' own counters every FTL_READ_SAVES reads, stats_save_read).
  *   erase marks        one byte per chip (stripe slot): the GC victim's blocks on that chip
  *                      are erased (background GC erases chip by chip, calls apart).
- *   line records (32 B) {wp word, state, erases, order, CRC of state..order}; all zero is a
- *                      free line never erased. The wp word is the open line's next page
- *                      with a 16-bit check: one 8-byte store per page, no CRC.
+ *   line records (32 B) {wp word, state, stream, erases, order, CRC of state..order}; all
+ *                      zero is a free line never erased. The wp word is an open line's
+ *                      next page with a 16-bit check: one 8-byte store per page, no CRC;
+ *                      the stream byte says whose open line it is (0 before streams=).
  *   mapping            one 64-bit entry per lpn: ppn + 1 (bits 0-47, 0: unmapped) and a
  *                      16-bit check of lpn and ppn.
  * So a page written or moved costs two 8-byte stores (wp word, entry), a trim one; a line
@@ -24,7 +25,7 @@
  * that points below it; a line's record says OPEN only after its wp word is reset; a
  * victim's erase marks are cleared before its record says VICTIM, and a chip's mark is set
  * after its pages moved out and its blocks were erased; the record says FREE after all of
- * it. A load keeps open and victim lines as they were (the victim's unerased chips resume
+ * it. A load keeps open (one per stream configured) and victim lines as they were (the victim's unerased chips resume
  * as background GC), drops entries failing their check (and, of two naming one page, the
  * later lpn's), raises an open line's write position over entries past it, and repairs a
  * line whose record fails its CRC or that entries point into while free: full if it holds
@@ -180,11 +181,18 @@ bool ftl_derive_blocks(NandGeometry *geo, uint64_t exposed_bytes, double op_pcen
                                    err);
 }
 
+uint32_t ftl_min_spare_lines(const FtlConfig *c)
+{
+    FtlPolicyChoice s = c->streams.policy ? c->streams : ftl_policy_default(FTL_STREAM);
+
+    return FTL_MIN_SPARE_LINES + ftl_stream_of(&s)->nstreams - 1;
+}
+
 bool ftl_config_check(const FtlConfig *c, char **err)
 {
     const NandGeometry *g = &c->geo;
     uint64_t ppl, data, spare;
-    uint32_t nlines = g->blks_per_pl, h;
+    uint32_t nlines = g->blks_per_pl, h, min_spare = ftl_min_spare_lines(c);
 
     if (!ftl_check_common(g, &c->tm, c->exposed_pages, c->gc_thres_pcent,
                           c->gc_thres_pcent_high, err)) {
@@ -198,18 +206,19 @@ bool ftl_config_check(const FtlConfig *c, char **err)
     }
     ppl = pages_per_line(g);
     data = div_up(c->exposed_pages, ppl);
-    if (data > nlines || nlines - data < FTL_MIN_SPARE_LINES) {
+    if (data > nlines || nlines - data < min_spare) {
         *err = g_strdup_printf("blks_per_pl=%u is too small for devsz_mb=%" G_GUINT64_FORMAT
                                " (%" G_GUINT64_FORMAT " blocks per plane of data): allowed "
-                               "blks_per_pl >= %" G_GUINT64_FORMAT ", which leaves %d spare "
+                               "blks_per_pl >= %" G_GUINT64_FORMAT ", which leaves %u spare "
                                "for GC (or raise op_pcent, or lower devsz_mb)", nlines,
                                c->exposed_pages * nand_page_bytes(g) >> 20, data,
-                               data + FTL_MIN_SPARE_LINES, FTL_MIN_SPARE_LINES);
+                               data + min_spare, min_spare);
         return false;
     }
     spare = nlines - data;
-    /* at least one spare line beyond forced GC's and the open one: the garbage it collects */
-    h = ftl_pcent_high_min(nlines, c->gc_thres_pcent_high, FTL_RESERVE_LINES, spare - 1);
+    /* at least one spare line beyond forced GC's and the open ones: the garbage it collects */
+    h = ftl_pcent_high_min(nlines, c->gc_thres_pcent_high, FTL_RESERVE_LINES,
+                           spare - (min_spare - FTL_RESERVE_LINES - 1));
     if (h != c->gc_thres_pcent_high) {
         /* forced GC could never raise free lines above its threshold: GC on every write */
         if (h > 99) {
@@ -298,7 +307,8 @@ static void line_save(Ftl *f, uint32_t line)
     }
     p = line_rec(f, line);
     p[8] = l->state;
-    memset(p + 9, 0, 3);
+    p[9] = l->state == FTL_LINE_OPEN ? l->stream : 0;
+    memset(p + 10, 0, 2);
     record_put_le(p + 12, l->erases, 4);
     record_put_le(p + 16, l->order, 8);
     record_put_le(p + 24, ftl_crc32_salted(SALT_LINE | line, p + 8, 16), 4);
@@ -451,45 +461,57 @@ static void invalidate(Ftl *f, uint64_t ppn)
     }
 }
 
-/* Maps lpn to the next page of the open line (no NAND operation); returns the page. */
-static uint64_t map_page(Ftl *f, uint64_t lpn)
+/* The stream (streams=) of a host write (gc false) or a GC move of lpn. */
+static uint32_t stream_of(const Ftl *f, bool gc, uint64_t lpn)
 {
+    return ftl_stream_of(&f->cfg.streams)->stream_of(&f->cfg.streams, gc, lpn);
+}
+
+/*
+ * Maps lpn to the next page of stream s's open line (no NAND operation); returns the
+ * page.
+ */
+static uint64_t map_page(Ftl *f, uint64_t lpn, uint32_t s)
+{
+    uint32_t *wl = &f->wp_line[s];
+    uint64_t *wi = &f->wp_idx[s];
     uint64_t ppn;
     uint64_t old;
 
-    if (f->wp_line == FTL_NO_LINE) {
-        f->wp_line = free_pop(f);
-        f->lines[f->wp_line].state = FTL_LINE_OPEN;
-        f->wp_idx = 0;
-        wp_save(f, f->wp_line, 0);
-        line_save(f, f->wp_line);
+    if (*wl == FTL_NO_LINE) {
+        *wl = free_pop(f);
+        f->lines[*wl].state = FTL_LINE_OPEN;
+        f->lines[*wl].stream = s;
+        *wi = 0;
+        wp_save(f, *wl, 0);
+        line_save(f, *wl);
     }
-    ppn = (uint64_t)f->wp_line * f->pgs_per_line + f->wp_idx++;
-    wp_save(f, f->wp_line, f->wp_idx);      /* before the entry that points below it */
+    ppn = (uint64_t)*wl * f->pgs_per_line + (*wi)++;
+    wp_save(f, *wl, *wi);       /* before the entry that points below it */
     old = map_get(f, lpn);
     if (old) {
         invalidate(f, old - 1);
     }
     map_put(f, lpn, ppn);
     rev_put(f, ppn, lpn + 1);
-    f->lines[f->wp_line].vpc++;
-    if (f->wp_idx == f->pgs_per_line) {
+    f->lines[*wl].vpc++;
+    if (*wi == f->pgs_per_line) {
         /* full lines become GC candidates at once; the next line opens when needed */
-        f->lines[f->wp_line].state = FTL_LINE_FULL;
-        f->lines[f->wp_line].order = ++f->order;
-        line_save(f, f->wp_line);
-        ftl_victims_add(&f->victims, f->wp_line);
-        f->wp_line = FTL_NO_LINE;
+        f->lines[*wl].state = FTL_LINE_FULL;
+        f->lines[*wl].order = ++f->order;
+        line_save(f, *wl);
+        ftl_victims_add(&f->victims, *wl);
+        *wl = FTL_NO_LINE;
     }
     return ppn;
 }
 
-/* Maps lpn to the next page of the open line and programs it; returns the completion. */
+/* GC moves lpn: maps it to its stream's next page and programs it; returns the completion. */
 static uint64_t write_page(Ftl *f, uint64_t lpn, uint64_t arrival_ns)
 {
     NandAddr a;
 
-    ftl_ppn_to_addr(f, map_page(f, lpn), &a);
+    ftl_ppn_to_addr(f, map_page(f, lpn, stream_of(f, true, lpn)), &a);
     return ftl_program(&f->progs, &a, 1u << a.pl, arrival_ns);
 }
 
@@ -691,22 +713,26 @@ static void bg_erase(Ftl *f, uint64_t k, uint64_t at)
     j->chips_left--;
 }
 
-/* Where the next page written goes (the open line's next page, or the next free line's first). */
-static void next_write_addr(const Ftl *f, NandAddr *a)
+/*
+ * Where stream s's next page goes (its open line's next page, or the next free line's
+ * first).
+ */
+static void next_write_addr(const Ftl *f, uint32_t s, NandAddr *a)
 {
-    uint64_t ppn = f->wp_line != FTL_NO_LINE ?
-                   (uint64_t)f->wp_line * f->pgs_per_line + f->wp_idx :
+    uint64_t ppn = f->wp_line[s] != FTL_NO_LINE ?
+                   (uint64_t)f->wp_line[s] * f->pgs_per_line + f->wp_idx[s] :
                    (uint64_t)f->free.head * f->pgs_per_line;
 
     ftl_ppn_to_addr(f, ppn, a);
 }
 
 /*
- * Does background GC's next operation at a (a move of the page there when move, else the
- * erase of the chip's blocks) end by limit if it starts at `at`? A move's program goes
- * where the next write goes, after the read.
+ * Does background GC's next operation at a (a move of the page there, of stream s, when
+ * move; else the erase of the chip's blocks) end by limit if it starts at `at`? A move's
+ * program goes where its stream's next write goes, after the read.
  */
-static bool ends_by(const Ftl *f, const NandAddr *a, bool move, uint64_t at, uint64_t limit)
+static bool ends_by(const Ftl *f, const NandAddr *a, bool move, uint32_t s, uint64_t at,
+                    uint64_t limit)
 {
     NandAddr w;
 
@@ -714,10 +740,10 @@ static bool ends_by(const Ftl *f, const NandAddr *a, bool move, uint64_t at, uin
         return nand_probe(f->nand, NAND_OP_ERASE, a, at) <= limit;
     }
     at = nand_probe(f->nand, NAND_OP_READ, a, at);
-    if (at > limit || (f->wp_line == FTL_NO_LINE && f->free.head == FTL_FREE_END)) {
+    if (at > limit || (f->wp_line[s] == FTL_NO_LINE && f->free.head == FTL_FREE_END)) {
         return false;
     }
-    next_write_addr(f, &w);
+    next_write_addr(f, s, &w);
     return nand_probe(f->nand, NAND_OP_PROGRAM, &w, at) <= limit;
 }
 
@@ -754,8 +780,9 @@ static void bg_chip(Ftl *f, uint64_t k, uint64_t limit)
         ftl_ppn_to_addr(f, base + (i < f->pgs_per_line ? i : k), &a);
         if (limit != FTL_NEVER && ftl_pacing_of(&f->cfg.gc_pacing)->idle_fits) {
             a.pl = i < f->pgs_per_line ? a.pl : 0;
-            if (!ends_by(f, &a, i < f->pgs_per_line,
-                         i < f->pgs_per_line ? at : MAX(at, j->read_done[k]), limit)) {
+            bool move = i < f->pgs_per_line;
+            uint32_t s = move ? stream_of(f, true, rev_get(f, base + i) - 1) : 0;
+            if (!ends_by(f, &a, move, s, move ? at : MAX(at, j->read_done[k]), limit)) {
                 j->ready_at[k] = limit;     /* the gap before limit was too short */
                 return;
             }
@@ -949,17 +976,20 @@ static uint64_t gc_pace(Ftl *f, uint64_t now, uint64_t done)
 {
     FtlPaceState s = {
         .free_units = f->st.free_lines,
-        .free_pages = f->st.free_lines * f->pgs_per_line +
-                      (f->wp_line != FTL_NO_LINE ? f->pgs_per_line - f->wp_idx : 0),
-        .open_units = 1,
+        .free_pages = f->st.free_lines * f->pgs_per_line,
+        .open_units = f->nstreams,
         .forced_units = f->gc_forced_lines,
         .floor_units = f->gc_forced_lines / 2,      /* one line for GC, so at least 1 */
         .unit_pages = f->pgs_per_line,
         .victim_valid = f->bg.line != FTL_NO_LINE ? f->bg.valid0 :
                         f->pgs_per_line - ftl_victims_most_garbage(&f->victims),
     };
-    double m = ftl_pace_moves(&f->cfg.gc_pacing, &s);
+    double m;
 
+    for (uint32_t i = 0; i < f->nstreams; i++) {
+        s.free_pages += f->wp_line[i] != FTL_NO_LINE ? f->pgs_per_line - f->wp_idx[i] : 0;
+    }
+    m = ftl_pace_moves(&f->cfg.gc_pacing, &s);
     if (m == 0 || (!isinf(m) && f->gc_credit + m < 1)) {
         f->gc_credit += m;
         return done;
@@ -1077,7 +1107,7 @@ uint64_t ftl_write(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
         NandAddr a;
         uint64_t t;
         done = gc_pace(f, now_ns, done);
-        ftl_ppn_to_addr(f, map_page(f, lpn + i), &a);
+        ftl_ppn_to_addr(f, map_page(f, lpn + i, stream_of(f, false, lpn + i)), &a);
         f->st.host_pages_written++;
         t = ftl_program_gather(&f->progs, &a, now_ns);
         done = MAX(done, t);
@@ -1184,8 +1214,10 @@ static void reset_state(Ftl *f)
     for (uint32_t i = 0; i < f->nlines; i++) {
         free_push(f, i);
     }
-    f->wp_line = FTL_NO_LINE;
-    f->wp_idx = 0;
+    for (uint32_t i = 0; i < FTL_MAX_STREAMS; i++) {
+        f->wp_line[i] = FTL_NO_LINE;
+        f->wp_idx[i] = 0;
+    }
     f->bg.line = FTL_NO_LINE;
     f->order = 0;
     f->st.total_lines = f->nlines;
@@ -1220,6 +1252,10 @@ Ftl *ftl_new(const FtlConfig *c, char **err)
     if (!f->cfg.gc_pacing.policy) {
         f->cfg.gc_pacing = ftl_policy_default(FTL_PACING);
     }
+    if (!f->cfg.streams.policy) {
+        f->cfg.streams = ftl_policy_default(FTL_STREAM);
+    }
+    f->nstreams = ftl_stream_of(&f->cfg.streams)->nstreams;
     f->nand = nand;
     f->pgs_per_line = pages_per_line(&c->geo);
     f->stripe = nand_luns(&c->geo) * c->geo.pls_per_lun;
@@ -1365,7 +1401,7 @@ static bool line_decode(const Ftl *f, uint32_t line, const uint8_t *p, FtlLine *
         p[8] > FTL_LINE_VICTIM) {
         return false;
     }
-    *l = (FtlLine){ .state = p[8], .erases = record_get_le(p + 12, 4),
+    *l = (FtlLine){ .state = p[8], .stream = p[9], .erases = record_get_le(p + 12, 4),
                     .order = record_get_le(p + 16, 8) };
     if (l->state == FTL_LINE_OPEN) {
         *wp = w & FTL_PPN_MASK;
@@ -1401,7 +1437,7 @@ static gint cmp_order(gconstpointer a, gconstpointer b, gpointer data)
 static bool load(Ftl *f, char **err)
 {
     const NandGeometry *g = &f->cfg.geo;
-    uint32_t n = f->nlines, victim = FTL_NO_LINE, open = FTL_NO_LINE, nfree = 0;
+    uint32_t n = f->nlines, victim = FTL_NO_LINE, nfree = 0, open[FTL_MAX_STREAMS];
     uint64_t nluns = nand_luns(g), total = (uint64_t)n * f->pgs_per_line, dropped = 0;
     uint8_t *marks = f->store + f->lay.off_marks;
     g_autofree uint64_t *wp = g_new0(uint64_t, n);
@@ -1413,6 +1449,9 @@ static bool load(Ftl *f, char **err)
     uint64_t v[FTL_NSTATS];
 
     f->order = 0;
+    for (uint32_t i = 0; i < FTL_MAX_STREAMS; i++) {
+        open[i] = FTL_NO_LINE;
+    }
     for (uint32_t l = 0; l < n; l++) {
         const uint8_t *p = line_rec(f, l);
         if (!line_decode(f, l, p, &f->lines[l], &wp[l])) {
@@ -1446,7 +1485,10 @@ static bool load(Ftl *f, char **err)
         rev_put(f, ppn, lpn + 1);
         l->vpc++;
     }
-    /* states: one open line and one victim at most; repaired lines get the next orders */
+    /*
+     * states: one open line per stream (of the streams configured now) and one victim at
+     * most; repaired lines get the next orders
+     */
     for (uint32_t l = 0; l < n; l++) {
         FtlLine *line = &f->lines[l];
         if (damaged[l]) {
@@ -1454,12 +1496,14 @@ static bool load(Ftl *f, char **err)
             line->state = line->vpc ? FTL_LINE_FULL : FTL_LINE_FREE;
             line->order = ++f->order;
         } else if (line->state == FTL_LINE_OPEN &&
-                   (open != FTL_NO_LINE || wp[l] == f->pgs_per_line)) {
-            line->state = FTL_LINE_FULL;    /* filled (its record not saved yet), or a second */
+                   (line->stream >= f->nstreams || open[line->stream] != FTL_NO_LINE ||
+                    wp[l] == f->pgs_per_line)) {
+            /* filled (its record not saved yet), a second, or of a stream there is no more */
+            line->state = FTL_LINE_FULL;
             line->order = ++f->order;
             fix[l] = true;
         } else if (line->state == FTL_LINE_OPEN) {
-            open = l;
+            open[line->stream] = l;
         } else if (line->state == FTL_LINE_VICTIM && victim != FTL_NO_LINE) {
             line->state = FTL_LINE_FULL;
             line->order = ++f->order;
@@ -1486,7 +1530,7 @@ static bool load(Ftl *f, char **err)
         FtlLine *line = &f->lines[l];
         if (fix[l]) {
             line_save(f, l);
-            if (l == open) {
+            if (line->state == FTL_LINE_OPEN) {
                 wp_save(f, l, wp[l]);
             }
         }
@@ -1507,9 +1551,11 @@ static bool load(Ftl *f, char **err)
     for (uint32_t i = 0; i < nfree; i++) {
         free_push(f, order[i]);
     }
-    if (open != FTL_NO_LINE) {
-        f->wp_line = open;
-        f->wp_idx = wp[open];
+    for (uint32_t i = 0; i < f->nstreams; i++) {
+        if (open[i] != FTL_NO_LINE) {
+            f->wp_line[i] = open[i];
+            f->wp_idx[i] = wp[open[i]];
+        }
     }
     /* the victim: chips marked erased resume so, unless the mapping says otherwise */
     if (victim != FTL_NO_LINE) {
@@ -1648,7 +1694,8 @@ static bool store_agrees(Ftl *f, char **err)
         uint64_t wp;
         if (!line_decode(f, l, line_rec(f, l), &d, &wp) || d.state != m->state ||
             d.erases != m->erases || d.order != m->order ||
-            (l == f->wp_line && wp != f->wp_idx)) {
+            (d.state == FTL_LINE_OPEN && (d.stream != m->stream ||
+                                          wp != f->wp_idx[m->stream]))) {
             FAIL("line %u's record in the store does not say what memory does (state %d, "
                  "%u erases, order %" G_GUINT64_FORMAT ")", l, m->state, m->erases, m->order);
         }
@@ -1669,6 +1716,17 @@ static bool store_agrees(Ftl *f, char **err)
     ok = true;
 out:
     return ok;
+}
+
+/* How many streams have an open line. */
+static uint32_t open_lines(const Ftl *f)
+{
+    uint32_t n = 0;
+
+    for (uint32_t i = 0; i < f->nstreams; i++) {
+        n += f->wp_line[i] != FTL_NO_LINE;
+    }
+    return n;
 }
 
 bool ftl_check_consistency(Ftl *f, char **err)
@@ -1705,7 +1763,8 @@ bool ftl_check_consistency(Ftl *f, char **err)
         }
         if (f->lines[line].state == FTL_LINE_FREE ||
             (f->lines[line].state == FTL_LINE_VICTIM && line != f->bg.line) ||
-            (f->lines[line].state == FTL_LINE_OPEN && ppn % f->pgs_per_line >= f->wp_idx)) {
+            (f->lines[line].state == FTL_LINE_OPEN &&
+             ppn % f->pgs_per_line >= f->wp_idx[f->lines[line].stream])) {
             FAIL("valid ppn %" G_GUINT64_FORMAT " in a free, victim or unwritten place", ppn);
         }
         vpc[line]++;
@@ -1729,8 +1788,9 @@ bool ftl_check_consistency(Ftl *f, char **err)
             break;
         case FTL_LINE_OPEN:
             nopen++;
-            if (l != f->wp_line) {
-                FAIL("line %u is open but not the write pointer's", l);
+            if (line->stream >= f->nstreams || l != f->wp_line[line->stream]) {
+                FAIL("line %u is open but not its stream's (%u) write pointer's", l,
+                     line->stream);
             }
             break;
         case FTL_LINE_FULL:
@@ -1754,7 +1814,7 @@ bool ftl_check_consistency(Ftl *f, char **err)
     }
     if (last != f->free.tail || nfree != f->st.free_lines ||
         nfree + nfull + nopen + nvictim != f->nlines || nfull != ftl_victims_count(&f->victims) ||
-        nopen != (f->wp_line != FTL_NO_LINE)) {
+        nopen != open_lines(f)) {
         FAIL("line counts disagree: %u free (stats %" G_GUINT64_FORMAT "), %u full (heap %u),"
              " %u open, %u lines", nfree, f->st.free_lines, nfull, ftl_victims_count(&f->victims), nopen,
              f->nlines);

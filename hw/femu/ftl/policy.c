@@ -15,6 +15,7 @@ static const struct {
 } kinds[FTL_POLICY_KINDS] = {
     [FTL_VICTIM] = { "gc_policy", "greedy", "victim policy" },
     [FTL_PACING] = { "gc_pacing", "burst", "GC pacing" },
+    [FTL_STREAM] = { "streams", "shared", "stream assignment" },
 };
 
 static const FtlPolicy *policies[FTL_POLICY_KINDS][MAX_POLICIES];
