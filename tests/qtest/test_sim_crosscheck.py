@@ -46,6 +46,7 @@ def test_gc_at_steady_state(tmp_path):
 @pytest.mark.parametrize("gc", ["femu_mode=1,gc_policy=d-choices:d=4,gc_pacing=proportional",
                                 "femu_mode=1,gc_policy=cost-benefit",
                                 "femu_mode=1,gc_policy=random:seed=5",
+                                "femu_mode=1,streams=host-gc,gc_pacing=proportional",
                                 "femu_mode=4,fdp_nrg=2,gc_pacing=proportional"])
 def test_gc_policies_and_pacing(tmp_path, gc):
     """The FTL's policies (ftl/) as properties of both: the same victims, moves and times."""
