@@ -42,10 +42,12 @@ static void test_parse(void)
     g_assert_cmpuint(c.param[1], ==, 4);
     g_assert_cmpuint(c.param[2], ==, 8);
     g_assert_false(ftl_policy_parse(FTL_PACING, "smooth", &c, &err));
-    g_assert_cmpstr(err, ==, "gc_pacing=smooth is not a GC pacing: allowed burst, proportional");
+    g_assert_cmpstr(err, ==,
+                    "gc_pacing=smooth is not a GC pacing: allowed burst, proportional");
     g_clear_pointer(&err, g_free);
     g_assert_false(ftl_policy_parse(FTL_PACING, "proportional:boost=0", &c, &err));
-    g_assert_nonnull(strstr(err, "gc_pacing=proportional: boost=0 is out of range: allowed 1..16"));
+    g_assert_nonnull(strstr(err, "gc_pacing=proportional: boost=0 is out of range: "
+                                 "allowed 1..16"));
     g_clear_pointer(&err, g_free);
     g_assert_false(ftl_policy_parse(FTL_PACING, "burst:cap=1", &c, &err));
     g_assert_cmpstr(err, ==, "gc_pacing=burst takes no parameters (given 'cap=1')");
@@ -297,7 +299,8 @@ static Steady fdp_steady(const char *pace, uint8_t *store)
     s.p999_us = lat[k * 999 / 1000] / 1e3;
     s.max_us = lat[k - 1] / 1e3;
     s.forced_runs = fdp_ftl_stats(f)->gc_forced_runs - forced0;
-    s.waf = (double)fdp_ftl_stats(f)->nand_pages_written / fdp_ftl_stats(f)->host_pages_written;
+    s.waf = (double)fdp_ftl_stats(f)->nand_pages_written /
+            fdp_ftl_stats(f)->host_pages_written;
     g_test_message("fdp, gc_pacing=%s: WAF %.2f, write latency p50 %.0f us, p99.9 %.0f us, "
                    "max %.0f us, %" G_GUINT64_FORMAT " whole victims", pace, s.waf, s.p50_us,
                    s.p999_us, s.max_us, s.forced_runs);

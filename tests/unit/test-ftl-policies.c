@@ -386,7 +386,8 @@ static void test_fdp_each(void)
         for (uint32_t i = 0; i < 40000; i++) {
             uint64_t lpn = g_rand_int_range(r, 0, n);
             now += 50 * US;
-            fdp_ftl_write(f, lpn, 1, g_rand_int_range(r, 0, 2), g_rand_int_range(r, 0, 3), now);
+            fdp_ftl_write(f, lpn, 1, g_rand_int_range(r, 0, 2), g_rand_int_range(r, 0, 3),
+                          now);
             if (i % 5000 == 4999) {
                 g_autofree char *cerr = NULL;
                 bool ok = fdp_ftl_check_consistency(f, &cerr);

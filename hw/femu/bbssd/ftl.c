@@ -25,12 +25,12 @@
  * that points below it; a line's record says OPEN only after its wp word is reset; a
  * victim's erase marks are cleared before its record says VICTIM, and a chip's mark is set
  * after its pages moved out and its blocks were erased; the record says FREE after all of
- * it. A load keeps open (one per stream configured) and victim lines as they were (the victim's unerased chips resume
- * as background GC), drops entries failing their check (and, of two naming one page, the
- * later lpn's), raises an open line's write position over entries past it, and repairs a
- * line whose record fails its CRC or that entries point into while free: full if it holds
- * valid pages, else free (so a free line is left for GC whenever one can be: a load that
- * would leave none refuses the store).
+ * it. A load keeps open (one per stream configured) and victim lines as they were (the
+ * victim's unerased chips resume as background GC), drops entries failing their check
+ * (and, of two naming one page, the later lpn's), raises an open line's write position
+ * over entries past it, and repairs a line whose record fails its CRC or that entries
+ * point into while free: full if it holds valid pages, else free (so a free line is left
+ * for GC whenever one can be: a load that would leave none refuses the store).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -1813,11 +1813,11 @@ bool ftl_check_consistency(Ftl *f, char **err)
         last = l;
     }
     if (last != f->free.tail || nfree != f->st.free_lines ||
-        nfree + nfull + nopen + nvictim != f->nlines || nfull != ftl_victims_count(&f->victims) ||
-        nopen != open_lines(f)) {
+        nfree + nfull + nopen + nvictim != f->nlines ||
+        nfull != ftl_victims_count(&f->victims) || nopen != open_lines(f)) {
         FAIL("line counts disagree: %u free (stats %" G_GUINT64_FORMAT "), %u full (heap %u),"
-             " %u open, %u lines", nfree, f->st.free_lines, nfull, ftl_victims_count(&f->victims), nopen,
-             f->nlines);
+             " %u open, %u lines", nfree, f->st.free_lines, nfull,
+             ftl_victims_count(&f->victims), nopen, f->nlines);
     }
     if (ftl_victims_disorder(&f->victims)) {
         FAIL("victim heap out of order at %u", ftl_victims_disorder(&f->victims));

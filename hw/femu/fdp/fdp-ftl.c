@@ -1920,11 +1920,13 @@ bool fdp_ftl_check_consistency(const FdpFtl *f, char **err)
             FAIL("group %u counts %" G_GUINT64_FORMAT " valid pages, has %" G_GUINT64_FORMAT,
                  g, gr->valid, gvalid);
         }
-        if (last != gr->free.tail || nfree != gr->free.n || nclosed != ftl_victims_count(&gr->victims) ||
+        if (last != gr->free.tail || nfree != gr->free.n ||
+            nclosed != ftl_victims_count(&gr->victims) ||
             nopen_host != gr->open_host || nopen_gc != gr->open_gc) {
             FAIL("group %u's counts disagree: %u free (counted %u), %u closed (heap %u), "
                  "%u/%u open host/GC RUs (counted %u/%u)", g, nfree, gr->free.n, nclosed,
-                 ftl_victims_count(&gr->victims), nopen_host, nopen_gc, gr->open_host, gr->open_gc);
+                 ftl_victims_count(&gr->victims), nopen_host, nopen_gc, gr->open_host,
+                 gr->open_gc);
         }
         if (ftl_victims_disorder(&gr->victims)) {
             FAIL("group %u's victim heap is out of order at %u", g,

@@ -1,11 +1,12 @@
 /*
- * Proportional: once free space falls to `margin` units above the forced threshold, every
- * host page pays for the GC it causes: a victim of v valid pages among n frees n - v, so
- * each page written moves v / (n - v) of its pages, and free space holds steady; as free
- * units fall further, up to `boost` times that at the floor of whole victims (pacing.h). Every free unit above the start is room garbage could have
- * had: a margin raises the write amplification, most on drives of few units. Background GC uses idle time only, never booking
- * ahead of the host. The host sees every write a little slower instead of some writes
- * behind a whole victim (as firmware that interleaves GC with host writes does).
+ * Proportional: once free space falls to `margin` units above the forced threshold, every host
+ * page pays for the GC it causes: a victim of v valid pages among n frees n - v, so each page
+ * written moves v / (n - v) of its pages, and free space holds steady; as free units fall
+ * further, up to `boost` times that at the floor of whole victims (pacing.h). Every free unit
+ * above the start is room garbage could have had: a margin raises the write amplification,
+ * most on drives of few units. Background GC uses idle time only, never booking ahead of the
+ * host. The host sees every write a little slower instead of some writes behind a whole victim
+ * (as firmware that interleaves GC with host writes does).
  *
  * QEMU-free. SPDX-License-Identifier: GPL-2.0-or-later
  */

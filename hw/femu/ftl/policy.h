@@ -1,8 +1,9 @@
 /*
  * The FTLs' policies: small plug-ins selected by name with a property, each one file
  * (victim-*.c: which unit GC collects, gc_policy=; pacing-*.c: how GC work is spread over
- * time, gc_pacing=; stream-*.c: which open unit a page goes to, streams=). A policy registers itself when the program starts; this file finds
- * it by name and parses its parameters: gc_policy=d-choices:d=8:seed=3.
+ * time, gc_pacing=; stream-*.c: which open unit a page goes to, streams=). A policy registers
+ * itself when the program starts; this file finds it by name and parses its parameters:
+ * gc_policy=d-choices:d=8:seed=3.
  *
  * QEMU-free. SPDX-License-Identifier: GPL-2.0-or-later
  */

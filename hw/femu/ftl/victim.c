@@ -172,7 +172,8 @@ static uint64_t splitmix64(uint64_t x)
 
 uint64_t ftl_victims_random(FtlVictims *v, uint64_t n)
 {
-    uint64_t x = splitmix64(splitmix64(ftl_policy_param(&v->choice, "seed", 0) ^ splitmix64(v->draw_key)) + v->draws++);
+    uint64_t seed = ftl_policy_param(&v->choice, "seed", 0);
+    uint64_t x = splitmix64(splitmix64(seed ^ splitmix64(v->draw_key)) + v->draws++);
 
     g_assert(n >= 1);
     /* the multiply-shift maps 64 random bits onto 0..n-1 with a bias below n / 2^64 */
