@@ -20,6 +20,8 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import waf_models  # noqa: E402  (beside this file)
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = REPO / "femu-scripts"
@@ -341,19 +343,11 @@ WAF_MODEL = ("L. Xiang, B. M. Kurkoski: An Improved Analytic Expression for Writ
 
 def greedy_waf(alpha):
     """Write amplification of greedy GC under uniform random writes, by the analytic model
-    of WAF_MODEL: alpha = physical / logical capacity, WA = 1 / (1 - u) where the victim's
-    valid fraction u in (0, 1) solves ln(u) = alpha (u - 1) (their Lambert-W form,
-    solved here by bisection)."""
+    of WAF_MODEL (its large-unit limit, the same as FIFO's: waf_models.waf_fifo): alpha =
+    physical / logical capacity."""
     if alpha <= 1:
         return float("inf")
-    lo, hi = 1e-12, 1 - 1e-12
-    for _ in range(100):
-        mid = (lo + hi) / 2
-        if math.log(mid) - alpha * (mid - 1) < 0:
-            lo = mid
-        else:
-            hi = mid
-    return 1 / (1 - lo)
+    return waf_models.waf_fifo(alpha - 1)
 
 
 def spread(xs):

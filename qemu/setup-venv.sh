@@ -5,7 +5,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 venv=${1:?usage: setup-venv.sh VENV}
-packages=('meson>=1.5,<2' 'pytest>=7' 'qemu.qmp>=0.0.3' 'matplotlib>=3.5' 'psutil>=5.9')
+packages=('meson>=1.5,<2' 'pytest>=7' 'qemu.qmp>=0.0.3' 'matplotlib>=3.5' 'psutil>=5.9'
+          'dask[distributed]>=2023.1')
 need_debs python3-venv
 if [ ! -x "$venv/bin/python3" ]; then
     step "creating Python venv $venv"

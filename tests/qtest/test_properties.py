@@ -101,6 +101,18 @@ REFUSED = [
     (BB + ",pg_rd_lats=50000,,60000", ["pg_rd_lats=", "needs 3 latencies"]),   # ",," : ","
     (BB + ",op_pcent=7,blks_per_pl=64", ["op_pcent", "blks_per_pl"]),
     (BB + ",time_scale=0", ["time_scale=0", "1..1000000"]),
+    (BB + ",gc_policy=oldest", ["gc_policy=oldest is not a victim policy", "d-choices",
+                                "windowed-greedy"]),
+    (BB + ",gc_policy=d-choices:d=0", ["gc_policy=d-choices: d=0 is out of range",
+                                       "1..1024"]),
+    (BB + ",gc_pacing=smooth", ["gc_pacing=smooth is not a GC pacing",
+                                "burst, proportional"]),
+    (BB + ",gc_pacing=proportional:boost=17", ["boost=17 is out of range", "1..16"]),
+    ("femu_mode=4,devsz_mb=64,nchs=2,luns_per_ch=1,gc_policy=fifo:x=1",
+     ["gc_policy=fifo takes no parameters"]),
+    (BB + ",streams=hot", ["streams=hot is not a stream assignment", "host-gc, shared"]),
+    ("femu_mode=4,devsz_mb=64,nchs=2,luns_per_ch=1,streams=host-gc",
+     ["streams=host-gc applies to blackbox drives"]),
     # zoned
     (ZNS + ",zns_zone_size_mb=3", ["zns_zone_size_mb=3", "a power of two from 1 to 65536"]),
     (ZNS + ",devsz_mb=1030,zns_zone_size_mb=4", ["zns_zone_size_mb=4", "devsz_mb"]),

@@ -43,6 +43,22 @@ def test_gc_at_steady_state(tmp_path):
     assert emu["gc_runs"] > 10 and emu["waf_milli"] > 1200
 
 
+@pytest.mark.parametrize("gc", ["femu_mode=1,gc_policy=d-choices:d=4,gc_pacing=proportional",
+                                "femu_mode=1,gc_policy=cost-benefit",
+                                "femu_mode=1,gc_policy=random:seed=5",
+                                "femu_mode=1,streams=host-gc,gc_pacing=proportional",
+                                "femu_mode=4,fdp_nrg=2,gc_pacing=proportional"])
+def test_gc_policies_and_pacing(tmp_path, gc):
+    """The FTL's policies (ftl/) as properties of both: the same victims, moves and times."""
+    rng = random.Random(3)
+    pages = 1024
+    props = gc + ",devsz_mb=4,op_pcent=25," + FLASH
+    phases = [(4, simcheck.seq("write", 0, pages)), (4, rand("write", pages, 3 * pages, rng)),
+              (2, rand("read", pages, 200, rng))]
+    emu, _ = simcheck.check(tmp_path, props, 4, phases)
+    assert emu["gc_runs"] > 10 and emu["waf_milli"] > 1200
+
+
 def test_sequential_with_link_and_firmware(tmp_path):
     """128 KiB transfers over a PCIe link and firmware cores: the front end's booking."""
     props = "femu_mode=1,devsz_mb=8,pcie_gen=3,pcie_lanes=2,fw_cores=2,fw_cmd_ns=3000," + FLASH

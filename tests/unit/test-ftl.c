@@ -23,10 +23,21 @@ static NandTiming slc(void)
                          .blk_er_lat = 2000 * US, .ch_xfer_lat = 10 * US, .time_scale = 1 };
 }
 
+/* GC in bursts (gc_pacing=burst), whose thresholds and timings these tests assert. */
+static FtlPolicyChoice burst(void)
+{
+    FtlPolicyChoice c;
+    char *err = NULL;
+
+    g_assert_true(ftl_policy_parse(FTL_PACING, "burst", &c, &err));
+    return c;
+}
+
 static FtlConfig config(NandGeometry g, uint64_t exposed, uint32_t lo, uint32_t hi)
 {
     return (FtlConfig){ .geo = g, .tm = slc(), .exposed_pages = exposed,
-                        .gc_thres_pcent = lo, .gc_thres_pcent_high = hi };
+                        .gc_thres_pcent = lo, .gc_thres_pcent_high = hi,
+                        .gc_pacing = burst() };
 }
 
 static Ftl *ftl(FtlConfig c)
@@ -1108,17 +1119,20 @@ static void assert_same_state(Ftl *a, Ftl *b)
     for (uint32_t l = 0; l < a->nlines; l++) {
         const FtlLine *x = &a->lines[l], *y = &b->lines[l];
         if (x->state != y->state || x->vpc != y->vpc || x->order != y->order ||
-            x->erases != y->erases || (x->state == FTL_LINE_FREE && x->next_free != y->next_free)) {
+            x->erases != y->erases ||
+            (x->state == FTL_LINE_FREE && a->free_next[l] != b->free_next[l])) {
             g_error("line %u: state %d/%d vpc %lu/%lu order %lu/%lu erases %u/%u next %u/%u", l,
                     x->state, y->state, x->vpc, y->vpc, x->order, y->order, x->erases, y->erases,
-                    x->next_free, y->next_free);
+                    a->free_next[l], b->free_next[l]);
         }
     }
-    g_assert_cmpuint(a->free_head, ==, b->free_head);
-    g_assert_cmpuint(a->free_tail, ==, b->free_tail);
-    g_assert_cmpuint(a->wp_line, ==, b->wp_line);
-    g_assert_cmpuint(a->wp_line == FTL_NO_LINE ? 0 : a->wp_idx, ==,
-                     b->wp_line == FTL_NO_LINE ? 0 : b->wp_idx);
+    g_assert_cmpuint(a->free.head, ==, b->free.head);
+    g_assert_cmpuint(a->free.tail, ==, b->free.tail);
+    for (uint32_t i = 0; i < a->nstreams; i++) {
+        g_assert_cmpuint(a->wp_line[i], ==, b->wp_line[i]);
+        g_assert_cmpuint(a->wp_line[i] == FTL_NO_LINE ? 0 : a->wp_idx[i], ==,
+                         b->wp_line[i] == FTL_NO_LINE ? 0 : b->wp_idx[i]);
+    }
     g_assert_cmpuint(a->order, ==, b->order);
     g_assert_cmpuint(a->bg.line, ==, b->bg.line);
     for (uint64_t k = 0; a->bg.line != FTL_NO_LINE && k < nand_luns(g); k++) {
@@ -1455,9 +1469,9 @@ static void test_store_bad_line_record(void)
     }
     full = line_of(f, 0);
     open = line_of(f, 64);
-    spare = f->free_head;
-    g_assert_cmpuint(f->wp_line, ==, open);
-    g_assert_cmpuint(f->wp_idx, ==, 10);
+    spare = f->free.head;
+    g_assert_cmpuint(f->wp_line[0], ==, open);
+    g_assert_cmpuint(f->wp_idx[0], ==, 10);
     nfree = ftl_stats(f)->free_lines;
     ftl_free(f);
     store[ftl_store_line_offset(&c, full) + 13] ^= 0x04;   /* its erases: CRC fails */
@@ -1468,7 +1482,7 @@ static void test_store_bad_line_record(void)
     g_assert_cmpint(g->lines[full].state, ==, FTL_LINE_FULL);
     g_assert_cmpint(g->lines[open].state, ==, FTL_LINE_FULL);  /* holds pages: full */
     g_assert_cmpint(g->lines[spare].state, ==, FTL_LINE_FREE); /* holds none: free */
-    g_assert_cmpuint(g->wp_line, ==, FTL_NO_LINE);
+    g_assert_cmpuint(g->wp_line[0], ==, FTL_NO_LINE);
     g_assert_cmpuint(ftl_stats(g)->free_lines, ==, nfree);
     /* GC collects the repaired lines like any other */
     store_mix(g, r, 30000, &m, seq);
@@ -1484,7 +1498,7 @@ static void test_store_bad_line_record(void)
     for (uint64_t i = 100; i < 120; i++) {
         seq[i] = 1;
     }
-    open = f->wp_line;
+    open = f->wp_line[0];
     ftl_free(f);
     memset(store + ftl_store_line_offset(&c, open), 0, 32);
     g = attach(c, store);
@@ -1496,14 +1510,14 @@ static void test_store_bad_line_record(void)
     memset(store, 0, bytes);
     f = attach(c, store);
     ftl_write(f, 100, 20, 0);
-    open = f->wp_line;
+    open = f->wp_line[0];
     ftl_free(f);
     wp = 5 | (uint64_t)ftl_map_check(1ULL << 63 | open, 5) << 48;
     memcpy(store + ftl_store_line_offset(&c, open), &wp, 8);
     g = attach(c, store);
     assert_matches_shadow(g, seq);
-    g_assert_cmpuint(g->wp_line, ==, open);
-    g_assert_cmpuint(g->wp_idx, ==, 20);
+    g_assert_cmpuint(g->wp_line[0], ==, open);
+    g_assert_cmpuint(g->wp_idx[0], ==, 20);
     ftl_write(g, 0, 1, 0);
     g_assert_cmpuint(ppn_of(g, 0) % g->pgs_per_line, ==, 20);
     ftl_free(g);
@@ -1669,9 +1683,22 @@ static void kill_shot(void *opaque)
  * before nor after is not; the statistics are those before or after the call; and the
  * loaded FTL goes on working.
  */
-static void test_store_kill_anywhere(void)
+/* store_config() with "PACING[/STREAMS]" */
+static FtlConfig store_config_paced(const char *how)
 {
     FtlConfig c = store_config();
+    g_auto(GStrv) part = g_strsplit(how, "/", 2);
+    char *err = NULL;
+
+    g_assert_true(ftl_policy_parse(FTL_PACING, part[0], &c.gc_pacing, &err));
+    g_assert_true(ftl_policy_parse(FTL_STREAM, part[1], &c.streams, &err));
+    return c;
+}
+
+static void test_store_kill_anywhere(const void *how)
+{
+    FtlConfig c = store_config_paced(how);
+    bool paced = g_str_has_prefix(how, "proportional");
     uint64_t bytes = ftl_store_bytes(&c), n = c.exposed_pages;
     g_autofree uint8_t *store = g_malloc0(bytes);
     GRand *r = g_rand_new_with_seed(25);
@@ -1682,12 +1709,13 @@ static void test_store_kill_anywhere(void)
     const uint32_t calls = 700;
     uint64_t **before = g_new0(uint64_t *, calls + 1);
     FtlStats *st = g_new0(FtlStats, calls + 1);
-    uint64_t gc0, fg0, bg0, shots_gc = 0;
+    uint64_t gc0, fg0, bg0, mv0, shots_gc = 0;
 
     store_mix(f, r, 6000, &m, NULL);        /* aged: GC due */
     gc0 = ftl_stats(f)->gc_runs;
     fg0 = ftl_stats(f)->gc_forced_runs;
     bg0 = ftl_stats(f)->gc_bg_ops;
+    mv0 = ftl_stats(f)->gc_pages_moved;
     f->store_hook = (FtlStoreHook){ kill_shot, &k };
     for (uint32_t i = 0; i <= calls; i++) {
         before[i] = g_new(uint64_t, n);
@@ -1702,8 +1730,14 @@ static void test_store_kill_anywhere(void)
         store_mix(f, r, 1, &m, NULL);
     }
     g_assert_cmpuint(ftl_stats(f)->gc_runs - gc0, >, 10);
-    g_assert_cmpuint(ftl_stats(f)->gc_forced_runs - fg0, >, 2);
-    g_assert_cmpuint(ftl_stats(f)->gc_bg_ops - bg0, >, 100);
+    if (paced) {
+        /* moves paced with the host's writes: victims half-way at many kill points */
+        g_assert_cmpuint(ftl_stats(f)->gc_pages_moved - mv0, >, 100);
+        g_assert_cmpuint(ftl_stats(f)->gc_runs - gc0, >, ftl_stats(f)->gc_forced_runs - fg0);
+    } else {
+        g_assert_cmpuint(ftl_stats(f)->gc_forced_runs - fg0, >, 2);
+        g_assert_cmpuint(ftl_stats(f)->gc_bg_ops - bg0, >, 100);
+    }
     g_test_message("%u kill points in %u calls", k.shots->len, calls);
     for (uint32_t s = 0; s < k.shots->len; s++) {
         uint32_t i = g_array_index(k.call, uint32_t, s);
@@ -1790,6 +1824,12 @@ int main(int argc, char **argv)
     g_test_add_func("/ftl/store/bad-line-record", test_store_bad_line_record);
     g_test_add_func("/ftl/store/stats-slots", test_store_stats_slots);
     g_test_add_func("/ftl/store/background-victim", test_store_background_victim);
-    g_test_add_func("/ftl/store/kill-anywhere", test_store_kill_anywhere);
+    g_test_add_data_func("/ftl/store/kill-anywhere", "burst", test_store_kill_anywhere);
+    g_test_add_data_func("/ftl/store/kill-anywhere-paced", "proportional",
+                         test_store_kill_anywhere);
+    g_test_add_data_func("/ftl/store/kill-anywhere-streams", "burst/host-gc",
+                         test_store_kill_anywhere);
+    g_test_add_data_func("/ftl/store/kill-anywhere-paced-streams", "proportional/host-gc",
+                         test_store_kill_anywhere);
     return g_test_run();
 }

@@ -15,6 +15,11 @@ bool bbssd_params_ftl_config(const FemuFlashParams *f, const BbssdParams *p, uin
         .gc_thres_pcent = p->gc_thres_pcent,
         .gc_thres_pcent_high = p->gc_thres_pcent_high,
     };
+    if (!ftl_policy_parse(FTL_VICTIM, p->gc_policy, &c->gc_policy, err) ||
+        !ftl_policy_parse(FTL_PACING, p->gc_pacing, &c->gc_pacing, err) ||
+        !ftl_policy_parse(FTL_STREAM, p->streams, &c->streams, err)) {
+        return false;
+    }
     if (!flash_params_timing("", f->flash_type, f->pg_rd_lat, f->pg_wr_lat, f->blk_er_lat, f,
                              &c->tm, err)) {
         return false;
@@ -37,7 +42,7 @@ bool bbssd_params_ftl_config(const FemuFlashParams *f, const BbssdParams *p, uin
         c->geo.blks_per_pl = 1;
         if (!nand_geometry_check(&c->geo, err) ||
             !ftl_derive_blocks_spare(&c->geo, bytes, p->op_pcent < 0 ? 7 : p->op_pcent,
-                                     own_spare ? 0 : FTL_MIN_SPARE_LINES,
+                                     own_spare ? 0 : ftl_min_spare_lines(c),
                                      p->op_pcent < 0 && !own_spare, err)) {
             return false;
         }

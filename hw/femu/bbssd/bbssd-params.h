@@ -17,6 +17,9 @@ typedef struct BbssdParams {
     uint32_t gc_thres_pcent;
     uint32_t gc_thres_pcent_high;
     int32_t op_pcent;           /* -1: 7 unless blks_per_pl is given */
+    char *gc_policy;            /* ftl/victim.h: NAME[:PARAM=VALUE]...; NULL: greedy */
+    char *gc_pacing;            /* ftl/pacing.h: the same; NULL: burst */
+    char *streams;              /* ftl/stream.h: the same; NULL: shared */
 } BbssdParams;
 
 /*
@@ -26,7 +29,10 @@ typedef struct BbssdParams {
 #define BBSSD_PROPS(P, S)                                       \
     P(S, U32, "gc_thres_pcent", gc_thres_pcent, 90)             \
     P(S, U32, "gc_thres_pcent_high", gc_thres_pcent_high, 99)   \
-    P(S, I32, "op_pcent", op_pcent, -1)
+    P(S, I32, "op_pcent", op_pcent, -1)                         \
+    P(S, STR, "gc_policy", gc_policy, NULL)                     \
+    P(S, STR, "gc_pacing", gc_pacing, NULL)                     \
+    P(S, STR, "streams", streams, NULL)
 
 /*
  * The FTL for `bytes` of exposed capacity; blocks derived from op_pcent unless given.

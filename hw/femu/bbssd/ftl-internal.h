@@ -6,7 +6,8 @@
 #define FEMU_BBSSD_FTL_INTERNAL_H
 
 #include "ftl.h"
-#include "ftl-common.h"
+#include "../ftl/ftl-common.h"
+#include "../ftl/free-list.h"
 #include "../media/model-util.h"
 
 #define FTL_NO_LINE UINT32_MAX
@@ -33,8 +34,8 @@ typedef struct FtlLine {
     uint64_t vpc;           /* valid pages (not stored: rebuilt from the mapping) */
     uint64_t order;         /* when it became full or free: victim ties, free-list order */
     FtlLineState state;
+    uint8_t stream;         /* while OPEN: whose (streams=) */
     uint32_t erases;        /* times its blocks were all erased (their wear) */
-    uint32_t next_free;     /* free-list link */
 } FtlLine;
 
 /* Where the parts of the store are (ftl.c has the layout). */
@@ -57,6 +58,8 @@ typedef struct FtlDue {
 
 typedef struct FtlBgJob {
     uint32_t line;              /* FTL_NO_LINE: none */
+    uint64_t valid0;            /* its valid pages when it was taken (pacing's rate) */
+    uint64_t turn;              /* paced moves: the slot whose page goes next */
     uint32_t chips_left;        /* chips whose blocks are not erased yet */
     uint64_t *next;             /* per stripe slot (chip): next page index; FTL_NEVER: erased */
     uint64_t *read_done;        /* per slot: when its latest GC read is done */
@@ -97,18 +100,22 @@ struct Ftl {
     uint8_t rev_log;
 
     FtlLine *lines;
-    uint32_t free_head, free_tail;  /* FIFO, so erases rotate over all lines */
-    FtlHeap heap;               /* FULL lines by vpc: the greedy victim on top */
-    uint32_t *heap_pos;         /* per line: its index in heap while FULL */
+    FtlFreeList free;           /* free lines, FIFO */
+    uint32_t *free_next;        /* its links */
+    FtlVictims victims;         /* FULL lines: GC's candidates */
+    uint32_t *victim_pos;       /* per line: its place among them while FULL */
 
-    uint32_t wp_line;           /* open line, FTL_NO_LINE until a page is needed */
-    uint64_t wp_idx;            /* next page index within it */
+    /* per stream: its open line (FTL_NO_LINE until a page is needed), next page there */
+    uint32_t wp_line[FTL_MAX_STREAMS];
+    uint64_t wp_idx[FTL_MAX_STREAMS];
+    uint32_t nstreams;
 
     uint64_t last_prog_ns;      /* latest program completion, for flush */
     FtlProgs progs;             /* on nand, counted in last_prog_ns and st */
     uint64_t pump_ns;           /* background GC books nothing before this (the last
                                    command's arrival: the NAND may have retired before it) */
-    FtlBgJob bg;
+    FtlBgJob bg;                /* the victim in progress, background or paced */
+    double gc_credit;           /* pages paced GC owes the host's writes so far */
     uint64_t *lun_read_ns;      /* scratch for GC: last read per chip of the victim */
     uint64_t order;             /* the latest line order given */
     FtlStats st;

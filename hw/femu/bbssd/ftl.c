@@ -1,8 +1,7 @@
 /*
- * The blackbox FTL; see ftl.h for the behaviour. Victim selection: a binary min-heap of the
- * full lines keyed by valid-page count, then order (O(log lines) per invalidation and per
- * pick, memory O(lines) whatever the line size). What the FDP FTL does alike is in
- * ftl-common.c.
+ * The blackbox FTL; see ftl.h for the behaviour. The full lines are GC's candidates
+ * (ftl/victim.h: O(log lines) per invalidation, memory O(lines) whatever the line size),
+ * and the gc_policy picks among them. What the FDP FTL does alike is in ftl/.
  *
  * Store (ftl_attach_store), little-endian, as the FDP FTL's:
  *   header (512 B)     magic, version, what sets the layout and the meaning of what
@@ -12,9 +11,10 @@
  *                      (reads' own counters every FTL_READ_SAVES reads, stats_save_read).
  *   erase marks        one byte per chip (stripe slot): the GC victim's blocks on that chip
  *                      are erased (background GC erases chip by chip, calls apart).
- *   line records (32 B) {wp word, state, erases, order, CRC of state..order}; all zero is a
- *                      free line never erased. The wp word is the open line's next page
- *                      with a 16-bit check: one 8-byte store per page, no CRC.
+ *   line records (32 B) {wp word, state, stream, erases, order, CRC of state..order}; all
+ *                      zero is a free line never erased. The wp word is an open line's
+ *                      next page with a 16-bit check: one 8-byte store per page, no CRC;
+ *                      the stream byte says whose open line it is (0 before streams=).
  *   mapping            one 64-bit entry per lpn: ppn + 1 (bits 0-47, 0: unmapped) and a
  *                      16-bit check of lpn and ppn.
  * So a page written or moved costs two 8-byte stores (wp word, entry), a trim one; a line
@@ -25,12 +25,12 @@
  * that points below it; a line's record says OPEN only after its wp word is reset; a
  * victim's erase marks are cleared before its record says VICTIM, and a chip's mark is set
  * after its pages moved out and its blocks were erased; the record says FREE after all of
- * it. A load keeps open and victim lines as they were (the victim's unerased chips resume
- * as background GC), drops entries failing their check (and, of two naming one page, the
- * later lpn's), raises an open line's write position over entries past it, and repairs a
- * line whose record fails its CRC or that entries point into while free: full if it holds
- * valid pages, else free (so a free line is left for GC whenever one can be: a load that
- * would leave none refuses the store).
+ * it. A load keeps open (one per stream configured) and victim lines as they were (the
+ * victim's unerased chips resume as background GC), drops entries failing their check
+ * (and, of two naming one page, the later lpn's), raises an open line's write position
+ * over entries past it, and repairs a line whose record fails its CRC or that entries
+ * point into while free: full if it holds valid pages, else free (so a free line is left
+ * for GC whenever one can be: a load that would leave none refuses the store).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -181,11 +181,18 @@ bool ftl_derive_blocks(NandGeometry *geo, uint64_t exposed_bytes, double op_pcen
                                    err);
 }
 
+uint32_t ftl_min_spare_lines(const FtlConfig *c)
+{
+    FtlPolicyChoice s = c->streams.policy ? c->streams : ftl_policy_default(FTL_STREAM);
+
+    return FTL_MIN_SPARE_LINES + ftl_stream_of(&s)->nstreams - 1;
+}
+
 bool ftl_config_check(const FtlConfig *c, char **err)
 {
     const NandGeometry *g = &c->geo;
     uint64_t ppl, data, spare;
-    uint32_t nlines = g->blks_per_pl, h;
+    uint32_t nlines = g->blks_per_pl, h, min_spare = ftl_min_spare_lines(c);
 
     if (!ftl_check_common(g, &c->tm, c->exposed_pages, c->gc_thres_pcent,
                           c->gc_thres_pcent_high, err)) {
@@ -199,18 +206,19 @@ bool ftl_config_check(const FtlConfig *c, char **err)
     }
     ppl = pages_per_line(g);
     data = div_up(c->exposed_pages, ppl);
-    if (data > nlines || nlines - data < FTL_MIN_SPARE_LINES) {
+    if (data > nlines || nlines - data < min_spare) {
         *err = g_strdup_printf("blks_per_pl=%u is too small for devsz_mb=%" G_GUINT64_FORMAT
                                " (%" G_GUINT64_FORMAT " blocks per plane of data): allowed "
-                               "blks_per_pl >= %" G_GUINT64_FORMAT ", which leaves %d spare "
+                               "blks_per_pl >= %" G_GUINT64_FORMAT ", which leaves %u spare "
                                "for GC (or raise op_pcent, or lower devsz_mb)", nlines,
                                c->exposed_pages * nand_page_bytes(g) >> 20, data,
-                               data + FTL_MIN_SPARE_LINES, FTL_MIN_SPARE_LINES);
+                               data + min_spare, min_spare);
         return false;
     }
     spare = nlines - data;
-    /* at least one spare line beyond forced GC's and the open one: the garbage it collects */
-    h = ftl_pcent_high_min(nlines, c->gc_thres_pcent_high, FTL_RESERVE_LINES, spare - 1);
+    /* at least one spare line beyond forced GC's and the open ones: the garbage it collects */
+    h = ftl_pcent_high_min(nlines, c->gc_thres_pcent_high, FTL_RESERVE_LINES,
+                           spare - (min_spare - FTL_RESERVE_LINES - 1));
     if (h != c->gc_thres_pcent_high) {
         /* forced GC could never raise free lines above its threshold: GC on every write */
         if (h > 99) {
@@ -232,9 +240,9 @@ bool ftl_config_check(const FtlConfig *c, char **err)
     return true;
 }
 
-/* ---- victim heap: full lines, fewest valid pages on top ---- */
+/* ---- GC's candidates: full lines ---- */
 
-/* Ties go to the line filled first, so the victim depends on the state alone (a load). */
+/* Fewest valid pages first; ties go to the line filled first, then the lower number. */
 static bool line_less(const void *ctx, uint32_t a, uint32_t b)
 {
     const Ftl *f = ctx;
@@ -247,6 +255,13 @@ static bool line_less(const void *ctx, uint32_t a, uint32_t b)
         return x->order < y->order;
     }
     return a < b;
+}
+
+static void line_view(const void *ctx, uint32_t line, FtlUnit *u)
+{
+    const FtlLine *l = &((const Ftl *)ctx)->lines[line];
+
+    *u = (FtlUnit){ .id = line, .valid = l->vpc, .closed = l->order, .erases = l->erases };
 }
 
 /* ---- the store: what changes, written through ---- */
@@ -292,7 +307,8 @@ static void line_save(Ftl *f, uint32_t line)
     }
     p = line_rec(f, line);
     p[8] = l->state;
-    memset(p + 9, 0, 3);
+    p[9] = l->state == FTL_LINE_OPEN ? l->stream : 0;
+    memset(p + 10, 0, 2);
     record_put_le(p + 12, l->erases, 4);
     record_put_le(p + 16, l->order, 8);
     record_put_le(p + 24, ftl_crc32_salted(SALT_LINE | line, p + 8, 16), 4);
@@ -389,27 +405,16 @@ static void map_fetch(const Ftl *f, uint64_t lpn)
 static void free_push(Ftl *f, uint32_t line)
 {
     f->lines[line].state = FTL_LINE_FREE;
-    f->lines[line].next_free = FTL_NO_LINE;
-    if (f->free_tail == FTL_NO_LINE) {
-        f->free_head = line;
-    } else {
-        f->lines[f->free_tail].next_free = line;
-    }
-    f->free_tail = line;
-    f->st.free_lines++;
+    ftl_free_push(&f->free, line);
+    f->st.free_lines = f->free.n;
 }
 
+/* GC thresholds and FTL_MIN_SPARE_LINES keep a line free for every call; see ftl.h */
 static uint32_t free_pop(Ftl *f)
 {
-    uint32_t line = f->free_head;
+    uint32_t line = ftl_free_pop(&f->free);
 
-    /* GC thresholds and FTL_MIN_SPARE_LINES make this impossible; see ftl.h */
-    g_assert(line != FTL_NO_LINE);
-    f->free_head = f->lines[line].next_free;
-    if (f->free_head == FTL_NO_LINE) {
-        f->free_tail = FTL_NO_LINE;
-    }
-    f->st.free_lines--;
+    f->st.free_lines = f->free.n;
     return line;
 }
 
@@ -452,49 +457,61 @@ static void invalidate(Ftl *f, uint64_t ppn)
     rev_put(f, ppn, 0);
     l->vpc--;
     if (l->state == FTL_LINE_FULL) {
-        ftl_heap_key_fell(&f->heap, line);
+        ftl_victims_fell(&f->victims, line);
     }
 }
 
-/* Maps lpn to the next page of the open line (no NAND operation); returns the page. */
-static uint64_t map_page(Ftl *f, uint64_t lpn)
+/* The stream (streams=) of a host write (gc false) or a GC move of lpn. */
+static uint32_t stream_of(const Ftl *f, bool gc, uint64_t lpn)
 {
+    return ftl_stream_of(&f->cfg.streams)->stream_of(&f->cfg.streams, gc, lpn);
+}
+
+/*
+ * Maps lpn to the next page of stream s's open line (no NAND operation); returns the
+ * page.
+ */
+static uint64_t map_page(Ftl *f, uint64_t lpn, uint32_t s)
+{
+    uint32_t *wl = &f->wp_line[s];
+    uint64_t *wi = &f->wp_idx[s];
     uint64_t ppn;
     uint64_t old;
 
-    if (f->wp_line == FTL_NO_LINE) {
-        f->wp_line = free_pop(f);
-        f->lines[f->wp_line].state = FTL_LINE_OPEN;
-        f->wp_idx = 0;
-        wp_save(f, f->wp_line, 0);
-        line_save(f, f->wp_line);
+    if (*wl == FTL_NO_LINE) {
+        *wl = free_pop(f);
+        f->lines[*wl].state = FTL_LINE_OPEN;
+        f->lines[*wl].stream = s;
+        *wi = 0;
+        wp_save(f, *wl, 0);
+        line_save(f, *wl);
     }
-    ppn = (uint64_t)f->wp_line * f->pgs_per_line + f->wp_idx++;
-    wp_save(f, f->wp_line, f->wp_idx);      /* before the entry that points below it */
+    ppn = (uint64_t)*wl * f->pgs_per_line + (*wi)++;
+    wp_save(f, *wl, *wi);       /* before the entry that points below it */
     old = map_get(f, lpn);
     if (old) {
         invalidate(f, old - 1);
     }
     map_put(f, lpn, ppn);
     rev_put(f, ppn, lpn + 1);
-    f->lines[f->wp_line].vpc++;
-    if (f->wp_idx == f->pgs_per_line) {
+    f->lines[*wl].vpc++;
+    if (*wi == f->pgs_per_line) {
         /* full lines become GC candidates at once; the next line opens when needed */
-        f->lines[f->wp_line].state = FTL_LINE_FULL;
-        f->lines[f->wp_line].order = ++f->order;
-        line_save(f, f->wp_line);
-        ftl_heap_push(&f->heap, f->wp_line);
-        f->wp_line = FTL_NO_LINE;
+        f->lines[*wl].state = FTL_LINE_FULL;
+        f->lines[*wl].order = ++f->order;
+        line_save(f, *wl);
+        ftl_victims_add(&f->victims, *wl);
+        *wl = FTL_NO_LINE;
     }
     return ppn;
 }
 
-/* Maps lpn to the next page of the open line and programs it; returns the completion. */
+/* GC moves lpn: maps it to its stream's next page and programs it; returns the completion. */
 static uint64_t write_page(Ftl *f, uint64_t lpn, uint64_t arrival_ns)
 {
     NandAddr a;
 
-    ftl_ppn_to_addr(f, map_page(f, lpn), &a);
+    ftl_ppn_to_addr(f, map_page(f, lpn, stream_of(f, true, lpn)), &a);
     return ftl_program(&f->progs, &a, 1u << a.pl, arrival_ns);
 }
 
@@ -511,11 +528,20 @@ static void gc_fetch_ahead(const Ftl *f, uint64_t base, uint64_t i)
     }
 }
 
-/* Collects the heap's top line: moves its valid pages, erases its blocks. */
+/*
+ * GC's next victim: the policy's choice among the full lines, taken out of them; one that
+ * frees something when must_free (ftl_victims_take).
+ */
+static uint32_t victim_take(Ftl *f, bool must_free)
+{
+    return ftl_victims_take(&f->victims, f->order, f->st.gc_runs, must_free);
+}
+
+/* Collects the policy's victim: moves its valid pages, erases its blocks. */
 static void gc_collect(Ftl *f, uint64_t now_ns, bool forced)
 {
     const NandGeometry *g = &f->cfg.geo;
-    uint32_t line = ftl_heap_pop(&f->heap);
+    uint32_t line = victim_take(f, true);
     uint64_t base = (uint64_t)line * f->pgs_per_line, nluns = nand_luns(g);
     NandAddr a;
 
@@ -552,15 +578,14 @@ static void gc_collect(Ftl *f, uint64_t now_ns, bool forced)
     f->st.gc_forced_runs += forced;
 }
 
-/* A victim frees space (forced GC), or enough of it to be worth doing unasked (FEMU: 1/8). */
+/*
+ * A line has garbage to free (forced GC), or enough of it to be worth collecting unasked
+ * (FEMU: 1/8 of a line); the policy then picks which line.
+ */
 static bool victim_gains(const Ftl *f, bool background)
 {
-    uint64_t invalid;
+    uint64_t invalid = ftl_victims_most_garbage(&f->victims);
 
-    if (!f->heap.len) {
-        return false;
-    }
-    invalid = f->pgs_per_line - f->lines[f->heap.id[0]].vpc;
     return background ? invalid >= MAX(1, f->pgs_per_line / 8) : invalid > 0;
 }
 
@@ -615,6 +640,8 @@ static void bg_begin(Ftl *f, uint32_t line, const bool *erased)
     FtlBgJob *j = &f->bg;
 
     j->line = line;
+    j->valid0 = f->lines[line].vpc;
+    j->turn = 0;
     j->chips_left = 0;
     j->ndue = 0;
     for (uint64_t k = 0; k < nand_luns(&f->cfg.geo); k++) {
@@ -656,10 +683,76 @@ static void bg_prefetch(const Ftl *f, uint64_t base, uint64_t i, uint64_t nluns)
     }
 }
 
+/* The victim's page i of stripe slot k moves: read at `at`, programmed after. */
+static void bg_move(Ftl *f, uint64_t k, uint64_t i, uint64_t at)
+{
+    FtlBgJob *j = &f->bg;
+    uint64_t ppn = (uint64_t)j->line * f->pgs_per_line + i, rd;
+    NandAddr a;
+
+    ftl_ppn_to_addr(f, ppn, &a);
+    rd = nand_op(f->nand, NAND_OP_READ, &a, at);
+    j->read_done[k] = MAX(j->read_done[k], rd);
+    write_page(f, rev_get(f, ppn) - 1, rd);
+    f->st.gc_pages_moved++;
+    j->next[k] = i + nand_luns(&f->cfg.geo);
+}
+
+/* The victim's blocks on slot k's chip are erased from `at` on (after its reads): done. */
+static void bg_erase(Ftl *f, uint64_t k, uint64_t at)
+{
+    FtlBgJob *j = &f->bg;
+    NandAddr a;
+
+    ftl_ppn_to_addr(f, (uint64_t)j->line * f->pgs_per_line + k, &a);
+    a.pl = 0;
+    nand_op_planes(f->nand, NAND_OP_ERASE, &a, UINT32_MAX, MAX(at, j->read_done[k]));
+    f->st.blocks_erased += f->cfg.geo.pls_per_lun;
+    victim_erased(f, k);
+    j->next[k] = FTL_NEVER;
+    j->chips_left--;
+}
+
+/*
+ * Where stream s's next page goes (its open line's next page, or the next free line's
+ * first).
+ */
+static void next_write_addr(const Ftl *f, uint32_t s, NandAddr *a)
+{
+    uint64_t ppn = f->wp_line[s] != FTL_NO_LINE ?
+                   (uint64_t)f->wp_line[s] * f->pgs_per_line + f->wp_idx[s] :
+                   (uint64_t)f->free.head * f->pgs_per_line;
+
+    ftl_ppn_to_addr(f, ppn, a);
+}
+
+/*
+ * Does background GC's next operation at a (a move of the page there, of stream s, when
+ * move; else the erase of the chip's blocks) end by limit if it starts at `at`? A move's
+ * program goes where its stream's next write goes, after the read.
+ */
+static bool ends_by(const Ftl *f, const NandAddr *a, bool move, uint32_t s, uint64_t at,
+                    uint64_t limit)
+{
+    NandAddr w;
+
+    if (!move) {
+        return nand_probe(f->nand, NAND_OP_ERASE, a, at) <= limit;
+    }
+    at = nand_probe(f->nand, NAND_OP_READ, a, at);
+    if (at > limit || (f->wp_line[s] == FTL_NO_LINE && f->free.head == FTL_FREE_END)) {
+        return false;
+    }
+    next_write_addr(f, s, &w);
+    return nand_probe(f->nand, NAND_OP_PROGRAM, &w, at) <= limit;
+}
+
 /*
  * Background GC, chip by chip (FtlBgJob): books the victim's operations on stripe slot k
  * (one chip) while that chip is idle before limit, one at a time; the chip's erase follows
- * its last read. Returns with work left when the chip is busy up to limit.
+ * its last read. Returns with work left when the chip is busy up to limit. With a pacing
+ * whose idle GC fits (idle_fits), an operation is booked only if it ends by limit: the
+ * next command's arrival, before which the drive was idle.
  */
 static void bg_chip(Ftl *f, uint64_t k, uint64_t limit)
 {
@@ -671,7 +764,7 @@ static void bg_chip(Ftl *f, uint64_t k, uint64_t limit)
         return;
     }
     while (j->next[k] != FTL_NEVER) {
-        uint64_t i = j->next[k], at, rd;
+        uint64_t i = j->next[k], at;
         while (i < f->pgs_per_line && !rev_get(f, base + i)) {
             i += nluns;                 /* overwritten or trimmed since: nothing to move */
         }
@@ -685,21 +778,21 @@ static void bg_chip(Ftl *f, uint64_t k, uint64_t limit)
             return;
         }
         ftl_ppn_to_addr(f, base + (i < f->pgs_per_line ? i : k), &a);
+        if (limit != FTL_NEVER && ftl_pacing_of(&f->cfg.gc_pacing)->idle_fits) {
+            a.pl = i < f->pgs_per_line ? a.pl : 0;
+            bool move = i < f->pgs_per_line;
+            uint32_t s = move ? stream_of(f, true, rev_get(f, base + i) - 1) : 0;
+            if (!ends_by(f, &a, move, s, move ? at : MAX(at, j->read_done[k]), limit)) {
+                j->ready_at[k] = limit;     /* the gap before limit was too short */
+                return;
+            }
+        }
         f->st.gc_bg_ops++;
         if (i < f->pgs_per_line) {
-            rd = nand_op(f->nand, NAND_OP_READ, &a, at);
-            j->read_done[k] = MAX(j->read_done[k], rd);
-            write_page(f, rev_get(f, base + i) - 1, rd);
-            f->st.gc_pages_moved++;
-            j->next[k] = i + nluns;
+            bg_move(f, k, i, at);
             bg_prefetch(f, base, i + nluns, nluns);
         } else {
-            a.pl = 0;
-            nand_op_planes(f->nand, NAND_OP_ERASE, &a, UINT32_MAX, MAX(at, j->read_done[k]));
-            f->st.blocks_erased += f->cfg.geo.pls_per_lun;
-            victim_erased(f, k);
-            j->next[k] = FTL_NEVER;
-            j->chips_left--;
+            bg_erase(f, k, at);
         }
     }
 }
@@ -746,6 +839,7 @@ static bool bg_run(Ftl *f, uint64_t limit)
 static void gc_background(Ftl *f, uint64_t limit)
 {
     FtlBgJob *j = &f->bg;
+    uint32_t line;
 
     for (;;) {
         if (j->line == FTL_NO_LINE) {
@@ -753,7 +847,14 @@ static void gc_background(Ftl *f, uint64_t limit)
                 f->pump_ns >= limit) {
                 return;
             }
-            bg_begin(f, ftl_heap_pop(&f->heap), NULL);
+            line = victim_take(f, false);
+            if (f->lines[line].vpc == f->pgs_per_line) {
+                /* the policy chose a line without garbage: paced GC may take it, not this
+                   loop, which would go on as long as the idle time */
+                ftl_victims_add(&f->victims, line);
+                return;
+            }
+            bg_begin(f, line, NULL);
             victim_begin(f, j->line);
         }
         if (!bg_run(f, limit)) {
@@ -792,14 +893,8 @@ static void bg_finish(Ftl *f, uint64_t now_ns)
         if (j->next[k] == FTL_NEVER) {
             continue;
         }
-        ftl_ppn_to_addr(f, base + k, &a);
-        a.pl = 0;
         f->st.gc_bg_ops++;
-        nand_op_planes(f->nand, NAND_OP_ERASE, &a, UINT32_MAX, MAX(now_ns, j->read_done[k]));
-        f->st.blocks_erased += f->cfg.geo.pls_per_lun;
-        victim_erased(f, k);
-        j->next[k] = FTL_NEVER;
-        j->chips_left--;
+        bg_erase(f, k, now_ns);
     }
     bg_run(f, FTL_NEVER);       /* every chip done: the line is free */
 }
@@ -819,6 +914,110 @@ static void gc_forced(Ftl *f, uint64_t now_ns)
         }
         gc_collect(f, now_ns, true);
     }
+}
+
+/*
+ * The stripe slot of the victim in progress with work left whose chip is free first, so
+ * that paced moves read on idle chips; ties go to the first from `turn` on.
+ */
+static uint64_t idlest_slot(const Ftl *f)
+{
+    const FtlBgJob *j = &f->bg;
+    const NandGeometry *g = &f->cfg.geo;
+    uint64_t nluns = nand_luns(g), best = FTL_NEVER, best_at = FTL_NEVER;
+
+    for (uint64_t n = 0, k = j->turn; n < nluns; n++, k = k + 1 == nluns ? 0 : k + 1) {
+        uint64_t at;
+        if (j->next[k] == FTL_NEVER) {
+            continue;
+        }
+        /* slot k is chip (ch k % nchs, lun k / nchs) */
+        at = nand_chip_busy_until(f->nand, (k % g->nchs) * g->luns_per_ch + k / g->nchs);
+        if (best == FTL_NEVER || at < best_at) {
+            best = k;
+            best_at = at;
+        }
+    }
+    return best;
+}
+
+/*
+ * One step of paced GC on the victim in progress, at now: the next valid page of the
+ * idlest chip moved (true); a chip whose pages are all moved has its blocks erased after
+ * its reads on the way. False when the victim is done (and free) without a move.
+ */
+static bool gc_step(Ftl *f, uint64_t now)
+{
+    FtlBgJob *j = &f->bg;
+    uint64_t nluns = nand_luns(&f->cfg.geo), base = (uint64_t)j->line * f->pgs_per_line;
+
+    while (j->chips_left) {
+        uint64_t k = idlest_slot(f), i = j->next[k];
+        j->turn = k + 1 == nluns ? 0 : k + 1;
+        while (i < f->pgs_per_line && !rev_get(f, base + i)) {
+            i += nluns;
+        }
+        if (i < f->pgs_per_line) {
+            bg_move(f, k, i, now);
+            return true;
+        }
+        bg_erase(f, k, now);
+    }
+    bg_run(f, FTL_NEVER);       /* every chip erased: the line is free */
+    return false;
+}
+
+/*
+ * Before a host page at now: the GC work the pacing policy asks for. Moves are done now,
+ * from the victim in progress (a new one taken when it is done), after the host's pages
+ * gathered before (their completion, with done's, is returned).
+ */
+static uint64_t gc_pace(Ftl *f, uint64_t now, uint64_t done)
+{
+    FtlPaceState s = {
+        .free_units = f->st.free_lines,
+        .free_pages = f->st.free_lines * f->pgs_per_line,
+        .open_units = f->nstreams,
+        .forced_units = f->gc_forced_lines,
+        .floor_units = f->gc_forced_lines / 2,      /* one line for GC, so at least 1 */
+        .unit_pages = f->pgs_per_line,
+        .victim_valid = f->bg.line != FTL_NO_LINE ? f->bg.valid0 :
+                        f->pgs_per_line - ftl_victims_most_garbage(&f->victims),
+    };
+    double m;
+
+    for (uint32_t i = 0; i < f->nstreams; i++) {
+        s.free_pages += f->wp_line[i] != FTL_NO_LINE ? f->pgs_per_line - f->wp_idx[i] : 0;
+    }
+    m = ftl_pace_moves(&f->cfg.gc_pacing, &s);
+    if (m == 0 || (!isinf(m) && f->gc_credit + m < 1)) {
+        f->gc_credit += m;
+        return done;
+    }
+    /* GC's programs go after the pages before them */
+    done = MAX(done, ftl_program_flush(&f->progs, now));
+    if (isinf(m)) {
+        gc_forced(f, now);
+        f->gc_credit = 0;
+        return done;
+    }
+    f->gc_credit += m;
+    while (f->gc_credit >= 1) {
+        if (f->bg.line == FTL_NO_LINE) {
+            if (!victim_gains(f, false)) {
+                f->gc_credit = 0;
+                break;
+            }
+            bg_begin(f, victim_take(f, false), NULL);
+            victim_begin(f, f->bg.line);
+        }
+        if (!gc_step(f, now)) {
+            f->gc_credit = 0;       /* the victim is done: what it needed is paid */
+            break;
+        }
+        f->gc_credit -= 1;
+    }
+    return done;
 }
 
 /* A host command at now_ns: background GC first takes the idle chip time before it. */
@@ -907,13 +1106,8 @@ uint64_t ftl_write(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
     for (uint64_t i = 0; i < npages; i++) {
         NandAddr a;
         uint64_t t;
-        if (f->st.free_lines <= f->gc_forced_lines) {
-            /* GC's programs go after the pages before them */
-            t = ftl_program_flush(&f->progs, now_ns);
-            done = MAX(done, t);
-            gc_forced(f, now_ns);
-        }
-        ftl_ppn_to_addr(f, map_page(f, lpn + i), &a);
+        done = gc_pace(f, now_ns, done);
+        ftl_ppn_to_addr(f, map_page(f, lpn + i, stream_of(f, false, lpn + i)), &a);
         f->st.host_pages_written++;
         t = ftl_program_gather(&f->progs, &a, now_ns);
         done = MAX(done, t);
@@ -1015,13 +1209,15 @@ static void reset_state(Ftl *f)
 {
     memset(f->lines, 0, sizeof(*f->lines) * f->nlines);
     memset(&f->st, 0, sizeof(f->st));
-    f->heap.len = 0;
-    f->free_head = f->free_tail = FTL_NO_LINE;
+    ftl_victims_clear(&f->victims);
+    ftl_free_list_init(&f->free, f->free_next);
     for (uint32_t i = 0; i < f->nlines; i++) {
         free_push(f, i);
     }
-    f->wp_line = FTL_NO_LINE;
-    f->wp_idx = 0;
+    for (uint32_t i = 0; i < FTL_MAX_STREAMS; i++) {
+        f->wp_line[i] = FTL_NO_LINE;
+        f->wp_idx[i] = 0;
+    }
     f->bg.line = FTL_NO_LINE;
     f->order = 0;
     f->st.total_lines = f->nlines;
@@ -1053,6 +1249,13 @@ Ftl *ftl_new(const FtlConfig *c, char **err)
     }
     f = g_new0(Ftl, 1);
     f->cfg = *c;
+    if (!f->cfg.gc_pacing.policy) {
+        f->cfg.gc_pacing = ftl_policy_default(FTL_PACING);
+    }
+    if (!f->cfg.streams.policy) {
+        f->cfg.streams = ftl_policy_default(FTL_STREAM);
+    }
+    f->nstreams = ftl_stream_of(&f->cfg.streams)->nstreams;
     f->nand = nand;
     f->pgs_per_line = pages_per_line(&c->geo);
     f->stripe = nand_luns(&c->geo) * c->geo.pls_per_lun;
@@ -1084,8 +1287,10 @@ Ftl *ftl_new(const FtlConfig *c, char **err)
         return NULL;
     }
     f->lines = g_new0(FtlLine, f->nlines);
-    f->heap_pos = g_new0(uint32_t, f->nlines);
-    ftl_heap_init(&f->heap, f->nlines, f->heap_pos, line_less, f);
+    f->victim_pos = g_new0(uint32_t, f->nlines);
+    f->free_next = g_new0(uint32_t, f->nlines);
+    ftl_victims_init(&f->victims, &c->gc_policy, 0, f->nlines, f->pgs_per_line, f->victim_pos,
+                     line_less, line_view, f);
     ftl_progs_init(&f->progs, nand, &f->last_prog_ns, &f->st.nand_pages_written);
     f->lun_read_ns = g_new0(uint64_t, nand_luns(&c->geo));
     f->bg.next = g_new0(uint64_t, nand_luns(&c->geo));
@@ -1108,8 +1313,9 @@ void ftl_free(Ftl *f)
         }
         ftl_table_free(f->p2l, nand_total_pages(&f->cfg.geo), (size_t)1 << f->rev_log);
         g_free(f->lines);
-        ftl_heap_destroy(&f->heap);
-        g_free(f->heap_pos);
+        ftl_victims_destroy(&f->victims);
+        g_free(f->victim_pos);
+        g_free(f->free_next);
         ftl_progs_destroy(&f->progs);
         g_free(f->lun_read_ns);
         g_free(f->bg.next);
@@ -1195,7 +1401,7 @@ static bool line_decode(const Ftl *f, uint32_t line, const uint8_t *p, FtlLine *
         p[8] > FTL_LINE_VICTIM) {
         return false;
     }
-    *l = (FtlLine){ .state = p[8], .erases = record_get_le(p + 12, 4),
+    *l = (FtlLine){ .state = p[8], .stream = p[9], .erases = record_get_le(p + 12, 4),
                     .order = record_get_le(p + 16, 8) };
     if (l->state == FTL_LINE_OPEN) {
         *wp = w & FTL_PPN_MASK;
@@ -1231,7 +1437,7 @@ static gint cmp_order(gconstpointer a, gconstpointer b, gpointer data)
 static bool load(Ftl *f, char **err)
 {
     const NandGeometry *g = &f->cfg.geo;
-    uint32_t n = f->nlines, victim = FTL_NO_LINE, open = FTL_NO_LINE, nfree = 0;
+    uint32_t n = f->nlines, victim = FTL_NO_LINE, nfree = 0, open[FTL_MAX_STREAMS];
     uint64_t nluns = nand_luns(g), total = (uint64_t)n * f->pgs_per_line, dropped = 0;
     uint8_t *marks = f->store + f->lay.off_marks;
     g_autofree uint64_t *wp = g_new0(uint64_t, n);
@@ -1243,6 +1449,9 @@ static bool load(Ftl *f, char **err)
     uint64_t v[FTL_NSTATS];
 
     f->order = 0;
+    for (uint32_t i = 0; i < FTL_MAX_STREAMS; i++) {
+        open[i] = FTL_NO_LINE;
+    }
     for (uint32_t l = 0; l < n; l++) {
         const uint8_t *p = line_rec(f, l);
         if (!line_decode(f, l, p, &f->lines[l], &wp[l])) {
@@ -1276,7 +1485,10 @@ static bool load(Ftl *f, char **err)
         rev_put(f, ppn, lpn + 1);
         l->vpc++;
     }
-    /* states: one open line and one victim at most; repaired lines get the next orders */
+    /*
+     * states: one open line per stream (of the streams configured now) and one victim at
+     * most; repaired lines get the next orders
+     */
     for (uint32_t l = 0; l < n; l++) {
         FtlLine *line = &f->lines[l];
         if (damaged[l]) {
@@ -1284,12 +1496,14 @@ static bool load(Ftl *f, char **err)
             line->state = line->vpc ? FTL_LINE_FULL : FTL_LINE_FREE;
             line->order = ++f->order;
         } else if (line->state == FTL_LINE_OPEN &&
-                   (open != FTL_NO_LINE || wp[l] == f->pgs_per_line)) {
-            line->state = FTL_LINE_FULL;    /* filled (its record not saved yet), or a second */
+                   (line->stream >= f->nstreams || open[line->stream] != FTL_NO_LINE ||
+                    wp[l] == f->pgs_per_line)) {
+            /* filled (its record not saved yet), a second, or of a stream there is no more */
+            line->state = FTL_LINE_FULL;
             line->order = ++f->order;
             fix[l] = true;
         } else if (line->state == FTL_LINE_OPEN) {
-            open = l;
+            open[line->stream] = l;
         } else if (line->state == FTL_LINE_VICTIM && victim != FTL_NO_LINE) {
             line->state = FTL_LINE_FULL;
             line->order = ++f->order;
@@ -1316,12 +1530,12 @@ static bool load(Ftl *f, char **err)
         FtlLine *line = &f->lines[l];
         if (fix[l]) {
             line_save(f, l);
-            if (l == open) {
+            if (line->state == FTL_LINE_OPEN) {
                 wp_save(f, l, wp[l]);
             }
         }
         if (line->state == FTL_LINE_FULL) {
-            ftl_heap_push(&f->heap, l);
+            ftl_victims_add(&f->victims, l);
         }
     }
     /* the free list in the order the lines were freed (FIFO) */
@@ -1332,14 +1546,16 @@ static bool load(Ftl *f, char **err)
         }
     }
     g_qsort_with_data(order, nfree, sizeof(*order), cmp_order, f->lines);
-    f->free_head = f->free_tail = FTL_NO_LINE;
+    ftl_free_list_init(&f->free, f->free_next);
     f->st.free_lines = 0;
     for (uint32_t i = 0; i < nfree; i++) {
         free_push(f, order[i]);
     }
-    if (open != FTL_NO_LINE) {
-        f->wp_line = open;
-        f->wp_idx = wp[open];
+    for (uint32_t i = 0; i < f->nstreams; i++) {
+        if (open[i] != FTL_NO_LINE) {
+            f->wp_line[i] = open[i];
+            f->wp_idx[i] = wp[open[i]];
+        }
     }
     /* the victim: chips marked erased resume so, unless the mapping says otherwise */
     if (victim != FTL_NO_LINE) {
@@ -1478,7 +1694,8 @@ static bool store_agrees(Ftl *f, char **err)
         uint64_t wp;
         if (!line_decode(f, l, line_rec(f, l), &d, &wp) || d.state != m->state ||
             d.erases != m->erases || d.order != m->order ||
-            (l == f->wp_line && wp != f->wp_idx)) {
+            (d.state == FTL_LINE_OPEN && (d.stream != m->stream ||
+                                          wp != f->wp_idx[m->stream]))) {
             FAIL("line %u's record in the store does not say what memory does (state %d, "
                  "%u erases, order %" G_GUINT64_FORMAT ")", l, m->state, m->erases, m->order);
         }
@@ -1501,11 +1718,22 @@ out:
     return ok;
 }
 
+/* How many streams have an open line. */
+static uint32_t open_lines(const Ftl *f)
+{
+    uint32_t n = 0;
+
+    for (uint32_t i = 0; i < f->nstreams; i++) {
+        n += f->wp_line[i] != FTL_NO_LINE;
+    }
+    return n;
+}
+
 bool ftl_check_consistency(Ftl *f, char **err)
 {
     uint64_t total = (uint64_t)f->nlines * f->pgs_per_line, mapped = 0, valid = 0;
     uint64_t *vpc = g_new0(uint64_t, f->nlines);
-    uint32_t nfree = 0, nfull = 0, nopen = 0, nvictim = 0, last = FTL_NO_LINE;
+    uint32_t nfree = 0, nfull = 0, nopen = 0, nvictim = 0, last = FTL_FREE_END;
     bool ok = false;
 
     for (uint64_t lpn = 0; lpn < f->cfg.exposed_pages; lpn++) {
@@ -1535,7 +1763,8 @@ bool ftl_check_consistency(Ftl *f, char **err)
         }
         if (f->lines[line].state == FTL_LINE_FREE ||
             (f->lines[line].state == FTL_LINE_VICTIM && line != f->bg.line) ||
-            (f->lines[line].state == FTL_LINE_OPEN && ppn % f->pgs_per_line >= f->wp_idx)) {
+            (f->lines[line].state == FTL_LINE_OPEN &&
+             ppn % f->pgs_per_line >= f->wp_idx[f->lines[line].stream])) {
             FAIL("valid ppn %" G_GUINT64_FORMAT " in a free, victim or unwritten place", ppn);
         }
         vpc[line]++;
@@ -1559,13 +1788,14 @@ bool ftl_check_consistency(Ftl *f, char **err)
             break;
         case FTL_LINE_OPEN:
             nopen++;
-            if (l != f->wp_line) {
-                FAIL("line %u is open but not the write pointer's", l);
+            if (line->stream >= f->nstreams || l != f->wp_line[line->stream]) {
+                FAIL("line %u is open but not its stream's (%u) write pointer's", l,
+                     line->stream);
             }
             break;
         case FTL_LINE_FULL:
             nfull++;
-            if (!ftl_heap_holds(&f->heap, l)) {
+            if (!ftl_victims_holds(&f->victims, l)) {
                 FAIL("full line %u is not in the victim heap", l);
             }
             break;
@@ -1576,21 +1806,21 @@ bool ftl_check_consistency(Ftl *f, char **err)
             nvictim++;
         }
     }
-    for (uint32_t l = f->free_head; l != FTL_NO_LINE; l = f->lines[l].next_free) {
+    for (uint32_t l = f->free.head; l != FTL_FREE_END; l = ftl_free_after(&f->free, l)) {
         if (f->lines[l].state != FTL_LINE_FREE || ++nfree > f->nlines) {
             FAIL("the free list holds line %u, which is not free (or loops)", l);
         }
         last = l;
     }
-    if (last != f->free_tail || nfree != f->st.free_lines ||
-        nfree + nfull + nopen + nvictim != f->nlines || nfull != f->heap.len ||
-        nopen != (f->wp_line != FTL_NO_LINE)) {
+    if (last != f->free.tail || nfree != f->st.free_lines ||
+        nfree + nfull + nopen + nvictim != f->nlines ||
+        nfull != ftl_victims_count(&f->victims) || nopen != open_lines(f)) {
         FAIL("line counts disagree: %u free (stats %" G_GUINT64_FORMAT "), %u full (heap %u),"
-             " %u open, %u lines", nfree, f->st.free_lines, nfull, f->heap.len, nopen,
-             f->nlines);
+             " %u open, %u lines", nfree, f->st.free_lines, nfull,
+             ftl_victims_count(&f->victims), nopen, f->nlines);
     }
-    if (ftl_heap_disorder(&f->heap)) {
-        FAIL("victim heap out of order at %u", ftl_heap_disorder(&f->heap));
+    if (ftl_victims_disorder(&f->victims)) {
+        FAIL("victim heap out of order at %u", ftl_victims_disorder(&f->victims));
     }
     if (f->store && !store_agrees(f, err)) {
         goto out;

@@ -1,15 +1,18 @@
 /*
  * The blackbox SSD's flash translation layer: page-level mapping, writes striped over all
- * chips, over-provisioning, and greedy garbage collection whose reads, programs and erases
- * are charged on the same NAND timelines as host I/O, so host I/O feels GC.
+ * chips, over-provisioning, and garbage collection (greedy by default) whose reads,
+ * programs and erases are charged on the same NAND timelines as host I/O, so host I/O
+ * feels GC.
  *
  * Units: the FTL maps logical pages (LPN, one NAND page of data each) to physical pages.
  * Host data itself lives elsewhere (the device's backend); the FTL decides only *when*.
  *
- * Layout: a "line" is block number b on every plane of every chip. Writes fill the open
- * line page by page, striping consecutive pages over channels first, then chips, then
- * planes, so sequential and random writes both use all the parallelism. A full line's
- * valid-page count decides GC: the victim is the full line with the fewest valid pages.
+ * Layout: a "line" is block number b on every plane of every chip. Writes fill an open
+ * line (one per stream, streams=: host writes and GC moves together or apart) page by
+ * page, striping consecutive pages over channels first, then chips, then planes, so
+ * sequential and random writes both use all the parallelism. GC collects the
+ * full line its victim policy picks (gc_policy, ftl/victim.h): by default the one with the
+ * fewest valid pages.
  *
  * GC thresholds follow FEMU: with T lines, background GC may run when free lines fall to
  * (100 - gc_thres_pcent)% of T, and forced (foreground) GC runs before a write when free
@@ -42,6 +45,9 @@
 #include <stdint.h>
 
 #include "../nand/nand.h"
+#include "../ftl/pacing.h"
+#include "../ftl/stream.h"
+#include "../ftl/victim.h"
 
 /* lines beyond the exposed capacity's: forced GC's reserve, the open line, one of garbage */
 #define FTL_MIN_SPARE_LINES 4
@@ -53,6 +59,9 @@ typedef struct FtlConfig {
     uint64_t exposed_pages;     /* logical pages the host can address */
     uint32_t gc_thres_pcent;        /* background GC, 1..99 (FEMU default 75) */
     uint32_t gc_thres_pcent_high;   /* forced GC, gc_thres_pcent..99 (FEMU default 95) */
+    FtlPolicyChoice gc_policy;      /* which full line GC collects (policy NULL: greedy) */
+    FtlPolicyChoice gc_pacing;      /* when GC works (policy NULL: burst) */
+    FtlPolicyChoice streams;        /* which open line a page goes to (NULL: shared) */
     /*
      * Sharing the flash with another namespace (e.g. a zoned one): an existing model whose
      * chips, planes and pages match geo, and the first block of every plane the FTL uses;
@@ -97,6 +106,11 @@ bool ftl_derive_blocks(NandGeometry *geo, uint64_t exposed_bytes, double op_pcen
  */
 bool ftl_derive_blocks_spare(NandGeometry *geo, uint64_t exposed_bytes, double op_pcent,
                              uint32_t min_spare, bool raise, char **err);
+/*
+ * Lines c needs beyond the exposed capacity's: FTL_MIN_SPARE_LINES with one open line,
+ * one more for every other stream (streams=).
+ */
+uint32_t ftl_min_spare_lines(const FtlConfig *c);
 /* Validates a configuration (geometry, timing, thresholds, minimum spare lines). */
 bool ftl_config_check(const FtlConfig *c, char **err);
 

@@ -73,7 +73,8 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "fdp-ftl.h"
-#include "../bbssd/ftl-common.h"
+#include "../ftl/ftl-common.h"
+#include "../ftl/free-list.h"
 #include "../media/record.h"
 
 #include <glib.h>
@@ -104,7 +105,7 @@ typedef enum FdpRuState {
     RU_FREE,        /* 0: an all-zero record is a free RU */
     RU_OPEN,
     RU_CLOSED,      /* in the group's victim heap */
-    RU_VICTIM,      /* being collected (in memory only) */
+    RU_VICTIM,      /* being collected (in memory only: saved as closed) */
 } FdpRuState;
 
 typedef enum FdpRuKind {
@@ -119,7 +120,6 @@ typedef struct FdpRu {
     uint64_t opened_ns;
     uint64_t order;         /* when closed or freed: victim ties, free-list order */
     uint32_t erases;
-    uint32_t next_free;
     uint8_t state, kind, ruh;
 } FdpRu;
 
@@ -129,8 +129,8 @@ typedef struct FdpRuhCount {
 } FdpRuhCount;
 
 typedef struct FdpGroup {
-    uint32_t free_head, free_tail, nfree;
-    FtlHeap heap;               /* closed RUs, fewest valid pages on top */
+    FtlFreeList free;           /* free RUs, FIFO (links in FdpFtl.free_next) */
+    FtlVictims victims;         /* closed RUs: GC's candidates */
     uint32_t open_host, open_gc;
     uint32_t gc_ii;             /* the II GC RU, FDP_NONE when none is open */
     uint64_t valid;             /* valid pages in the group */
@@ -138,6 +138,14 @@ typedef struct FdpGroup {
     uint64_t host_bytes_written;    /* of the writes that asked for this group */
     uint64_t seq;               /* of its newest statistics record */
     bool dirty;                 /* statistics not saved yet */
+    /* GC's victim in progress (FDP_NONE: none; RU_VICTIM, saved as closed) */
+    uint32_t victim;
+    uint64_t victim_next;       /* its next page to look at */
+    uint64_t victim_valid0;     /* its valid pages when taken: pacing's rate */
+    uint64_t victim_moved, first_lpn;   /* pages moved so far, the first (its event) */
+    uint32_t first_ruh;
+    uint64_t *chip_read_ns;     /* per chip of the group: the victim's last read there */
+    double credit;              /* pages paced GC owes the host's writes so far */
 } FdpGroup;
 
 typedef struct FdpLayout {
@@ -160,7 +168,8 @@ struct FdpFtl {
     uint64_t *p2l;              /* ppn -> lpn + 1; 0: free or garbage */
     FdpRu *ru;
     FdpGroup *grp;
-    uint32_t *heap_pos;         /* per RU: its index in its group's heap while closed */
+    uint32_t *victim_pos;       /* per RU: its place among its group's victims while closed */
+    uint32_t *free_next;        /* per RU: the groups' free-list links */
     uint32_t *host_ru;          /* [rg * nruh + ruh]: open host RU or FDP_NONE */
     uint32_t *pi_gc_ru;         /* [rg * nruh + ruh]: a PI handle's GC RU or FDP_NONE */
     FdpRuhCount *cnt;           /* [rg * nruh + ruh] */
@@ -168,7 +177,7 @@ struct FdpFtl {
     uint64_t next_deadline;     /* no open host RU expires before this */
     uint64_t last_prog_ns;
     uint64_t pump_ns;           /* latest arrival: bookings go no earlier (nand_retire) */
-    uint64_t *chip_read_ns;     /* GC scratch: per chip of the group, its last read */
+    uint64_t *chip_read_ns;     /* per group, per chip: FdpGroup.chip_read_ns */
     FtlProgs progs;             /* on nand, counted in last_prog_ns and st */
     uint64_t *rec_scratch;      /* a group's statistics record's values */
 
@@ -249,12 +258,12 @@ bool fdp_ftl_config_check(const FdpFtlConfig *c, char **err)
                                c->nruh, FDP_MAX_RUH);
         return false;
     }
-    for (uint32_t h = 0; h < c->nruh; h++) {
-        if (c->ruh_type[h] != FDP_RUH_INITIALLY_ISOLATED &&
-            c->ruh_type[h] != FDP_RUH_PERSISTENTLY_ISOLATED) {
+    for (uint32_t t = 0; t < c->nruh; t++) {
+        if (c->ruh_type[t] != FDP_RUH_INITIALLY_ISOLATED &&
+            c->ruh_type[t] != FDP_RUH_PERSISTENTLY_ISOLATED) {
             *err = g_strdup_printf("fdp_ruh_types: handle %u has type %u, allowed 1 "
                                    "(ii, Initially Isolated) or 2 (pi, Persistently "
-                                   "Isolated)", h, c->ruh_type[h]);
+                                   "Isolated)", t, c->ruh_type[t]);
             return false;
         }
     }
@@ -478,9 +487,9 @@ static void stats_save(FdpFtl *f)
     }
 }
 
-/* ---- victim heaps: a group's closed RUs, fewest valid pages on top ---- */
+/* ---- GC's candidates: a group's closed RUs ---- */
 
-/* Ties go to the RU closed first, so the victim depends on the state alone (a load). */
+/* Fewest valid pages first; ties go to the RU closed first, then the lower number. */
 static bool ru_less(const void *ctx, uint32_t u, uint32_t v)
 {
     const FdpFtl *f = ctx;
@@ -495,36 +504,27 @@ static bool ru_less(const void *ctx, uint32_t u, uint32_t v)
     return u < v;
 }
 
+static void ru_view(const void *ctx, uint32_t u, FtlUnit *out)
+{
+    const FdpRu *r = &((const FdpFtl *)ctx)->ru[u];
+
+    *out = (FtlUnit){ .id = u, .valid = r->vpc, .closed = r->order, .erases = r->erases };
+}
+
 /* ---- RU life: free -> open -> closed -> (victim) -> free ---- */
 
 static void free_push(FdpFtl *f, uint32_t u)
 {
-    FdpGroup *gr = &f->grp[ru_group(f, u)];
-
     f->ru[u].state = RU_FREE;
-    f->ru[u].next_free = FDP_NONE;
-    if (gr->free_tail == FDP_NONE) {
-        gr->free_head = u;
-    } else {
-        f->ru[gr->free_tail].next_free = u;
-    }
-    gr->free_tail = u;
-    gr->nfree++;
+    ftl_free_push(&f->grp[ru_group(f, u)].free, u);
     f->st.free_rus++;
 }
 
+/* Callers check that the group has a free RU. */
 static uint32_t free_pop(FdpFtl *f, FdpGroup *gr)
 {
-    uint32_t u = gr->free_head;
-
-    g_assert(u != FDP_NONE);    /* callers check nfree */
-    gr->free_head = f->ru[u].next_free;
-    if (gr->free_head == FDP_NONE) {
-        gr->free_tail = FDP_NONE;
-    }
-    gr->nfree--;
     f->st.free_rus--;
-    return u;
+    return ftl_free_pop(&gr->free);
 }
 
 /* The handle that owns an RU for rus_in_use: a host RU's or a PI GC RU's. */
@@ -585,7 +585,7 @@ static void ru_close(FdpFtl *f, uint32_t *slot)
 
     r->state = RU_CLOSED;
     r->order = ++f->order;
-    ftl_heap_push(&gr->heap, u);
+    ftl_victims_add(&gr->victims, u);
     if (r->kind == RU_HOST) {
         gr->open_host--;
     } else {
@@ -627,7 +627,7 @@ static void invalidate(FdpFtl *f, uint64_t e)
     f->grp[ru_group(f, u)].valid--;
     count_of(f, ru_group(f, u), entry_ruh(e))->valid--;
     if (r->state == RU_CLOSED) {
-        ftl_heap_key_fell(&f->grp[ru_group(f, u)].heap, u);
+        ftl_victims_fell(&f->grp[ru_group(f, u)].victims, u);
     }
 }
 
@@ -666,69 +666,108 @@ static uint64_t place_page(FdpFtl *f, uint32_t rg, uint32_t *slot, uint32_t ruh,
 
 /* ---- garbage collection ---- */
 
-/* What collecting the group's best victim would gain, in pages (0: nothing, or none). */
-static uint64_t victim_gain(const FdpFtl *f, const FdpGroup *gr)
+/* The most a victim of the group could free, in pages (0: nothing, or no closed RU). */
+static uint64_t victim_gain(const FdpGroup *gr)
 {
-    return gr->heap.len ? f->ru_pages - f->ru[gr->heap.id[0]].vpc : 0;
+    return ftl_victims_most_garbage(&gr->victims);
 }
 
 /* The forced threshold: the pcent share, or what unopened RUs and GC need if more. */
+/* What unopened handles and GC need, with the reserve: pacing's floor. */
+static uint32_t need_thres(const FdpFtl *f, const FdpGroup *gr)
+{
+    return (f->cfg.nruh - gr->open_host) + (f->ngc - gr->open_gc) + FDP_GC_RESERVE;
+}
+
 static uint32_t forced_thres(const FdpFtl *f, const FdpGroup *gr)
 {
-    uint32_t need = (f->cfg.nruh - gr->open_host) + (f->ngc - gr->open_gc) + FDP_GC_RESERVE;
+    return MAX(f->forced_pcent, need_thres(f, gr));
+}
 
-    return MAX(f->forced_pcent, need);
+/* RU u of group rg becomes GC's victim at now_ns. */
+static void victim_start(FdpFtl *f, uint32_t rg, uint32_t u, uint64_t now_ns)
+{
+    FdpGroup *gr = &f->grp[rg];
+
+    f->ru[u].state = RU_VICTIM;
+    gr->victim = u;
+    gr->victim_next = 0;
+    gr->victim_valid0 = f->ru[u].vpc;
+    gr->victim_moved = 0;
+    for (uint32_t j = 0; j < f->k; j++) {
+        gr->chip_read_ns[j] = now_ns;
+    }
 }
 
 /*
- * Collects the group's best victim at now_ns: reads its valid pages, programs them into
- * their GC RUs after each read, erases its blocks on each chip after that chip's reads.
- * False if it had to stop (no free RU for a destination: only after a repair mixed data);
- * the victim then stays closed with what it still holds.
+ * The victim's next valid page, from page victim_next on: its index, or its write pointer
+ * when none is left.
  */
-static bool gc_collect(FdpFtl *f, uint32_t rg, uint64_t now_ns, bool forced)
+static uint64_t victim_next_page(const FdpFtl *f, const FdpGroup *gr)
+{
+    const FdpRu *r = &f->ru[gr->victim];
+    uint64_t base = (uint64_t)gr->victim * f->ru_pages, i = gr->victim_next;
+
+    while (i < r->wp && r->vpc && !f->p2l[base + i]) {
+        i++;
+    }
+    return r->vpc ? i : r->wp;
+}
+
+/*
+ * Moves the victim's next valid page, read at read_ns: 1. 0 when none is left; -1 when no
+ * RU can take it (only after a repair mixed data): the victim is closed again.
+ */
+static int victim_move(FdpFtl *f, uint32_t rg, uint64_t read_ns)
 {
     FdpGroup *gr = &f->grp[rg];
-    uint32_t u = ftl_heap_pop(&gr->heap);
+    uint32_t u = gr->victim, ruh, *slot;
     FdpRu *r = &f->ru[u];
-    uint64_t base = (uint64_t)u * f->ru_pages, moved = 0, first_lpn = 0;
-    uint32_t first_ruh = 0;
+    uint64_t i = victim_next_page(f, gr), lpn1, rd, ppn;
     NandAddr a;
 
-    r->state = RU_VICTIM;
-    for (uint32_t j = 0; j < f->k; j++) {
-        f->chip_read_ns[j] = now_ns;
+    gr->victim_next = i;
+    if (i >= r->wp) {
+        return 0;
     }
-    for (uint64_t i = 0; i < r->wp && r->vpc; i++) {
-        uint64_t lpn1 = f->p2l[base + i], rd, ppn;
-        uint32_t ruh, *slot;
-        if (!lpn1) {
-            continue;
-        }
-        ruh = entry_ruh(map_raw(f, lpn1 - 1));
-        slot = dest_slot(f, rg, ruh, true);
-        if (*slot == FDP_NONE && !gr->nfree) {
-            r->state = RU_CLOSED;
-            ftl_heap_push(&gr->heap, u);
-            return false;
-        }
-        ppn_to_addr(f, base + i, &a);
-        rd = nand_op(f->nand, NAND_OP_READ, &a, now_ns);
-        f->chip_read_ns[i % f->k] = MAX(f->chip_read_ns[i % f->k], rd);
-        ppn = place_page(f, rg, slot, ruh, true, lpn1 - 1, now_ns);
-        ppn_to_addr(f, ppn, &a);
-        ftl_program(&f->progs, &a, 1u << a.pl, rd);
-        count_of(f, rg, ruh)->moved++;
-        f->st.gc_pages_moved++;
-        if (!moved++) {
-            first_lpn = lpn1 - 1;
-            first_ruh = ruh;
-        }
+    lpn1 = f->p2l[(uint64_t)u * f->ru_pages + i];
+    ruh = entry_ruh(map_raw(f, lpn1 - 1));
+    slot = dest_slot(f, rg, ruh, true);
+    if (*slot == FDP_NONE && !gr->free.n) {
+        r->state = RU_CLOSED;
+        ftl_victims_add(&gr->victims, u);
+        gr->victim = FDP_NONE;
+        return -1;
     }
+    ppn_to_addr(f, (uint64_t)u * f->ru_pages + i, &a);
+    rd = nand_op(f->nand, NAND_OP_READ, &a, read_ns);
+    gr->chip_read_ns[i % f->k] = MAX(gr->chip_read_ns[i % f->k], rd);
+    ppn = place_page(f, rg, slot, ruh, true, lpn1 - 1, read_ns);
+    ppn_to_addr(f, ppn, &a);
+    ftl_program(&f->progs, &a, 1u << a.pl, rd);
+    count_of(f, rg, ruh)->moved++;
+    f->st.gc_pages_moved++;
+    if (!gr->victim_moved++) {
+        gr->first_lpn = lpn1 - 1;
+        gr->first_ruh = ruh;
+    }
+    gr->victim_next = i + 1;
+    return 1;
+}
+
+/* The victim's pages are all moved: each chip erases its blocks after its reads. */
+static void victim_finish(FdpFtl *f, uint32_t rg, uint64_t now_ns, bool forced)
+{
+    FdpGroup *gr = &f->grp[rg];
+    uint32_t u = gr->victim;
+    FdpRu *r = &f->ru[u];
+    NandAddr a;
+
     g_assert(r->vpc == 0);
     for (uint32_t j = 0; j < f->k; j++) {
         chip_addr(f, rg, j, u, &a);
-        nand_op_planes(f->nand, NAND_OP_ERASE, &a, UINT32_MAX, f->chip_read_ns[j]);
+        nand_op_planes(f->nand, NAND_OP_ERASE, &a, UINT32_MAX,
+                       MAX(now_ns, gr->chip_read_ns[j]));
     }
     f->st.blocks_erased += (uint64_t)f->k * f->cfg.geo.pls_per_lun;
     f->st.rus_erased++;
@@ -738,6 +777,7 @@ static bool gc_collect(FdpFtl *f, uint32_t rg, uint64_t now_ns, bool forced)
     gr->gc_runs++;
     gr->gc_forced_runs += forced;
     gr->dirty = true;
+    gr->victim = FDP_NONE;
     if (ru_owner(r) != FDP_NO_RUH) {
         count_of(f, rg, r->ruh)->rus--;
     }
@@ -749,11 +789,33 @@ static bool gc_collect(FdpFtl *f, uint32_t rg, uint64_t now_ns, bool forced)
     r->order = ++f->order;
     free_push(f, u);
     ru_save(f, u);
-    if (moved && f->ev) {
-        FdpFtlEvent e = { .kind = FDP_FTL_EV_REALLOCATED, .rg = rg, .ruh = first_ruh,
-                          .lpn = first_lpn, .npages = moved };
+    if (gr->victim_moved && f->ev) {
+        FdpFtlEvent e = { .kind = FDP_FTL_EV_REALLOCATED, .rg = rg, .ruh = gr->first_ruh,
+                          .lpn = gr->first_lpn, .npages = gr->victim_moved };
         f->ev(f->ev_opaque, &e);
     }
+}
+
+/*
+ * Collects the group's victim at now_ns (the one in progress, else the policy's): reads
+ * its valid pages, programs them into their GC RUs after each read, erases its blocks on
+ * each chip after that chip's reads. False if it had to stop (victim_move's -1).
+ */
+static bool gc_collect(FdpFtl *f, uint32_t rg, uint64_t now_ns, bool forced)
+{
+    FdpGroup *gr = &f->grp[rg];
+    int moved;
+
+    if (gr->victim == FDP_NONE) {
+        victim_start(f, rg,
+                     ftl_victims_take(&gr->victims, f->order, gr->gc_runs, true), now_ns);
+    }
+    while ((moved = victim_move(f, rg, now_ns)) > 0) {
+    }
+    if (moved < 0) {
+        return false;
+    }
+    victim_finish(f, rg, now_ns, forced);
     return true;
 }
 
@@ -763,7 +825,8 @@ static void gc_forced(FdpFtl *f, uint32_t rg, uint64_t now_ns)
     FdpGroup *gr = &f->grp[rg];
 
     /* ends: each victim takes its garbage out of the closed RUs, and GC adds none */
-    while (gr->nfree <= forced_thres(f, gr) && victim_gain(f, gr)) {
+    while (gr->free.n <= forced_thres(f, gr) &&
+           (victim_gain(gr) || gr->victim != FDP_NONE)) {
         if (!gc_collect(f, rg, now_ns, true)) {
             break;
         }
@@ -788,7 +851,7 @@ static void gc_background(FdpFtl *f, uint64_t at)
     for (uint32_t rg = 0; rg < f->cfg.nrg; rg++) {
         FdpGroup *gr = &f->grp[rg];
         uint32_t thres = MAX(f->bg_pcent, forced_thres(f, gr));
-        if (gr->nfree <= thres && victim_gain(f, gr) >= MAX(1, f->ru_pages / 8) &&
+        if (gr->free.n <= thres && victim_gain(gr) >= MAX(1, f->ru_pages / 8) &&
             group_idle(f, rg, at)) {
             gc_collect(f, rg, at, false);
         }
@@ -830,10 +893,155 @@ static bool range_ok(const FdpFtl *f, uint64_t lpn, uint64_t npages)
     return lpn <= f->cfg.exposed_pages && npages <= f->cfg.exposed_pages - lpn;
 }
 
+/*
+ * Where GC would program page i of RU u of group rg: its handle's GC RU's next page, or
+ * the first page of the RU it would open. False when there is none to open.
+ */
+static bool gc_dest_addr(FdpFtl *f, uint32_t rg, uint32_t u, uint64_t i, NandAddr *a)
+{
+    uint64_t lpn1 = f->p2l[(uint64_t)u * f->ru_pages + i];
+    uint32_t d = *dest_slot(f, rg, entry_ruh(map_raw(f, lpn1 - 1)), true);
+
+    if (d == FDP_NONE && f->grp[rg].free.head == FTL_FREE_END) {
+        return false;
+    }
+    ppn_to_addr(f, d != FDP_NONE ? (uint64_t)d * f->ru_pages + f->ru[d].wp :
+                   (uint64_t)f->grp[rg].free.head * f->ru_pages, a);
+    return true;
+}
+
+/*
+ * Background GC with a pacing whose idle GC fits (idle_fits): the groups' victims move
+ * and erase in the idle time before now_ns (the drive idle since pump_ns), only what ends
+ * by then, so that no host command waits behind it.
+ */
+static void gc_idle_fits(FdpFtl *f, uint64_t now_ns)
+{
+    for (uint32_t rg = 0; rg < f->cfg.nrg; rg++) {
+        FdpGroup *gr = &f->grp[rg];
+        while (gr->free.n <= MAX(f->bg_pcent, forced_thres(f, gr))) {
+            uint64_t i, at = f->pump_ns, rd;
+            uint32_t u;
+            NandAddr a, w;
+            if (gr->victim == FDP_NONE) {
+                if (victim_gain(gr) < MAX(1, f->ru_pages / 8)) {
+                    break;
+                }
+                u = ftl_victims_take(&gr->victims, f->order, gr->gc_runs, false);
+                if (f->ru[u].vpc == f->ru_pages) {
+                    ftl_victims_add(&gr->victims, u);   /* no garbage: as the blackbox FTL */
+                    break;
+                }
+                victim_start(f, rg, u, at);
+            }
+            i = victim_next_page(f, gr);
+            if (i >= f->ru[gr->victim].wp) {
+                bool fits = true;
+                for (uint32_t j = 0; j < f->k && fits; j++) {
+                    chip_addr(f, rg, j, gr->victim, &a);
+                    fits = nand_probe(f->nand, NAND_OP_ERASE, &a,
+                                      MAX(at, gr->chip_read_ns[j])) <= now_ns;
+                }
+                if (!fits) {
+                    break;
+                }
+                victim_finish(f, rg, at, false);
+                continue;
+            }
+            /* the move's read, then its program where the GC RU's next page is */
+            ppn_to_addr(f, (uint64_t)gr->victim * f->ru_pages + i, &a);
+            rd = nand_probe(f->nand, NAND_OP_READ, &a, at);
+            if (rd > now_ns || !gc_dest_addr(f, rg, gr->victim, i, &w) ||
+                nand_probe(f->nand, NAND_OP_PROGRAM, &w, rd) > now_ns) {
+                break;
+            }
+            if (victim_move(f, rg, at) < 0) {
+                break;
+            }
+        }
+    }
+}
+
 static void host_begin(FdpFtl *f, uint64_t now_ns)
 {
+    if (ftl_pacing_of(&f->cfg.gc_pacing)->idle_fits && now_ns > f->pump_ns) {
+        gc_idle_fits(f, now_ns);
+    }
     f->pump_ns = MAX(f->pump_ns, now_ns);
     expire_open(f, now_ns);
+}
+
+/*
+ * Before a host page in group g at now_ns: the GC work the pacing policy
+ * asks for, after the host's pages gathered before (their completion, with done's, is
+ * returned). Moves are done now, from the group's victim in progress.
+ */
+static uint64_t group_pace(FdpFtl *f, uint32_t g, uint64_t now_ns, uint64_t done)
+{
+    FdpGroup *gr = &f->grp[g];
+    FtlPaceState s = {
+        .free_units = gr->free.n,
+        .free_pages = (uint64_t)gr->free.n * f->ru_pages,
+        .open_units = gr->open_host + gr->open_gc,
+        .forced_units = forced_thres(f, gr),
+        .floor_units = need_thres(f, gr),
+        .unit_pages = f->ru_pages,
+        .victim_valid = gr->victim != FDP_NONE ? gr->victim_valid0 :
+                        f->ru_pages - victim_gain(gr),
+    };
+
+    /*
+     * Near the thresholds, free space counts what is left of the group's open RUs too
+     * (host and GC RUs fill alongside, and each takes a free RU at once when full).
+     */
+    if (s.free_units <= s.forced_units + s.open_units + 1 +
+                        ftl_policy_param(&f->cfg.gc_pacing, "margin", 0)) {
+        for (uint32_t h = 0; h < f->cfg.nruh; h++) {
+            uint32_t u = f->host_ru[g * f->cfg.nruh + h], v = f->pi_gc_ru[g * f->cfg.nruh + h];
+            s.free_pages += (u != FDP_NONE ? f->ru_pages - f->ru[u].wp : 0) +
+                            (v != FDP_NONE ? f->ru_pages - f->ru[v].wp : 0);
+        }
+        if (gr->gc_ii != FDP_NONE) {
+            s.free_pages += f->ru_pages - f->ru[gr->gc_ii].wp;
+        }
+    } else {
+        s.free_pages += (uint64_t)s.open_units * f->ru_pages;   /* far from any threshold */
+    }
+    double m = ftl_pace_moves(&f->cfg.gc_pacing, &s);
+
+    if (m == 0 || (!isinf(m) && gr->credit + m < 1) ||
+        (isinf(m) && !victim_gain(gr) && gr->victim == FDP_NONE)) {
+        gr->credit += isinf(m) ? 0 : m;
+        return done;
+    }
+    done = MAX(done, ftl_program_flush(&f->progs, now_ns));     /* the pages before go first */
+    if (isinf(m)) {
+        gc_forced(f, g, now_ns);
+        gr->credit = 0;
+        return done;
+    }
+    gr->credit += m;
+    while (gr->credit >= 1) {
+        int moved;
+        if (gr->victim == FDP_NONE) {
+            if (!victim_gain(gr)) {
+                gr->credit = 0;
+                break;
+            }
+            victim_start(f, g,
+                         ftl_victims_take(&gr->victims, f->order, gr->gc_runs, false), now_ns);
+        }
+        moved = victim_move(f, g, now_ns);
+        if (moved <= 0) {
+            if (!moved) {
+                victim_finish(f, g, now_ns, false);
+            }
+            gr->credit = 0;     /* the victim is done (or cannot go on): it is paid */
+            break;
+        }
+        gr->credit -= 1;
+    }
+    return done;
 }
 
 /* Group g can take the handle's next page now (after whatever forced GC it needs). */
@@ -841,12 +1049,8 @@ static bool group_takes(FdpFtl *f, uint32_t g, uint32_t ruh, uint64_t now_ns, ui
 {
     FdpGroup *gr = &f->grp[g];
 
-    if (gr->nfree <= forced_thres(f, gr) && victim_gain(f, gr)) {
-        uint64_t t = ftl_program_flush(&f->progs, now_ns);  /* the pages before go first */
-        *done = MAX(*done, t);
-        gc_forced(f, g, now_ns);
-    }
-    return *dest_slot(f, g, ruh, false) != FDP_NONE || gr->nfree > FDP_GC_RESERVE;
+    *done = group_pace(f, g, now_ns, *done);
+    return *dest_slot(f, g, ruh, false) != FDP_NONE || gr->free.n > FDP_GC_RESERVE;
 }
 
 /*
@@ -861,7 +1065,7 @@ static uint32_t pick_group(FdpFtl *f, uint32_t rg, uint32_t ruh, uint64_t now_ns
     const FdpGroup *gr = &f->grp[rg];
     uint32_t nrg = f->cfg.nrg;
 
-    if (nrg > 1 && gr->valid > f->full_valid && gr->nfree <= forced_thres(f, gr)) {
+    if (nrg > 1 && gr->valid > f->full_valid && gr->free.n <= forced_thres(f, gr)) {
         for (uint32_t n = 1; n < nrg; n++) {
             uint32_t g = (rg + n) % nrg;
             if (f->grp[g].valid <= f->full_valid && group_takes(f, g, ruh, now_ns, done)) {
@@ -992,7 +1196,8 @@ void fdp_ftl_idle(FdpFtl *f, uint64_t now_ns)
     uint64_t at = MAX(now_ns, f->pump_ns);
 
     expire_open(f, now_ns);
-    if (at != UINT64_MAX) {
+    /* a pacing whose idle GC fits does it at the next command, knowing when that is */
+    if (at != UINT64_MAX && !ftl_pacing_of(&f->cfg.gc_pacing)->idle_fits) {
         gc_background(f, at);
     }
     f->pump_ns = at;
@@ -1066,11 +1271,13 @@ static void reset_state(FdpFtl *f)
     memset(&f->st, 0, sizeof(f->st));
     for (uint32_t g = 0; g < f->cfg.nrg; g++) {
         FdpGroup *gr = &f->grp[g];
-        FtlHeap heap = gr->heap;
+        FtlVictims victims = gr->victims;
         memset(gr, 0, sizeof(*gr));
-        gr->heap = heap;
-        gr->heap.len = 0;
-        gr->free_head = gr->free_tail = gr->gc_ii = FDP_NONE;
+        gr->victims = victims;
+        ftl_victims_clear(&gr->victims);
+        ftl_free_list_init(&gr->free, f->free_next);
+        gr->gc_ii = gr->victim = FDP_NONE;
+        gr->chip_read_ns = f->chip_read_ns + (uint64_t)g * f->k;
     }
     for (uint32_t u = 0; u < nru; u++) {
         f->ru[u].ruh = FDP_NO_RUH;
@@ -1095,6 +1302,9 @@ FdpFtl *fdp_ftl_new(const FdpFtlConfig *c, char **err)
     }
     f = g_new0(FdpFtl, 1);
     f->cfg = *c;
+    if (!f->cfg.gc_pacing.policy) {
+        f->cfg.gc_pacing = ftl_policy_default(FTL_PACING);
+    }
     f->nand = nand;
     f->k = nand_luns(&c->geo) / c->nrg;
     f->nrus = c->geo.blks_per_pl;
@@ -1125,14 +1335,16 @@ FdpFtl *fdp_ftl_new(const FdpFtlConfig *c, char **err)
     }
     f->ru = g_new0(FdpRu, (uint64_t)c->nrg * f->nrus);
     f->grp = g_new0(FdpGroup, c->nrg);
-    f->heap_pos = g_new0(uint32_t, (uint64_t)c->nrg * f->nrus);
+    f->victim_pos = g_new0(uint32_t, (uint64_t)c->nrg * f->nrus);
+    f->free_next = g_new0(uint32_t, (uint64_t)c->nrg * f->nrus);
     for (uint32_t g = 0; g < c->nrg; g++) {
-        ftl_heap_init(&f->grp[g].heap, f->nrus, f->heap_pos, ru_less, f);
+        ftl_victims_init(&f->grp[g].victims, &c->gc_policy, g * f->nrus, f->nrus, f->ru_pages,
+                         f->victim_pos, ru_less, ru_view, f);
     }
     f->host_ru = g_new(uint32_t, nslots);
     f->pi_gc_ru = g_new(uint32_t, nslots);
     f->cnt = g_new0(FdpRuhCount, nslots);
-    f->chip_read_ns = g_new0(uint64_t, f->k);
+    f->chip_read_ns = g_new0(uint64_t, (uint64_t)c->nrg * f->k);
     ftl_progs_init(&f->progs, nand, &f->last_prog_ns, &f->st.nand_pages_written);
     f->rec_scratch = g_new0(uint64_t, rg_values(c->nruh));
     reset_state(f);
@@ -1154,11 +1366,12 @@ void fdp_ftl_free(FdpFtl *f)
     g_free(f->ru);
     if (f->grp) {
         for (uint32_t g = 0; g < f->cfg.nrg; g++) {
-            ftl_heap_destroy(&f->grp[g].heap);
+            ftl_victims_destroy(&f->grp[g].victims);
         }
     }
     g_free(f->grp);
-    g_free(f->heap_pos);
+    g_free(f->victim_pos);
+    g_free(f->free_next);
     g_free(f->host_ru);
     g_free(f->pi_gc_ru);
     g_free(f->cnt);
@@ -1314,8 +1527,7 @@ static void load(FdpFtl *f)
     reset_state(f);
     /* free list rebuilt below, in the order RUs were freed */
     for (uint32_t g = 0; g < f->cfg.nrg; g++) {
-        f->grp[g].free_head = f->grp[g].free_tail = FDP_NONE;
-        f->grp[g].nfree = 0;
+        ftl_free_list_init(&f->grp[g].free, f->free_next);
     }
     f->st.free_rus = 0;
     for (uint32_t u = 0; u < nru; u++) {
@@ -1404,7 +1616,7 @@ static void load(FdpFtl *f)
     for (uint32_t u = 0; u < nru; u++) {
         FdpRu *r = &f->ru[u];
         if (r->state == RU_CLOSED) {
-            ftl_heap_push(&f->grp[ru_group(f, u)].heap, u);
+            ftl_victims_add(&f->grp[ru_group(f, u)].victims, u);
         }
         if (r->state != RU_FREE && ru_owner(r) != FDP_NO_RUH) {
             count_of(f, ru_group(f, u), r->ruh)->rus++;
@@ -1526,7 +1738,7 @@ void fdp_ftl_rg_stats(const FdpFtl *f, uint32_t rg, FdpRgStats *out)
 {
     *out = (FdpRgStats){ 0 };
     g_return_if_fail(rg < f->cfg.nrg);
-    *out = (FdpRgStats){ .free_rus = f->grp[rg].nfree, .gc_runs = f->grp[rg].gc_runs,
+    *out = (FdpRgStats){ .free_rus = f->grp[rg].free.n, .gc_runs = f->grp[rg].gc_runs,
                          .rus_erased = f->grp[rg].rus_erased };
 }
 
@@ -1618,9 +1830,9 @@ bool fdp_ftl_check_consistency(const FdpFtl *f, char **err)
             FAIL("lpn %" G_GUINT64_FORMAT " maps to ppn %" G_GUINT64_FORMAT
                  " whose reverse entry does not name it", lpn, ppn);
         }
-        if (r->state == RU_FREE || r->state == RU_VICTIM || ppn % f->ru_pages >= r->wp) {
-            FAIL("lpn %" G_GUINT64_FORMAT ": ppn %" G_GUINT64_FORMAT " is in a free or "
-                 "victim RU or past its write pointer", lpn, ppn);
+        if (r->state == RU_FREE || ppn % f->ru_pages >= r->wp) {
+            FAIL("lpn %" G_GUINT64_FORMAT ": ppn %" G_GUINT64_FORMAT " is in a free RU or "
+                 "past its write pointer", lpn, ppn);
         }
         if (!data_fits_ru(f, r, h)) {
             FAIL("isolation: RU %u of group %u (kind %u, handle %u) holds lpn %"
@@ -1655,12 +1867,16 @@ bool fdp_ftl_check_consistency(const FdpFtl *f, char **err)
         if (r->state != RU_FREE && ru_owner(r) != FDP_NO_RUH) {
             cnt[(uint64_t)ru_group(f, u) * f->cfg.nruh + r->ruh].rus++;
         }
-        if (r->state == RU_VICTIM) {
-            FAIL("RU %u of group %u is still a GC victim", u % f->nrus, ru_group(f, u));
+        if (r->state == RU_VICTIM && f->grp[ru_group(f, u)].victim != u) {
+            FAIL("RU %u of group %u is a GC victim its group does not collect", u % f->nrus,
+                 ru_group(f, u));
+        }
+        if (r->state != RU_VICTIM && f->grp[ru_group(f, u)].victim == u) {
+            FAIL("group %u's GC victim, RU %u, is not one", ru_group(f, u), u % f->nrus);
         }
         if (r->state == RU_CLOSED) {
             const FdpGroup *gr = &f->grp[ru_group(f, u)];
-            if (!ftl_heap_holds(&gr->heap, u)) {
+            if (!ftl_victims_holds(&gr->victims, u)) {
                 FAIL("closed RU %u of group %u is not in the victim heap", u % f->nrus,
                      ru_group(f, u));
             }
@@ -1668,9 +1884,9 @@ bool fdp_ftl_check_consistency(const FdpFtl *f, char **err)
     }
     for (uint32_t g = 0; g < f->cfg.nrg; g++) {
         const FdpGroup *gr = &f->grp[g];
-        uint32_t nfree = 0, last = FDP_NONE, nopen_host = 0, nopen_gc = 0, nclosed = 0;
+        uint32_t nfree = 0, last = FTL_FREE_END, nopen_host = 0, nopen_gc = 0, nclosed = 0;
         uint64_t gvalid = 0;
-        for (uint32_t u = gr->free_head; u != FDP_NONE; u = f->ru[u].next_free) {
+        for (uint32_t u = gr->free.head; u != FTL_FREE_END; u = ftl_free_after(&gr->free, u)) {
             if (f->ru[u].state != RU_FREE || ru_group(f, u) != g || ++nfree > f->nrus) {
                 FAIL("group %u's free list holds RU %u, which is not its free one (or loops)",
                      g, u);
@@ -1704,15 +1920,17 @@ bool fdp_ftl_check_consistency(const FdpFtl *f, char **err)
             FAIL("group %u counts %" G_GUINT64_FORMAT " valid pages, has %" G_GUINT64_FORMAT,
                  g, gr->valid, gvalid);
         }
-        if (last != gr->free_tail || nfree != gr->nfree || nclosed != gr->heap.len ||
+        if (last != gr->free.tail || nfree != gr->free.n ||
+            nclosed != ftl_victims_count(&gr->victims) ||
             nopen_host != gr->open_host || nopen_gc != gr->open_gc) {
             FAIL("group %u's counts disagree: %u free (counted %u), %u closed (heap %u), "
-                 "%u/%u open host/GC RUs (counted %u/%u)", g, nfree, gr->nfree, nclosed,
-                 gr->heap.len, nopen_host, nopen_gc, gr->open_host, gr->open_gc);
+                 "%u/%u open host/GC RUs (counted %u/%u)", g, nfree, gr->free.n, nclosed,
+                 ftl_victims_count(&gr->victims), nopen_host, nopen_gc, gr->open_host,
+                 gr->open_gc);
         }
-        if (ftl_heap_disorder(&gr->heap)) {
+        if (ftl_victims_disorder(&gr->victims)) {
             FAIL("group %u's victim heap is out of order at %u", g,
-                 ftl_heap_disorder(&gr->heap));
+                 ftl_victims_disorder(&gr->victims));
         }
         for (uint32_t h = 0; h < f->cfg.nruh; h++) {
             const FdpRuhCount *c = &f->cnt[(uint64_t)g * f->cfg.nruh + h];

@@ -1,7 +1,7 @@
 /*
  * Flexible Data Placement's FTL: a page-level FTL whose host writes go where the host's
- * placement handle says, with greedy garbage collection that keeps the isolation each
- * reclaim unit handle promises.
+ * placement handle says, with garbage collection that keeps the isolation each reclaim
+ * unit handle promises.
  *
  * Terms (NVMe base specification, Flexible Data Placement):
  *   reclaim group (RG)   a set of chips; the flash's chips are split evenly into nrg groups,
@@ -16,7 +16,8 @@
  *                        per RG), so no RU ever holds two PI handles' data or a PI handle's
  *                        data beside another's.
  *
- * GC: per RG, greedy (the closed RU with the fewest valid pages). Forced before a host write
+ * GC: per RG, the closed RU the victim policy picks (gc_policy, ftl/victim.h; by default
+ * greedy: the fewest valid pages). Forced before a host write
  * when the RG's free RUs fall to the forced threshold; in the background (idle) when they
  * fall to the background threshold. Thresholds follow the blackbox FTL's percentages of the
  * RG's RUs, and never below the RUs the open handles and GC need (fdp_ftl_config_check).
@@ -38,6 +39,8 @@
 #include <stdint.h>
 
 #include "../nand/nand.h"
+#include "../ftl/pacing.h"
+#include "../ftl/victim.h"
 
 #define FDP_MAX_RUH 128         /* RUHID is one byte in an FDP event */
 #define FDP_MAX_RG 256
@@ -57,6 +60,8 @@ typedef struct FdpFtlConfig {
     uint8_t ruh_type[FDP_MAX_RUH];  /* FdpRuhType of each */
     uint32_t gc_thres_pcent;        /* background GC, as the blackbox FTL's */
     uint32_t gc_thres_pcent_high;   /* forced GC */
+    FtlPolicyChoice gc_policy;      /* which closed RU of a group GC collects (NULL: greedy) */
+    FtlPolicyChoice gc_pacing;      /* when GC works (NULL: burst) */
     /* an RU open longer than this is closed by the controller (0: no limit) */
     uint64_t ru_time_limit_ns;
     /* Sharing the flash with other namespaces, as FtlConfig: NULL / 0 when alone. */

@@ -51,6 +51,13 @@ bool fdp_params_ftl_config(const FdpParams *p, const FemuFlashParams *f,
         !bbssd_params_ftl_config(f, b, bytes, &bc, true, err)) {
         return false;
     }
+    if (ftl_stream_of(&bc.streams)->nstreams != 1) {
+        /* FDP's streams are its handles, and its GC keeps their data apart already */
+        *err = g_strdup_printf("streams=%s applies to blackbox drives: an FDP drive places "
+                               "pages by reclaim unit handle (fdp_ruh_types)",
+                               bc.streams.policy->name);
+        return false;
+    }
     chips = bc.geo.nchs * bc.geo.luns_per_ch;
     if (p->nrg < 1 || p->nrg > FDP_MAX_RG || chips % p->nrg) {
         *err = g_strdup_printf("fdp_nrg=%u: reclaim groups must divide the %u chips (nchs x "
@@ -70,6 +77,8 @@ bool fdp_params_ftl_config(const FdpParams *p, const FemuFlashParams *f,
     c->exposed_pages = bc.exposed_pages;
     c->gc_thres_pcent = bc.gc_thres_pcent;
     c->gc_thres_pcent_high = bc.gc_thres_pcent_high;
+    c->gc_policy = bc.gc_policy;
+    c->gc_pacing = bc.gc_pacing;
     c->ru_time_limit_ns = (uint64_t)p->erutl_s * NS_PER_S;
     if (!f->blks_per_pl) {
         /* op_pcent is spare beyond the units the handles and GC keep open */

@@ -16,6 +16,9 @@ void femu_media_emit_chip_busy(const NandModel *nand, FemuMediaStatFn *emit, voi
         g_snprintf(name, sizeof(name), "chip%" G_GUINT64_FORMAT "_busy_ns", i);
         emit(opaque, name, nand->stats.lun_busy_ns[i]);
     }
+    emit(opaque, "nand_read_busy_ns", nand->stats.op_busy_ns[NAND_OP_READ]);
+    emit(opaque, "nand_program_busy_ns", nand->stats.op_busy_ns[NAND_OP_PROGRAM]);
+    emit(opaque, "nand_erase_busy_ns", nand->stats.op_busy_ns[NAND_OP_ERASE]);
     emit(opaque, "nand_gap_fills", nand->stats.gap_fills);
     emit(opaque, "nand_read_overtakes", nand->stats.read_overtakes);
     emit(opaque, "nand_multiplane_ops", nand->stats.multiplane_ops);

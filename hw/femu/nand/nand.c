@@ -624,6 +624,7 @@ uint64_t nand_submit(NandModel *m, const NandReq *r, uint64_t arrival_ns)
         /* the read runs inside the suspended operation, which ends later */
         tl_book(chip, pe->fence, pe->fence + p.suspend_ext);
         m->stats.lun_busy_ns[lun] += p.suspend_ext;
+        m->stats.op_busy_ns[NAND_OP_READ] += p.suspend_ext;
         m->stats.suspends++;
         m->stats.read_overtakes++;
         pe->fence += p.suspend_ext;
@@ -643,6 +644,7 @@ uint64_t nand_submit(NandModel *m, const NandReq *r, uint64_t arrival_ns)
         }
         tl_book(chip, cs, ce);
         m->stats.lun_busy_ns[lun] += ce - cs;
+        m->stats.op_busy_ns[r->op] += ce - cs;
     }
     if (m->reg && p.reg_s < p.reg_e) {
         tl_book(&m->reg[lun], p.reg_s, p.reg_e);

@@ -123,6 +123,7 @@ typedef struct NandStats {
                                    channel) */
     uint64_t read_overtakes;    /* reads that went before a program or erase booked earlier */
     uint64_t multiplane_ops;    /* operations on two planes or more at once */
+    uint64_t op_busy_ns[3]; /* chip time of reads, programs, erases (NandOp), all chips */
     uint64_t *lun_busy_ns;  /* per chip, index ch * luns_per_ch + lun */
     uint64_t *ch_busy_ns;   /* per channel */
 } NandStats;

@@ -1,13 +1,14 @@
 /*
- * What the page-level FTLs share: the blackbox FTL (ftl.c) and the Flexible Data Placement
- * FTL (fdp/fdp-ftl.c) check their common fields, set GC thresholds, take their flash, cost
- * an unmapped read, program a write's pages, reckon WAF and pick GC victims with the same
- * code, so that the two behave and time alike wherever their models agree.
+ * What the page-level FTLs share: the blackbox FTL (bbssd/ftl.c) and the Flexible Data
+ * Placement FTL (fdp/fdp-ftl.c) check their common fields, set GC thresholds, take their
+ * flash, cost an unmapped read, program a write's pages, reckon WAF and keep their state
+ * with the same code, so that the two behave and time alike wherever their models agree.
+ * GC victims are chosen in victim.h.
  *
  * QEMU-free. SPDX-License-Identifier: GPL-2.0-or-later
  */
-#ifndef FEMU_BBSSD_FTL_COMMON_H
-#define FEMU_BBSSD_FTL_COMMON_H
+#ifndef FEMU_FTL_COMMON_H
+#define FEMU_FTL_COMMON_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -147,36 +148,6 @@ bool ftl_slot_load(const uint8_t *slots, uint64_t rec, uint64_t salt, uint64_t *
                    uint64_t *seq);
 /* The 16-bit check a mapping entry of lpn carries over its low 48 bits. */
 uint16_t ftl_map_check(uint64_t lpn, uint64_t low);
-
-/* ---- victim heap ---- */
-
-/* The caller's order of ids: is a's victim better than b's? */
-typedef bool FtlHeapLessFn(const void *ctx, uint32_t a, uint32_t b);
-
-/*
- * A binary min-heap of ids (lines, RUs), the greedy victim on top. pos[id] is id's index
- * while it is in the heap, so an id whose key fell moves up in O(log n); heaps of disjoint
- * ids may share one pos array.
- */
-typedef struct FtlHeap {
-    uint32_t *id;
-    uint32_t len;
-    uint32_t *pos;
-    FtlHeapLessFn *less;
-    const void *ctx;
-} FtlHeap;
-
-/* An empty heap of room for cap ids, positions in pos (the caller's). */
-void ftl_heap_init(FtlHeap *h, uint32_t cap, uint32_t *pos, FtlHeapLessFn *less,
-                   const void *ctx);
-void ftl_heap_destroy(FtlHeap *h);
-void ftl_heap_push(FtlHeap *h, uint32_t id);
-uint32_t ftl_heap_pop(FtlHeap *h);
-/* id, in the heap, has a lower key than before: restores the order. */
-void ftl_heap_key_fell(FtlHeap *h, uint32_t id);
-bool ftl_heap_holds(const FtlHeap *h, uint32_t id);
-/* For consistency checks: the first index out of order, 0 if none. */
-uint32_t ftl_heap_disorder(const FtlHeap *h);
 
 /*
  * A mapping table of n entries of `size` bytes: zeroed, its memory taken as it is touched,
