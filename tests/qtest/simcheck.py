@@ -177,7 +177,7 @@ def power_cycle(m):
 def run_emulator(props, phases, workdir, size_mb, pid_of=None):
     """The emulator's stats property after the phases (pid_of: a placement identifier
     index to its placement identifier)."""
-    cfg = DevConfig(mode=int(dict(kv.split("=") for kv in props.split(","))["femu_mode"]),
+    cfg = DevConfig(mode=int(dict(kv.split("=", 1) for kv in props.split(","))["femu_mode"]),
                     size_mb=size_mb, lba_index=1, queues=1, entries=256,
                     extra=",".join(kv for kv in props.split(",")
                                    if not kv.startswith(("femu_mode=", "devsz_mb=",

@@ -52,7 +52,7 @@ def test_gc_policies_and_pacing(tmp_path, gc):
     """The FTL's policies (ftl/) as properties of both: the same victims, moves and times."""
     rng = random.Random(3)
     pages = 1024
-    props = gc + ",devsz_mb=4,op_pcent=25," + FLASH
+    props = gc + ",devsz_mb=4,op_pcent=32," + FLASH     # host-gc needs a fifth spare line
     phases = [(4, simcheck.seq("write", 0, pages)), (4, rand("write", pages, 3 * pages, rng)),
               (2, rand("read", pages, 200, rng))]
     emu, _ = simcheck.check(tmp_path, props, 4, phases)
