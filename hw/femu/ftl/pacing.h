@@ -49,11 +49,7 @@ typedef struct FtlPacingPolicy {
 } FtlPacingPolicy;
 
 /* Registers p (a static FtlPacingPolicy) as a gc_pacing when the program starts. */
-#define FTL_PACING_POLICY_REGISTER(p)                                                  \
-    static void __attribute__((constructor)) ftl_pacing_policy_register_##p(void)      \
-    {                                                                                  \
-        ftl_policy_register(FTL_PACING, &(p).base);                                    \
-    }
+#define FTL_PACING_POLICY_REGISTER(p) FTL_POLICY_REGISTER(FTL_PACING, p)
 
 static inline const FtlPacingPolicy *ftl_pacing_of(const FtlPolicyChoice *c)
 {

@@ -38,6 +38,13 @@ typedef struct FtlPolicy {
 
 void ftl_policy_register(FtlPolicyKind kind, const FtlPolicy *p);
 
+/* Registers p (a static policy struct of that kind) when the program starts. */
+#define FTL_POLICY_REGISTER(kind, p)                                                   \
+    static void __attribute__((constructor)) ftl_policy_register_##p(void)             \
+    {                                                                                  \
+        ftl_policy_register(kind, &(p).base);                                          \
+    }
+
 /* A property's value, parsed: the policy and each of its parameters' values. */
 typedef struct FtlPolicyChoice {
     const FtlPolicy *policy;        /* NULL: the kind's default */

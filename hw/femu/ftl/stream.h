@@ -24,11 +24,7 @@ typedef struct FtlStreamPolicy {
 } FtlStreamPolicy;
 
 /* Registers p (a static FtlStreamPolicy) as a streams= policy when the program starts. */
-#define FTL_STREAM_POLICY_REGISTER(p)                                                  \
-    static void __attribute__((constructor)) ftl_stream_policy_register_##p(void)      \
-    {                                                                                  \
-        ftl_policy_register(FTL_STREAM, &(p).base);                                    \
-    }
+#define FTL_STREAM_POLICY_REGISTER(p) FTL_POLICY_REGISTER(FTL_STREAM, p)
 
 static inline const FtlStreamPolicy *ftl_stream_of(const FtlPolicyChoice *c)
 {

@@ -52,11 +52,7 @@ typedef struct FtlVictimPolicy {
 } FtlVictimPolicy;
 
 /* Registers p (a static FtlVictimPolicy) as a gc_policy when the program starts. */
-#define FTL_VICTIM_POLICY_REGISTER(p)                                                  \
-    static void __attribute__((constructor)) ftl_victim_policy_register_##p(void)      \
-    {                                                                                  \
-        ftl_policy_register(FTL_VICTIM, &(p).base);                                    \
-    }
+#define FTL_VICTIM_POLICY_REGISTER(p) FTL_POLICY_REGISTER(FTL_VICTIM, p)
 
 /* ---- what choose() may ask ---- */
 
