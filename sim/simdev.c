@@ -558,6 +558,7 @@ uint16_t sim_nvm_io(SimDevice *d, SimNs *ns, const SimIo *io, uint64_t now, uint
     r = opcode == FEMU_NVM_FLUSH ? ns_request(d, ns, false, 0, 0, now) :
         ns_request(d, ns, opcode == FEMU_NVM_READ || opcode == FEMU_NVM_COMPARE, io->offset,
                    io->len, now);
+    r.fua = io->fua && opcode == FEMU_NVM_WRITE;
     *done = femu_nvm_media(&ns->model, &ns->io, opcode, &r);
     return 0;
 }
@@ -736,8 +737,9 @@ static uint32_t bbssd_flash_blocks(SimDevice *d, uint64_t bytes, char **err)
 static FemuMedia *bbssd_media_new(SimDevice *d, uint64_t bytes, NandModel *shared,
                                   uint32_t first_block, char **err)
 {
+    /* femu-sim keeps no data: the write buffer times, it holds no bytes */
     return bbssd_params_media_new(&d->p.flash, &d->p.bbssd, &d->p.sra, bytes, shared,
-                                  first_block, err);
+                                  first_block, d->p.vwc, NULL, err);
 }
 
 /*

@@ -98,13 +98,17 @@ static FemuMedia *fdp_media_new(SimDevice *d, uint64_t bytes, NandModel *shared,
                                 uint32_t first_block, char **err)
 {
     FdpFtlConfig c;
+    FtlWbConfig wb;
 
-    if (!ftl_config(d, bytes, &c, err)) {
+    if (!ftl_config(d, bytes, &c, err) ||
+        !bbssd_params_wb_config(&sim_device_params(d)->bbssd, nand_page_bytes(&c.geo),
+                                sim_device_params(d)->vwc, &wb, err)) {
         return NULL;
     }
     c.shared_nand = shared;
     c.first_block = first_block;
-    return femu_media_fdp_new(&c, err);
+    /* femu-sim keeps no data: the write buffer times, it holds no bytes */
+    return femu_media_fdp_new(&c, wb.bytes ? &wb : NULL, NULL, err);
 }
 
 static bool fdp_ns_init(SimDevice *d, SimNs *ns, char **err)

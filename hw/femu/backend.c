@@ -175,6 +175,22 @@ uint16_t femu_backend_write(FemuCtrl *n, QEMUSGList *sg, uint64_t offset, uint64
     return NVME_SUCCESS;
 }
 
+void femu_backend_put(void *opaque, uint64_t offset, const void *src, uint64_t len)
+{
+    FemuCtrl *n = opaque;
+    uint64_t chunk = sizeof(n->journal->data);
+
+    if (!journaled(n)) {
+        memcpy(n->data + offset, src, len);
+        return;
+    }
+    /* LBAs are at most a chunk and start chunks: none is torn */
+    for (uint64_t at = 0; at < len; at += chunk) {
+        journal_put(n, offset + at, (const uint8_t *)src + at, MIN(len - at, chunk));
+    }
+    journal_blank(n, MIN(len, chunk));
+}
+
 void femu_backend_replay(FemuCtrl *n)
 {
     FemuWriteJournal *j = n->journal;

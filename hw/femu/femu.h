@@ -385,6 +385,11 @@ bool femu_memdev_persists(HostMemoryBackend *be);
  */
 uint16_t femu_backend_write(FemuCtrl *n, QEMUSGList *sg, uint64_t offset, uint64_t len,
                             uint64_t unit);
+/*
+ * Bytes from host memory (a write buffer's, FemuWbData.put; opaque: the FemuCtrl) into the
+ * backend at offset, through the journal as femu_backend_write.
+ */
+void femu_backend_put(void *opaque, uint64_t offset, const void *src, uint64_t len);
 /* At start: an LBA copy the journal holds is finished. */
 void femu_backend_replay(FemuCtrl *n);
 /*

@@ -87,8 +87,23 @@ uint16_t femu_nvm_rw(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const Nvm
     if (status) {
         return status;
     }
+    if (ns->media_buffers && cmd->opcode == NVME_CMD_WRITE) {
+        /* the model takes the data; the backend gets it when the model programs it */
+        g_autofree uint8_t *host = g_malloc(len);
+        FemuMediaReq mreq = {
+            .nsid = ns->nsid, .offset = ns->backend_offset + (slba << ns->lba_shift),
+            .len = len, .arrival_ns = now, .data = host,
+            .fua = le16_to_cpu(rwc->control) & NVME_RW_FUA,
+        };
+
+        status = femu_sg_from_guest(n, &sg, host, len);
+        qemu_sglist_destroy(&sg);
+        if (!status) {
+            *deadline = femu_nvm_media(&ns->model, &ns->io, FEMU_NVM_WRITE, &mreq);
+        }
+        return status;
+    }
     if (ns->media_buffers) {
-        /* writes of such namespaces go through their kind, not here */
         g_autofree uint8_t *cur = g_malloc(len);
         uint64_t t = buffered_read(ns, cur, ns_data(n, ns, slba), slba, nlb, now);
 

@@ -2125,7 +2125,7 @@ static void test_media_bbssd(void)
     FemuReadAhead ra = { .cfg = &sc };
     uint64_t ns_end = fc.exposed_pages * PB, now = 100 * IDLE, last;
     char *err = NULL;
-    FemuMedia *m = femu_media_bbssd_new(&fc, &ra, &err);
+    FemuMedia *m = femu_media_bbssd_new(&fc, &ra, NULL, NULL, &err);
     GHashTable *h;
 
     g_assert_null(err);
@@ -2173,7 +2173,7 @@ static void test_media_bbssd(void)
     femu_media_destroy(m);
 
     /* at the namespace's end: never past it */
-    m = femu_media_bbssd_new(&fc, &ra, &err);
+    m = femu_media_bbssd_new(&fc, &ra, NULL, NULL, &err);
     submit(m, FEMU_MEDIA_WRITE, 0, 64 * PB, 0, ns_end);
     read_run(m, 0, 5, 100 * IDLE, 4 * PB, NULL);
     g_assert_cmpuint(media_stat(m, "sra_prefetched_pages"), ==, 2);

@@ -1,10 +1,13 @@
 /*
  * blackbox: a conventional SSD, the FTL of bbssd/ on the shared NAND model. Byte ranges
- * become logical pages; a partial page costs a whole page, as in FEMU.
+ * become logical pages; a partial page costs a whole page, as in FEMU. With a write
+ * buffer, writes, reads and flushes go through it (ftl/write-buffer.h) and only what it
+ * writes out reaches the FTL.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "../media/media.h"
+#include "../ftl/write-buffer.h"
 #include "../sra/sra.h"
 #include "ftl.h"
 
@@ -15,6 +18,8 @@ typedef struct BbssdMedia {
     Ftl *ftl;
     uint64_t page_bytes;
     Sra *sra;           /* read-ahead, or NULL */
+    FtlWb *wb;          /* write buffer, or NULL */
+    const FemuMediaReq *req;    /* the request being served (for the buffer's reads) */
 } BbssdMedia;
 
 /* Byte ranges to the pages they touch. */
@@ -38,6 +43,34 @@ static uint64_t bbssd_sra_readable(void *opaque, uint32_t nsid G_GNUC_UNUSED,
            m->page_bytes;
 }
 
+/* [offset, offset + len) of req from flash (through read-ahead when there is one). */
+static uint64_t flash_read(BbssdMedia *m, const FemuMediaReq *req, uint64_t offset,
+                           uint64_t len)
+{
+    uint64_t pb = m->page_bytes, first = offset / pb, last = (offset + len + pb - 1) / pb;
+    uint64_t hits, done;
+
+    if (!m->sra) {
+        return ftl_read(m->ftl, first, last - first, req->arrival_ns);
+    }
+    hits = sra_totals(m->sra)->hits;
+    done = sra_read(m->sra, req->nsid, offset, len, req->ns_end, req->arrival_ns);
+    ftl_cached_read(m->ftl, sra_totals(m->sra)->hits - hits, req->arrival_ns);
+    return done;
+}
+
+static uint64_t wb_program(void *opaque, const uint64_t *units, uint32_t n,
+                           uint64_t tag G_GNUC_UNUSED, uint64_t now)
+{
+    return ftl_write_list(((BbssdMedia *)opaque)->ftl, units, n, now);
+}
+
+static uint64_t wb_read(void *opaque, uint64_t offset, uint64_t len, uint64_t now G_GNUC_UNUSED)
+{
+    BbssdMedia *m = opaque;
+    return flash_read(m, m->req, offset, len);
+}
+
 static uint64_t bbssd_submit(FemuMedia *fm, const FemuMediaReq *req)
 {
     BbssdMedia *m = (BbssdMedia *)fm;
@@ -47,21 +80,25 @@ static uint64_t bbssd_submit(FemuMedia *fm, const FemuMediaReq *req)
     uint64_t done = req->arrival_ns;
 
     femu_media_retire(fm, ftl_nand(m->ftl), req->arrival_ns);
+    m->req = req;
     switch (req->op) {
     case FEMU_MEDIA_READ:
-        if (m->sra) {
-            uint64_t hits = sra_totals(m->sra)->hits;
-            done = sra_read(m->sra, req->nsid, req->offset, req->len, req->ns_end,
-                            req->arrival_ns);
-            ftl_cached_read(m->ftl, sra_totals(m->sra)->hits - hits, req->arrival_ns);
-        } else {
-            done = ftl_read(m->ftl, first, last - first, req->arrival_ns);
-        }
+        done = m->wb ? ftl_wb_read(m->wb, req->offset, req->len, req->read_buf,
+                                   req->arrival_ns)
+                     : flash_read(m, req, req->offset, req->len);
         break;
     case FEMU_MEDIA_WRITE:
+        if (m->wb) {
+            done = ftl_wb_write(m->wb, req->offset, req->len, req->data, 0, req->fua,
+                                req->arrival_ns);
+            break;
+        }
         done = ftl_write(m->ftl, first, last - first, req->arrival_ns);
         break;
     case FEMU_MEDIA_WRITE_ZEROES:
+        if (m->wb) {
+            ftl_wb_drop(m->wb, req->offset, req->len);      /* cleared now, not buffered */
+        }
         /* pages partly covered keep other data: they are rewritten */
         if (first < whole_first) {
             uint64_t t = ftl_write(m->ftl, first, 1, req->arrival_ns);  /* glib MAX: twice */
@@ -74,6 +111,9 @@ static uint64_t bbssd_submit(FemuMedia *fm, const FemuMediaReq *req)
         /* whole pages are deallocated */
         G_GNUC_FALLTHROUGH;
     case FEMU_MEDIA_DEALLOCATE:
+        if (m->wb && req->op == FEMU_MEDIA_DEALLOCATE) {
+            ftl_wb_drop(m->wb, req->offset, req->len);
+        }
         if (whole_last > whole_first) {
             uint64_t t = ftl_trim(m->ftl, whole_first, whole_last - whole_first,
                                   req->arrival_ns);
@@ -81,7 +121,12 @@ static uint64_t bbssd_submit(FemuMedia *fm, const FemuMediaReq *req)
         }
         break;
     case FEMU_MEDIA_FLUSH:
+        done = m->wb ? ftl_wb_flush(m->wb, req->arrival_ns) : ftl_flush(m->ftl, req->arrival_ns);
+        break;
     case FEMU_MEDIA_SHUTDOWN:
+        if (m->wb) {
+            ftl_wb_shutdown(m->wb, req->arrival_ns);
+        }
         done = ftl_flush(m->ftl, req->arrival_ns);
         break;
     case FEMU_MEDIA_ZONE_RESET:
@@ -95,6 +140,7 @@ static uint64_t bbssd_submit(FemuMedia *fm, const FemuMediaReq *req)
             sra_discard(m->sra, req->nsid, req->arrival_ns, done);
         }
     }
+    m->req = NULL;
     return MAX(done, req->arrival_ns);
 }
 
@@ -102,6 +148,9 @@ static void bbssd_idle(FemuMedia *fm, uint64_t now_ns)
 {
     BbssdMedia *m = (BbssdMedia *)fm;
 
+    if (m->wb) {
+        ftl_wb_idle(m->wb, now_ns);
+    }
     ftl_idle(m->ftl, now_ns);
     if (m->sra) {
         sra_idle(m->sra, now_ns);
@@ -110,7 +159,12 @@ static void bbssd_idle(FemuMedia *fm, uint64_t now_ns)
 
 static void bbssd_power_loss(FemuMedia *fm, uint64_t now_ns)
 {
-    sra_power_loss(((BbssdMedia *)fm)->sra, now_ns);
+    BbssdMedia *m = (BbssdMedia *)fm;
+
+    if (m->wb) {
+        ftl_wb_power_loss(m->wb, now_ns);
+    }
+    sra_power_loss(m->sra, now_ns);
 }
 
 static void bbssd_stats(FemuMedia *fm, FemuMediaStatFn *emit, void *opaque)
@@ -141,6 +195,9 @@ static void bbssd_stats(FemuMedia *fm, FemuMediaStatFn *emit, void *opaque)
     if (m->sra) {
         sra_emit_stats(m->sra, emit, opaque);
     }
+    if (m->wb) {
+        ftl_wb_emit_stats(m->wb, emit, opaque);
+    }
 }
 
 static void bbssd_hint(FemuMedia *fm, FemuMediaOp op, uint64_t offset, uint64_t len)
@@ -157,6 +214,7 @@ static void bbssd_hint(FemuMedia *fm, FemuMediaOp op, uint64_t offset, uint64_t 
 static void bbssd_destroy(FemuMedia *fm)
 {
     BbssdMedia *m = (BbssdMedia *)fm;
+    ftl_wb_free(m->wb);
     sra_free(m->sra);
     ftl_free(m->ftl);
     g_free(m);
@@ -177,7 +235,8 @@ Ftl *femu_media_bbssd_ftl(FemuMedia *fm)
     return fm && fm->ops == &bbssd_ops ? ((BbssdMedia *)fm)->ftl : NULL;
 }
 
-FemuMedia *femu_media_bbssd_new(const FtlConfig *cfg, const FemuReadAhead *ra, char **err)
+FemuMedia *femu_media_bbssd_new(const FtlConfig *cfg, const FemuReadAhead *ra,
+                                const FtlWbConfig *wb, const FemuWbData *data, char **err)
 {
     Ftl *ftl = ftl_new(cfg, err);
     BbssdMedia *m;
@@ -197,6 +256,17 @@ FemuMedia *femu_media_bbssd_new(const FtlConfig *cfg, const FemuReadAhead *ra, c
             bbssd_destroy(&m->parent);
             return NULL;
         }
+    }
+    if (wb) {
+        FtlWbConfig c = *wb;
+        FtlWbSink sink = {
+            .opaque = m, .program = wb_program, .read = wb_read,
+            .put = data ? data->put : NULL, .put_opaque = data ? data->opaque : NULL,
+        };
+
+        c.nand = ftl_nand(ftl);
+        c.batch = nand_luns(&cfg->geo) * cfg->geo.pls_per_lun;
+        m->wb = ftl_wb_new(&c, &sink);
     }
     return &m->parent;
 }

@@ -51,20 +51,58 @@ bool bbssd_params_ftl_config(const FemuFlashParams *f, const BbssdParams *p, uin
     return own_spare || ftl_config_check(c, err);
 }
 
+bool bbssd_params_wb_config(const BbssdParams *p, uint64_t unit_bytes, bool vwc,
+                            FtlWbConfig *c, char **err)
+{
+    *c = (FtlWbConfig){
+        .unit_bytes = unit_bytes, .bytes = (uint64_t)p->wb_size_mb << 20,
+        .high_pct = p->wb_high_pct, .low_pct = p->wb_low_pct, .plp = p->wb_plp,
+        .ctrl_mw = p->wb_ctrl_mw, .chip_mw = p->wb_chip_mw,
+    };
+    if (p->wb_size_mb > 65536) {
+        *err = g_strdup_printf("wb_size_mb=%u is out of range: allowed 0..65536 (MiB of host "
+                               "memory)", p->wb_size_mb);
+        return false;
+    }
+    if (!p->wb_size_mb) {
+        if (p->wb_plp) {
+            *err = g_strdup("wb_plp=on needs a write buffer: give wb_size_mb");
+            return false;
+        }
+        return true;
+    }
+    if (!p->wb_plp && !vwc) {
+        *err = g_strdup_printf("wb_size_mb=%u with wb_plp=off needs vwc=1: the buffer is a "
+                               "volatile write cache, and the host must know to flush it",
+                               p->wb_size_mb);
+        return false;
+    }
+    return ftl_wb_check(c, err);
+}
+
+bool bbssd_params_wb_volatile(const BbssdParams *p)
+{
+    return p->wb_size_mb && !p->wb_plp;
+}
+
 FemuMedia *bbssd_params_media_new(const FemuFlashParams *f, const BbssdParams *p,
                                   const FemuSraParams *sra, uint64_t bytes, NandModel *shared,
-                                  uint32_t first_block, char **err)
+                                  uint32_t first_block, bool vwc, const FemuWbData *wb,
+                                  char **err)
 {
     FtlConfig c;
+    FtlWbConfig wb_cfg;
     SraConfig ra_cfg;
     FemuReadAhead ra = { .cfg = &ra_cfg };
 
     if (!bbssd_params_ftl_config(f, p, bytes, &c, false, err) ||
+        !bbssd_params_wb_config(p, nand_page_bytes(&c.geo), vwc, &wb_cfg, err) ||
         (sra->on && !sra_params_config(sra, nand_page_bytes(&c.geo), c.tm.time_scale,
                                        &ra_cfg, err))) {
         return NULL;
     }
     c.shared_nand = shared;
     c.first_block = first_block;
-    return femu_media_bbssd_new(&c, sra->on ? &ra : NULL, err);
+    return femu_media_bbssd_new(&c, sra->on ? &ra : NULL, wb_cfg.bytes ? &wb_cfg : NULL, wb,
+                                err);
 }

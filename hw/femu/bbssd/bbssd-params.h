@@ -12,6 +12,7 @@
 #include "../nand/flash-params.h"
 #include "../sra/sra-params.h"
 #include "ftl.h"
+#include "../ftl/write-buffer.h"
 
 typedef struct BbssdParams {
     uint32_t gc_thres_pcent;
@@ -20,6 +21,11 @@ typedef struct BbssdParams {
     char *gc_policy;            /* ftl/victim.h: NAME[:PARAM=VALUE]...; NULL: greedy */
     char *gc_pacing;            /* ftl/pacing.h: the same; NULL: burst */
     char *streams;              /* ftl/stream.h: the same; NULL: shared */
+    /* the DRAM write buffer (ftl/write-buffer.h); 0 MiB: none */
+    uint32_t wb_size_mb;
+    uint32_t wb_high_pct, wb_low_pct;
+    bool wb_plp;
+    uint32_t wb_ctrl_mw, wb_chip_mw;
 } BbssdParams;
 
 /*
@@ -32,7 +38,13 @@ typedef struct BbssdParams {
     P(S, I32, "op_pcent", op_pcent, -1)                         \
     P(S, STR, "gc_policy", gc_policy, NULL)                     \
     P(S, STR, "gc_pacing", gc_pacing, NULL)                     \
-    P(S, STR, "streams", streams, NULL)
+    P(S, STR, "streams", streams, NULL)                         \
+    P(S, U32, "wb_size_mb", wb_size_mb, 0)                      \
+    P(S, U32, "wb_high_pct", wb_high_pct, 60)                   \
+    P(S, U32, "wb_low_pct", wb_low_pct, 40)                     \
+    P(S, BOOL, "wb_plp", wb_plp, false)                         \
+    P(S, U32, "wb_ctrl_mw", wb_ctrl_mw, 2000)                   \
+    P(S, U32, "wb_chip_mw", wb_chip_mw, 150)
 
 /*
  * The FTL for `bytes` of exposed capacity; blocks derived from op_pcent unless given.
@@ -43,11 +55,23 @@ typedef struct BbssdParams {
 bool bbssd_params_ftl_config(const FemuFlashParams *f, const BbssdParams *p, uint64_t bytes,
                              FtlConfig *c, bool own_spare, char **err);
 /*
+ * The write buffer's configuration for a mapping unit of unit_bytes: false and *err naming
+ * the property when it is out of range; c->bytes is 0 when there is no buffer. Its
+ * batch and NAND model are the media model's to fill in.
+ */
+bool bbssd_params_wb_config(const BbssdParams *p, uint64_t unit_bytes, bool vwc,
+                            FtlWbConfig *c, char **err);
+/* Whether a namespace's model keeps written data the backend does not (a volatile buffer). */
+bool bbssd_params_wb_volatile(const BbssdParams *p);
+/*
  * The blackbox media model of `bytes` (bbssd-media.c), with read-ahead when sra->on: on
- * `shared` flash from first_block, or its own (NULL). NULL and *err otherwise.
+ * `shared` flash from first_block, or its own (NULL); vwc: the drive reports a volatile
+ * write cache; wb: the write buffer's data path (NULL: it keeps no data). NULL and *err
+ * otherwise.
  */
 FemuMedia *bbssd_params_media_new(const FemuFlashParams *f, const BbssdParams *p,
                                   const FemuSraParams *sra, uint64_t bytes, NandModel *shared,
-                                  uint32_t first_block, char **err);
+                                  uint32_t first_block, bool vwc, const FemuWbData *wb,
+                                  char **err);
 
 #endif

@@ -100,6 +100,8 @@ static bool bbssd_ns_init(FemuCtrl *n, FemuNamespace *ns, uint8_t *meta, Error *
 {
     BbssdNs *b;
 
+    /* a volatile write buffer holds written data until it programs it */
+    ns->media_buffers = bbssd_params_wb_volatile(bbssd_params(n));
     if (!meta) {
         return true;
     }
@@ -194,6 +196,7 @@ static FemuMedia *bbssd_media_new(FemuCtrl *n, uint64_t bytes, NandModel *shared
                                   uint32_t first_block, Error **errp)
 {
     g_autofree char *err = NULL;
+    FemuWbData wb = { .put = femu_backend_put, .opaque = n };
     FemuMedia *m;
     FtlConfig c;
 
@@ -201,7 +204,8 @@ static FemuMedia *bbssd_media_new(FemuCtrl *n, uint64_t bytes, NandModel *shared
         return NULL;
     }
     m = bbssd_params_media_new(&n->flash, bbssd_params(n), &n->sra, bytes, shared,
-                               first_block, &err);
+                               first_block, n->vwc,
+                               bbssd_params_wb_volatile(bbssd_params(n)) ? &wb : NULL, &err);
     if (!m) {
         error_setg(errp, "%s", err);
         return NULL;

@@ -1097,17 +1097,19 @@ static bool range_ok(const Ftl *f, uint64_t lpn, uint64_t npages)
  * are programmed together (multi-plane, ftl_program_gather). Programs of a chip keep the
  * order of its pages.
  */
-uint64_t ftl_write(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
+/* The pages list[0..n), or lpn..lpn + n when list is NULL. */
+static uint64_t write_pages(Ftl *f, uint64_t lpn, const uint64_t *list, uint64_t npages,
+                            uint64_t now_ns)
 {
     uint64_t done = now_ns, last;
 
-    g_return_val_if_fail(range_ok(f, lpn, npages), now_ns);
     host_begin(f, now_ns);
     for (uint64_t i = 0; i < npages; i++) {
+        uint64_t p = list ? list[i] : lpn + i;
         NandAddr a;
         uint64_t t;
         done = gc_pace(f, now_ns, done);
-        ftl_ppn_to_addr(f, map_page(f, lpn + i, stream_of(f, false, lpn + i)), &a);
+        ftl_ppn_to_addr(f, map_page(f, p, stream_of(f, false, p)), &a);
         f->st.host_pages_written++;
         t = ftl_program_gather(&f->progs, &a, now_ns);
         done = MAX(done, t);
@@ -1115,6 +1117,20 @@ uint64_t ftl_write(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
     last = ftl_program_flush(&f->progs, now_ns);
     stats_save(f);
     return MAX(done, last);
+}
+
+uint64_t ftl_write(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
+{
+    g_return_val_if_fail(range_ok(f, lpn, npages), now_ns);
+    return write_pages(f, lpn, NULL, npages, now_ns);
+}
+
+uint64_t ftl_write_list(Ftl *f, const uint64_t *lpns, uint64_t n, uint64_t now_ns)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        g_return_val_if_fail(range_ok(f, lpns[i], 1), now_ns);
+    }
+    return write_pages(f, 0, lpns, n, now_ns);
 }
 
 uint64_t ftl_read(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)

@@ -138,6 +138,8 @@ uint64_t ftl_store_map_offset(const FtlConfig *c, uint64_t lpn);
 
 /* Each returns the completion time of the whole request: the latest of its pages. */
 uint64_t ftl_write(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns);
+/* The same for pages in any order (a write buffer's batch), each once. */
+uint64_t ftl_write_list(Ftl *f, const uint64_t *lpns, uint64_t n, uint64_t now_ns);
 uint64_t ftl_read(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns);
 /* The host read npages from the read-ahead cache: host activity, no NAND read. */
 void ftl_cached_read(Ftl *f, uint64_t npages, uint64_t now_ns);

@@ -1087,12 +1087,12 @@ static uint32_t pick_group(FdpFtl *f, uint32_t rg, uint32_t ruh, uint64_t now_ns
  * together (multi-plane, ftl_program_gather), as the blackbox FTL does; a chip's programs
  * keep page order.
  */
-uint64_t fdp_ftl_write(FdpFtl *f, uint64_t lpn, uint64_t npages, uint32_t rg, uint32_t ruh,
-                       uint64_t now_ns)
+/* The pages list[0..n), or lpn..lpn + n when list is NULL. */
+static uint64_t write_pages(FdpFtl *f, uint64_t lpn, const uint64_t *list, uint64_t npages,
+                            uint32_t rg, uint32_t ruh, uint64_t now_ns)
 {
     uint64_t done = now_ns, last;
 
-    g_return_val_if_fail(range_ok(f, lpn, npages), now_ns);
     g_return_val_if_fail(rg < f->cfg.nrg && ruh < f->cfg.nruh, now_ns);
     host_begin(f, now_ns);
     for (uint64_t i = 0; i < npages; i++) {
@@ -1104,7 +1104,8 @@ uint64_t fdp_ftl_write(FdpFtl *f, uint64_t lpn, uint64_t npages, uint32_t rg, ui
                       "should have refused this one");
             break;
         }
-        ppn = place_page(f, g, dest_slot(f, g, ruh, false), ruh, false, lpn + i, now_ns);
+        ppn = place_page(f, g, dest_slot(f, g, ruh, false), ruh, false,
+                         list ? list[i] : lpn + i, now_ns);
         ppn_to_addr(f, ppn, &a);
         count_of(f, g, ruh)->host++;
         f->st.host_pages_written++;
@@ -1119,6 +1120,22 @@ uint64_t fdp_ftl_write(FdpFtl *f, uint64_t lpn, uint64_t npages, uint32_t rg, ui
     last = ftl_program_flush(&f->progs, now_ns);
     stats_save(f);
     return MAX(done, last);
+}
+
+uint64_t fdp_ftl_write(FdpFtl *f, uint64_t lpn, uint64_t npages, uint32_t rg, uint32_t ruh,
+                       uint64_t now_ns)
+{
+    g_return_val_if_fail(range_ok(f, lpn, npages), now_ns);
+    return write_pages(f, lpn, NULL, npages, rg, ruh, now_ns);
+}
+
+uint64_t fdp_ftl_write_list(FdpFtl *f, const uint64_t *lpns, uint64_t n, uint32_t rg,
+                            uint32_t ruh, uint64_t now_ns)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        g_return_val_if_fail(range_ok(f, lpns[i], 1), now_ns);
+    }
+    return write_pages(f, 0, lpns, n, rg, ruh, now_ns);
 }
 
 /*

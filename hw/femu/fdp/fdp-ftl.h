@@ -153,6 +153,9 @@ uint64_t fdp_ftl_store_map_offset(const FdpFtlConfig *c, uint64_t lpn);
  */
 uint64_t fdp_ftl_write(FdpFtl *f, uint64_t lpn, uint64_t npages, uint32_t rg, uint32_t ruh,
                        uint64_t now_ns);
+/* The same for pages in any order (a write buffer's batch), each once. */
+uint64_t fdp_ftl_write_list(FdpFtl *f, const uint64_t *lpns, uint64_t n, uint32_t rg,
+                            uint32_t ruh, uint64_t now_ns);
 uint64_t fdp_ftl_read(FdpFtl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns);
 /*
  * What a host command carried, in bytes (its length, not the pages it touched: the FDP

@@ -5,6 +5,7 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
+#include "../ftl/write-buffer.h"
 #include "../media/media.h"
 #include "fdp-ftl.h"
 
@@ -16,7 +17,29 @@ typedef struct FdpMedia {
     FemuMedia parent;
     FdpFtl *ftl;
     uint64_t page_bytes;
+    FtlWb *wb;          /* write buffer, or NULL */
 } FdpMedia;
+
+/* A buffered unit's placement: reclaim group and handle. */
+static uint64_t place_tag(uint32_t rg, uint32_t ruh)
+{
+    return (uint64_t)rg << 32 | ruh;
+}
+
+static uint64_t wb_program(void *opaque, const uint64_t *units, uint32_t n, uint64_t tag,
+                           uint64_t now)
+{
+    return fdp_ftl_write_list(((FdpMedia *)opaque)->ftl, units, n, tag >> 32, (uint32_t)tag,
+                              now);
+}
+
+static uint64_t wb_read(void *opaque, uint64_t offset, uint64_t len, uint64_t now)
+{
+    FdpMedia *m = opaque;
+    uint64_t pb = m->page_bytes, first = offset / pb;
+
+    return fdp_ftl_read(m->ftl, first, (offset + len + pb - 1) / pb - first, now);
+}
 
 static uint64_t fdp_submit(FemuMedia *fm, const FemuMediaReq *req)
 {
@@ -30,13 +53,19 @@ static uint64_t fdp_submit(FemuMedia *fm, const FemuMediaReq *req)
     switch (req->op) {
     case FEMU_MEDIA_READ:
         fdp_ftl_count_host_bytes_read(m->ftl, req->len);
-        done = fdp_ftl_read(m->ftl, first, last - first, now);
+        done = m->wb ? ftl_wb_read(m->wb, req->offset, req->len, req->read_buf, now)
+                     : fdp_ftl_read(m->ftl, first, last - first, now);
         break;
     case FEMU_MEDIA_WRITE:
         fdp_ftl_count_host_bytes_written(m->ftl, req->rg, req->len);
-        done = fdp_ftl_write(m->ftl, first, last - first, req->rg, req->ruh, now);
+        done = m->wb ? ftl_wb_write(m->wb, req->offset, req->len, req->data,
+                                    place_tag(req->rg, req->ruh), req->fua, now)
+                     : fdp_ftl_write(m->ftl, first, last - first, req->rg, req->ruh, now);
         break;
     case FEMU_MEDIA_WRITE_ZEROES:
+        if (m->wb) {
+            ftl_wb_drop(m->wb, req->offset, req->len);      /* cleared now, not buffered */
+        }
         /* pages partly covered keep other data: they are rewritten, whole ones dropped */
         if (first < whole_first) {
             t = fdp_ftl_write(m->ftl, first, 1, req->rg, req->ruh, now);
@@ -48,13 +77,21 @@ static uint64_t fdp_submit(FemuMedia *fm, const FemuMediaReq *req)
         }
         G_GNUC_FALLTHROUGH;
     case FEMU_MEDIA_DEALLOCATE:
+        if (m->wb && req->op == FEMU_MEDIA_DEALLOCATE) {
+            ftl_wb_drop(m->wb, req->offset, req->len);
+        }
         if (whole_last > whole_first) {
             t = fdp_ftl_trim(m->ftl, whole_first, whole_last - whole_first, now);
             done = MAX(done, t);
         }
         break;
     case FEMU_MEDIA_FLUSH:
+        done = m->wb ? ftl_wb_flush(m->wb, now) : fdp_ftl_flush(m->ftl, now);
+        break;
     case FEMU_MEDIA_SHUTDOWN:
+        if (m->wb) {
+            ftl_wb_shutdown(m->wb, now);
+        }
         done = fdp_ftl_flush(m->ftl, now);
         break;
     case FEMU_MEDIA_ZONE_RESET:
@@ -66,7 +103,21 @@ static uint64_t fdp_submit(FemuMedia *fm, const FemuMediaReq *req)
 
 static void fdp_idle(FemuMedia *fm, uint64_t now_ns)
 {
-    fdp_ftl_idle(((FdpMedia *)fm)->ftl, now_ns);
+    FdpMedia *m = (FdpMedia *)fm;
+
+    if (m->wb) {
+        ftl_wb_idle(m->wb, now_ns);
+    }
+    fdp_ftl_idle(m->ftl, now_ns);
+}
+
+static void fdp_power_loss(FemuMedia *fm, uint64_t now_ns)
+{
+    FdpMedia *m = (FdpMedia *)fm;
+
+    if (m->wb) {
+        ftl_wb_power_loss(m->wb, now_ns);
+    }
 }
 
 static uint64_t milli(double x)
@@ -135,11 +186,15 @@ static void fdp_stats(FemuMedia *fm, FemuMediaStatFn *emit, void *opaque)
     emit(opaque, "nand_programs", nand->stats.programs);
     emit(opaque, "nand_erases", nand->stats.erases);
     femu_media_emit_chip_busy(nand, emit, opaque);
+    if (m->wb) {
+        ftl_wb_emit_stats(m->wb, emit, opaque);
+    }
 }
 
 static void fdp_destroy(FemuMedia *fm)
 {
     FdpMedia *m = (FdpMedia *)fm;
+    ftl_wb_free(m->wb);
     fdp_ftl_free(m->ftl);
     g_free(m);
 }
@@ -148,11 +203,13 @@ static const FemuMediaOps fdp_ops = {
     .name = "fdp",
     .submit = fdp_submit,
     .idle = fdp_idle,
+    .power_loss = fdp_power_loss,
     .stats = fdp_stats,
     .destroy = fdp_destroy,
 };
 
-FemuMedia *femu_media_fdp_new(const FdpFtlConfig *cfg, char **err)
+FemuMedia *femu_media_fdp_new(const FdpFtlConfig *cfg, const FtlWbConfig *wb,
+                              const FemuWbData *data, char **err)
 {
     FdpFtl *ftl = fdp_ftl_new(cfg, err);
     FdpMedia *m;
@@ -165,6 +222,17 @@ FemuMedia *femu_media_fdp_new(const FdpFtlConfig *cfg, char **err)
     m->ftl = ftl;
     m->page_bytes = nand_page_bytes(&cfg->geo);
     m->parent.page_bytes = m->page_bytes;
+    if (wb) {
+        FtlWbConfig c = *wb;
+        FtlWbSink sink = {
+            .opaque = m, .program = wb_program, .read = wb_read,
+            .put = data ? data->put : NULL, .put_opaque = data ? data->opaque : NULL,
+        };
+
+        c.nand = fdp_ftl_nand(ftl);
+        c.batch = nand_luns(&cfg->geo) * cfg->geo.pls_per_lun;
+        m->wb = ftl_wb_new(&c, &sink);
+    }
     return &m->parent;
 }
 

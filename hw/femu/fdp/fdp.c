@@ -312,6 +312,8 @@ static bool fdp_ns_init(FemuCtrl *n, FemuNamespace *ns, uint8_t *meta, Error **e
     uint32_t idx = 0, count = fdp_ns_count(n);
     g_autofree FdpHandles *lists = g_new0(FdpHandles, count);
 
+    /* a volatile write buffer holds written data until it programs it */
+    ns->media_buffers = bbssd_params_wb_volatile(femu_blackbox_params(n));
     for (uint32_t i = 0; i + 1 < ns->nsid; i++) {
         idx += n->ns[i].kind == &fdp_kind;
     }
@@ -370,6 +372,9 @@ static FemuMedia *fdp_media_new(FemuCtrl *n, uint64_t bytes, NandModel *shared,
 {
     FdpEndgrp *eg = fdp_eg(n);
     g_autofree char *err = NULL;
+    const BbssdParams *b = femu_blackbox_params(n);
+    FemuWbData data = { .put = femu_backend_put, .opaque = n };
+    FtlWbConfig wb;
     FdpFtlConfig c;
     FemuMedia *m;
 
@@ -380,7 +385,9 @@ static FemuMedia *fdp_media_new(FemuCtrl *n, uint64_t bytes, NandModel *shared,
     c = eg->cfg;
     c.shared_nand = shared;
     c.first_block = first_block;
-    if (!(m = femu_media_fdp_new(&c, &err))) {
+    if (!bbssd_params_wb_config(b, nand_page_bytes(&c.geo), n->vwc, &wb, &err) ||
+        !(m = femu_media_fdp_new(&c, wb.bytes ? &wb : NULL,
+                                 bbssd_params_wb_volatile(b) ? &data : NULL, &err))) {
         error_setg(errp, "%s", err);
         return NULL;
     }

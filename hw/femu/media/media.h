@@ -167,10 +167,21 @@ typedef struct FemuReadAhead {
     void *opaque;
 } FemuReadAhead;
 
-/* blackbox: a conventional SSD (page-level FTL with GC on the NAND model). */
+/*
+ * Where a conventional FTL's write buffer (ftl/write-buffer.h) puts the data it programs:
+ * the device's data area, through its write journal. NULL put: it keeps no data.
+ */
+typedef struct FemuWbData {
+    void (*put)(void *opaque, uint64_t offset, const void *src, uint64_t len);
+    void *opaque;
+} FemuWbData;
+
+/* blackbox: a conventional SSD (page-level FTL with GC on the NAND model), wb: its buffer. */
 struct FtlConfig;
 struct Ftl;
+struct FtlWbConfig;
 FemuMedia *femu_media_bbssd_new(const struct FtlConfig *cfg, const FemuReadAhead *ra,
+                                const struct FtlWbConfig *wb, const FemuWbData *data,
                                 char **err);
 /* Its FTL (to attach its store), or NULL for a model of another kind. */
 struct Ftl *femu_media_bbssd_ftl(FemuMedia *m);
@@ -190,7 +201,8 @@ struct PlpBuffer *femu_media_zns_plp(FemuMedia *m);
 /* fdp: Flexible Data Placement's FTL (fdp/fdp-ftl.h) on the NAND model. */
 struct FdpFtlConfig;
 struct FdpFtl;
-FemuMedia *femu_media_fdp_new(const struct FdpFtlConfig *cfg, char **err);
+FemuMedia *femu_media_fdp_new(const struct FdpFtlConfig *cfg, const struct FtlWbConfig *wb,
+                              const FemuWbData *data, char **err);
 struct FdpFtl *femu_media_fdp_ftl(FemuMedia *m);
 
 /* whitebox: Open-Channel chunks on the NAND model with per-PU write caches. */

@@ -718,3 +718,16 @@ uint64_t nand_ch_busy_until(const NandModel *m, uint32_t ch)
 {
     return m->ch[ch].busy_until;
 }
+
+double nand_hold_up_uj(const NandModel *nand, uint32_t ctrl_mw, uint32_t chip_mw,
+                       uint64_t pages, uint64_t ns)
+{
+    const NandTiming *tm = &nand->tm;
+    double prog = 0;
+
+    for (uint32_t i = 0; i < tm->cell_bits; i++) {
+        prog += (double)tm->pg_wr_lat[i] * tm->time_scale / tm->cell_bits;
+    }
+    /* mW x ns = 1e-12 J = 1e-6 uJ */
+    return (ctrl_mw * (double)ns + (double)pages * chip_mw * (prog + nand->xfer_ns)) / 1e6;
+}

@@ -244,4 +244,12 @@ static inline uint32_t nand_lun_index(const NandModel *m, const NandAddr *a)
     return a->ch * m->geo.luns_per_ch + a->lun;
 }
 
+/*
+ * Hold-up energy (uJ) of a power-loss write-out of `pages` pages that takes ns: the
+ * controller at ctrl_mw for ns, and each page's chip at chip_mw for its tPROG (mean over
+ * the cell's page types) and its transfer.
+ */
+double nand_hold_up_uj(const NandModel *nand, uint32_t ctrl_mw, uint32_t chip_mw,
+                       uint64_t pages, uint64_t ns);
+
 #endif

@@ -857,15 +857,7 @@ void plp_reset_zone(PlpBuffer *p, uint64_t zone, uint64_t now)
 
 double plp_energy_uj(const PlpBuffer *p, uint64_t pages, uint64_t ns)
 {
-    const NandTiming *tm = &p->nand->tm;
-    double prog = 0;
-
-    for (uint32_t i = 0; i < tm->cell_bits; i++) {
-        prog += (double)tm->pg_wr_lat[i] * tm->time_scale / tm->cell_bits;
-    }
-    /* mW x ns = 1e-12 J = 1e-6 uJ */
-    return (p->cfg.ctrl_mw * (double)ns +
-            (double)pages * p->cfg.chip_mw * (prog + p->nand->xfer_ns)) / 1e6;
+    return nand_hold_up_uj(p->nand, p->cfg.ctrl_mw, p->cfg.chip_mw, pages, ns);
 }
 
 double plp_capacitance_uf(double energy_uj)
