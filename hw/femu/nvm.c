@@ -93,7 +93,8 @@ uint16_t femu_nvm_rw(FemuCtrl *n, FemuRequest *req, FemuNamespace *ns, const Nvm
         FemuMediaReq mreq = {
             .nsid = ns->nsid, .offset = ns->backend_offset + (slba << ns->lba_shift),
             .len = len, .arrival_ns = now, .data = host,
-            .fua = le16_to_cpu(rwc->control) & NVME_RW_FUA,
+            /* with the write cache off (Set Features WCE=0) every write goes through */
+            .fua = (le16_to_cpu(rwc->control) & NVME_RW_FUA) || !n->features.vwc,
         };
 
         status = femu_sg_from_guest(n, &sg, host, len);

@@ -73,7 +73,7 @@ static FtlWb *new_wb(Fake *f, uint32_t cap_units, bool plp, bool keep)
 
     memset(f, 0, sizeof(*f));
     g_assert_true(ftl_wb_check(&c, &err));
-    return ftl_wb_new(&c, &s);
+    return ftl_wb_new(&c, &s, NULL);
 }
 
 static void fill(uint8_t *buf, uint64_t len, uint8_t v)
@@ -165,7 +165,7 @@ static void test_full_waits(void)
     uint64_t t;
 
     memset(f, 0, sizeof(*f));
-    wb = ftl_wb_new(&c, &s);                    /* high clamps to 3 of 4 */
+    wb = ftl_wb_new(&c, &s, NULL);                    /* high clamps to 3 of 4 */
     for (uint32_t u = 0; u < 3; u++) {
         g_assert_cmpuint(ftl_wb_write(wb, u * UNIT, UNIT, NULL, 0, false, 0), ==, 0);
     }

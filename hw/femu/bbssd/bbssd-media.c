@@ -266,7 +266,11 @@ FemuMedia *femu_media_bbssd_new(const FtlConfig *cfg, const FemuReadAhead *ra,
 
         c.nand = ftl_nand(ftl);
         c.batch = nand_luns(&cfg->geo) * cfg->geo.pls_per_lun;
-        m->wb = ftl_wb_new(&c, &sink);
+        m->wb = ftl_wb_new(&c, &sink, err);
+        if (!m->wb) {
+            bbssd_destroy(&m->parent);
+            return NULL;
+        }
     }
     return &m->parent;
 }

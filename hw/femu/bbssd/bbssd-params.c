@@ -59,8 +59,8 @@ bool bbssd_params_wb_config(const BbssdParams *p, uint64_t unit_bytes, bool vwc,
         .high_pct = p->wb_high_pct, .low_pct = p->wb_low_pct, .plp = p->wb_plp,
         .ctrl_mw = p->wb_ctrl_mw, .chip_mw = p->wb_chip_mw,
     };
-    if (p->wb_size_mb > 65536) {
-        *err = g_strdup_printf("wb_size_mb=%u is out of range: allowed 0..65536 (MiB of host "
+    if (p->wb_size_mb > 16384) {
+        *err = g_strdup_printf("wb_size_mb=%u is out of range: allowed 0..16384 (MiB of host "
                                "memory)", p->wb_size_mb);
         return false;
     }

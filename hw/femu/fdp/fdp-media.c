@@ -231,7 +231,11 @@ FemuMedia *femu_media_fdp_new(const FdpFtlConfig *cfg, const FtlWbConfig *wb,
 
         c.nand = fdp_ftl_nand(ftl);
         c.batch = nand_luns(&cfg->geo) * cfg->geo.pls_per_lun;
-        m->wb = ftl_wb_new(&c, &sink);
+        m->wb = ftl_wb_new(&c, &sink, err);
+        if (!m->wb) {
+            fdp_destroy(&m->parent);
+            return NULL;
+        }
     }
     return &m->parent;
 }

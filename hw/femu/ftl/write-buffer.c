@@ -16,13 +16,11 @@
 #include "write-buffer.h"
 
 #define NO_SLOT UINT32_MAX
-#define MASK_WORDS (FTL_WB_MAX_UNIT / FTL_WB_SECTOR / 64)
 
-/* A unit held: which, how placed, its sectors, and its place in the write-out order. */
+/* A unit held: which, how placed, and its place in the write-out order. */
 typedef struct WbSlot {
     uint64_t unit, tag;
     uint32_t prev, next;            /* oldest first */
-    uint64_t mask[MASK_WORDS];      /* sectors written */
 } WbSlot;
 
 struct FtlWb {
@@ -30,7 +28,9 @@ struct FtlWb {
     FtlWbSink sink;
     uint32_t cap, held, high, low;  /* in units */
     uint32_t spu;                   /* sectors per unit */
+    uint32_t words;                 /* of a slot's mask of sectors written */
     WbSlot *slots;
+    uint64_t *masks;
     uint8_t *data;                  /* cap units of bytes, when data is kept */
     uint32_t *free_slots, nfree;
     uint32_t head, tail;            /* write-out order */
@@ -73,6 +73,44 @@ static uint8_t *slot_data(const FtlWb *wb, uint32_t s)
     return wb->data + (uint64_t)s * wb->cfg.unit_bytes;
 }
 
+static void mask_set(FtlWb *wb, uint32_t s, uint32_t from, uint32_t to, bool on)
+{
+    uint64_t *m = &wb->masks[(uint64_t)s * wb->words];
+
+    for (uint32_t i = from; i < to; i++) {
+        if (on) {
+            m[i / 64] |= 1ULL << (i % 64);
+        } else {
+            m[i / 64] &= ~(1ULL << (i % 64));
+        }
+    }
+}
+
+static bool has_sector(const FtlWb *wb, uint32_t s, uint32_t i)
+{
+    return wb->masks[(uint64_t)s * wb->words + i / 64] >> (i % 64) & 1;
+}
+
+static bool mask_all(const FtlWb *wb, uint32_t s, uint32_t from, uint32_t to)
+{
+    for (uint32_t i = from; i < to; i++) {
+        if (!has_sector(wb, s, i)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool mask_empty(const FtlWb *wb, uint32_t s)
+{
+    for (uint32_t i = 0; i < wb->words; i++) {
+        if (wb->masks[(uint64_t)s * wb->words + i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
 static void unlink_slot(FtlWb *wb, uint32_t s)
 {
     WbSlot *e = &wb->slots[s];
@@ -102,13 +140,12 @@ static void release(FtlWb *wb, uint32_t s, uint64_t at)
 /* The runs of a slot's sectors go to the data area. */
 static void put_slot(FtlWb *wb, uint32_t s)
 {
-    const WbSlot *e = &wb->slots[s];
-    uint64_t base = e->unit * wb->cfg.unit_bytes;
+    uint64_t base = wb->slots[s].unit * wb->cfg.unit_bytes;
     uint32_t i = 0;
 
     while (i < wb->spu) {
         uint32_t j = i;
-        while (j < wb->spu && (e->mask[j / 64] >> (j % 64) & 1)) {
+        while (j < wb->spu && has_sector(wb, s, j)) {
             j++;
         }
         if (j > i) {
@@ -192,7 +229,7 @@ static uint32_t hold(FtlWb *wb, uint64_t unit, uint64_t tag, uint64_t *at)
     *at = MAX(*at, free_at);
     s = wb->free_slots[--wb->nfree];
     e = &wb->slots[s];
-    memset(e->mask, 0, sizeof(e->mask));
+    memset(&wb->masks[(uint64_t)s * wb->words], 0, wb->words * sizeof(uint64_t));
     e->unit = unit;
     e->tag = tag;
     e->next = NO_SLOT;
@@ -206,37 +243,6 @@ static uint32_t hold(FtlWb *wb, uint64_t unit, uint64_t tag, uint64_t *at)
     g_hash_table_insert(wb->index, GSIZE_TO_POINTER(unit + 1), GUINT_TO_POINTER(s + 1));
     wb->st.held_units = ++wb->held;
     return s;
-}
-
-static void mask_set(WbSlot *e, uint32_t from, uint32_t to, bool on)
-{
-    for (uint32_t i = from; i < to; i++) {
-        if (on) {
-            e->mask[i / 64] |= 1ULL << (i % 64);
-        } else {
-            e->mask[i / 64] &= ~(1ULL << (i % 64));
-        }
-    }
-}
-
-static bool mask_all(const WbSlot *e, uint32_t from, uint32_t to)
-{
-    for (uint32_t i = from; i < to; i++) {
-        if (!(e->mask[i / 64] >> (i % 64) & 1)) {
-            return false;
-        }
-    }
-    return true;
-}
-
-static bool mask_empty(const WbSlot *e)
-{
-    for (uint32_t i = 0; i < MASK_WORDS; i++) {
-        if (e->mask[i]) {
-            return false;
-        }
-    }
-    return true;
 }
 
 /* The part of unit u that [offset, end) covers, in sectors of the unit. */
@@ -259,7 +265,7 @@ uint64_t ftl_wb_write(FtlWb *wb, uint64_t offset, uint64_t len, const void *data
         uint32_t from, to, s = hold(wb, u, tag, &at);
 
         span(wb, u, offset, end, &from, &to);
-        mask_set(&wb->slots[s], from, to, true);
+        mask_set(wb, s, from, to, true);
         if (wb->sink.put && data) {
             uint64_t lo = MAX(offset, u * ub), hi = MIN(end, (u + 1) * ub);
             memcpy(slot_data(wb, s) + (lo - u * ub), (const uint8_t *)data + (lo - offset),
@@ -304,15 +310,14 @@ uint64_t ftl_wb_read(FtlWb *wb, uint64_t offset, uint64_t len, void *out, uint64
         bool hit = false;
 
         if (s != NO_SLOT) {
-            const WbSlot *e = &wb->slots[s];
             span(wb, u, offset, end, &from, &to);
-            hit = mask_all(e, from, to);
+            hit = mask_all(wb, s, from, to);
             if (out && wb->sink.put) {
                 /* the sectors it holds are newer than the data area's, hit or not */
                 for (uint32_t i = from; i < to; i++) {
                     uint64_t a = MAX(lo, u * ub + (uint64_t)i * FTL_WB_SECTOR);
                     uint64_t b = MIN(hi, u * ub + (uint64_t)(i + 1) * FTL_WB_SECTOR);
-                    if (e->mask[i / 64] >> (i % 64) & 1) {
+                    if (has_sector(wb, s, i)) {
                         memcpy((uint8_t *)out + (a - offset), slot_data(wb, s) + (a - u * ub),
                                b - a);
                     }
@@ -347,8 +352,8 @@ void ftl_wb_drop(FtlWb *wb, uint64_t offset, uint64_t len)
             if (wb->slots[s].unit >= first && wb->slots[s].unit < last) {
                 uint32_t from, to;
                 span(wb, wb->slots[s].unit, offset, end, &from, &to);
-                mask_set(&wb->slots[s], from, to, false);
-                if (mask_empty(&wb->slots[s])) {
+                mask_set(wb, s, from, to, false);
+                if (mask_empty(wb, s)) {
                     release(wb, s, 0);
                     wb->st.dropped_units++;
                 }
@@ -360,8 +365,8 @@ void ftl_wb_drop(FtlWb *wb, uint64_t offset, uint64_t len)
         uint32_t s = slot_of(wb, u), from, to;
         if (s != NO_SLOT) {
             span(wb, u, offset, end, &from, &to);
-            mask_set(&wb->slots[s], from, to, false);
-            if (mask_empty(&wb->slots[s])) {
+            mask_set(wb, s, from, to, false);
+            if (mask_empty(wb, s)) {
                 release(wb, s, 0);
                 wb->st.dropped_units++;
             }
@@ -413,7 +418,7 @@ void ftl_wb_power_loss(FtlWb *wb, uint64_t now)
                                     (units * wb->cfg.unit_bytes + pb - 1) / pb, done - now);
 }
 
-FtlWb *ftl_wb_new(const FtlWbConfig *c, const FtlWbSink *sink)
+FtlWb *ftl_wb_new(const FtlWbConfig *c, const FtlWbSink *sink, char **err)
 {
     FtlWb *wb = g_new0(FtlWb, 1);
 
@@ -425,12 +430,21 @@ FtlWb *ftl_wb_new(const FtlWbConfig *c, const FtlWbSink *sink)
     wb->high = MIN((uint64_t)wb->cap * c->high_pct / 100, wb->cap - 1);
     wb->low = MIN((uint64_t)wb->cap * c->low_pct / 100, wb->high ? wb->high - 1 : 0);
     wb->spu = c->unit_bytes / FTL_WB_SECTOR;
+    wb->words = (wb->spu + 63) / 64;
     wb->slots = g_new0(WbSlot, wb->cap);
+    wb->masks = g_new0(uint64_t, (uint64_t)wb->cap * wb->words);
     wb->free_slots = g_new(uint32_t, wb->cap);
     wb->batch = g_new(uint64_t, wb->cfg.batch);
     if (sink->put) {
         /* touched as it fills: a large buffer costs host memory only when used */
-        wb->data = g_malloc(wb->cap * c->unit_bytes);
+        wb->data = g_try_malloc((uint64_t)wb->cap * c->unit_bytes);
+        if (!wb->data) {
+            *err = g_strdup_printf("wb_size_mb: %" PRIu64 " MiB of host memory for the "
+                                   "write buffer's data could not be allocated",
+                                   c->bytes >> 20);
+            ftl_wb_free(wb);
+            return NULL;
+        }
     }
     wb->index = g_hash_table_new(g_direct_hash, g_direct_equal);
     deadline_heap_init(&wb->places);
@@ -448,10 +462,13 @@ void ftl_wb_free(FtlWb *wb)
         return;
     }
     deadline_heap_destroy(&wb->places);
-    g_hash_table_destroy(wb->index);
+    if (wb->index) {
+        g_hash_table_destroy(wb->index);
+    }
     g_free(wb->data);
     g_free(wb->batch);
     g_free(wb->free_slots);
+    g_free(wb->masks);
     g_free(wb->slots);
     g_free(wb);
 }

@@ -84,7 +84,8 @@ typedef struct FtlWb FtlWb;
 
 /* Checks a configuration; *err names the property (wb_*) and its range. */
 bool ftl_wb_check(const FtlWbConfig *c, char **err);
-FtlWb *ftl_wb_new(const FtlWbConfig *c, const FtlWbSink *sink);
+/* NULL and *err when its memory cannot be had. */
+FtlWb *ftl_wb_new(const FtlWbConfig *c, const FtlWbSink *sink, char **err);
 void ftl_wb_free(FtlWb *wb);
 
 /*
