@@ -59,6 +59,19 @@ def test_gc_policies_and_pacing(tmp_path, gc):
     assert emu["gc_runs"] > 10 and emu["waf_milli"] > 1200
 
 
+@pytest.mark.parametrize("wb", ["wb_size_mb=1", "wb_size_mb=1,wb_plp=on",
+                                "wb_size_mb=1,wb_high_pct=90,wb_low_pct=10"])
+def test_write_buffer(tmp_path, wb):
+    """The DRAM write buffer in both: writes taken, written out, read back from it."""
+    rng = random.Random(4)
+    pages = 1024
+    props = "femu_mode=1,devsz_mb=4,op_pcent=25," + wb + "," + FLASH
+    phases = [(4, simcheck.seq("write", 0, pages)), (1, rand("write", pages, pages, rng)),
+              (8, rand("write", pages, 2 * pages, rng)), (2, rand("read", pages, 300, rng))]
+    emu, _ = simcheck.check(tmp_path, props, 4, phases)
+    assert emu["wb_written_out_watermark"] > 1000 and emu["wb_read_hit_bytes"] > 0
+
+
 def test_sequential_with_link_and_firmware(tmp_path):
     """128 KiB transfers over a PCIe link and firmware cores: the front end's booking."""
     props = "femu_mode=1,devsz_mb=8,pcie_gen=3,pcie_lanes=2,fw_cores=2,fw_cmd_ns=3000," + FLASH

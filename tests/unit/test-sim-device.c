@@ -420,6 +420,9 @@ static void test_zns_plp(void)
 
     assert_error(ZNS_SMALL ",plp=sometimes", "plp='sometimes': 'sometimes' is not a mode");
     assert_error(ZNS_SMALL ",plp=full,vwc=0", "plp= needs vwc=1");
+    assert_error("femu_mode=1,devsz_mb=64,wb_size_mb=1,vwc=0",
+                 "wb_size_mb=1 with wb_plp=off needs vwc=1");
+    assert_error("femu_mode=4,devsz_mb=64,wb_plp=on", "wb_plp=on needs a write buffer");
     assert_error(ZNS_SMALL ",plp_zones=1", "plp_zones='1' needs plp=selective");
     assert_error(ZNS_SMALL ",plp=selective,plp_zones=99", "namespace 1: plp_zones='99'");
     assert_error("devsz_mb=64,ns_types=zns:blackbox,zns_zone_size_mb=4,plp=full",
@@ -843,6 +846,8 @@ static void test_deterministic(void)
     assert_deterministic(FDP_SMALL ",fdp_nrg=2", fdp, n);
     assert_deterministic(OC_SMALL ",fw_cores=2,fw_cmd_ns=3000", oc, n);
     assert_deterministic("femu_mode=1,devsz_mb=64,nchs=2,luns_per_ch=2,sra=on", bb, n);
+    assert_deterministic("femu_mode=1,devsz_mb=64,nchs=2,luns_per_ch=2,wb_size_mb=1", bb, n);
+    assert_deterministic(FDP_SMALL ",wb_size_mb=1,wb_plp=on", fdp, n);
 }
 
 int main(int argc, char **argv)

@@ -64,6 +64,11 @@ bool bbssd_params_wb_config(const BbssdParams *p, uint64_t unit_bytes, bool vwc,
                                "memory)", p->wb_size_mb);
         return false;
     }
+    if (p->wb_ctrl_mw > 100000 || p->wb_chip_mw > 100000) {
+        *err = g_strdup_printf("wb_ctrl_mw=%u, wb_chip_mw=%u: allowed 0..100000 each",
+                               p->wb_ctrl_mw, p->wb_chip_mw);
+        return false;
+    }
     if (!p->wb_size_mb) {
         if (p->wb_plp) {
             *err = g_strdup("wb_plp=on needs a write buffer: give wb_size_mb");
