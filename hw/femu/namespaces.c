@@ -266,6 +266,7 @@ static bool build_media(FemuCtrl *n, Error **errp)
             return false;
         }
         first += blocks[i];
+        m->backend_base = plan.media_base[i];
         n->medias[n->nr_medias++] = m;
         femu_ns_media_attach(&ns->model, m, n->frontend, plan.media_base[i],
                              ns->backend_offset, ns->bytes);

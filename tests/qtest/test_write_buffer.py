@@ -228,3 +228,38 @@ def test_fdp_buffer(path, tmp_path):
         assert d.get(0, 8) == blob(8, 12) and d.get(8, 8) == bytes(8 * PAGE)
     finally:
         d.shutdown()
+
+
+@pytest.mark.parametrize("types,bb", [("blackbox:zns", 1), ("zns:blackbox", 2)])
+def test_beside_a_zoned_namespace(path, tmp_path, types, bb):
+    """The buffer programs its data into its own namespace's area wherever that is in the
+    backend, and never over the other namespace's data."""
+    extra = "ns_types=%s,ns_sizes_mb=16:16,zns_zone_size_mb=1" % types
+    d = FileDrive(DevConfig(mode=1, lba_index=1, queues=2, size_mb=32, namespaces=2,
+                            extra=",".join((GEO, WB, extra)), memdev_file=path),
+                  tmp_path, nvme.CC_CSS_ALL)
+    zns = 3 - bb
+    try:
+        mark = d.ctrl.alloc.mark()
+        zdata = blob(4, 20)
+        assert d.ctrl.zone_append(d.sq, zns, 0, zdata).ok
+        data = blob(8, 21)
+        assert d.ctrl.write(d.sq, bb, 0, data).ok
+        c, back = d.ctrl.read(d.sq, bb, 0, 8)
+        assert c.ok and back == data            # from the buffer
+        assert d.ctrl.flush(d.sq, bb).ok        # programmed: into the data area
+        c, back = d.ctrl.read(d.sq, zns, 0, 4)
+        assert c.ok and back == zdata
+        d.ctrl.alloc.release(mark)
+    finally:
+        d.shutdown()
+    d = FileDrive(DevConfig(mode=1, lba_index=1, queues=2, size_mb=32, namespaces=2,
+                            extra=",".join((GEO, WB, extra)), memdev_file=path),
+                  tmp_path, nvme.CC_CSS_ALL)
+    try:
+        c, back = d.ctrl.read(d.sq, bb, 0, 8)
+        assert c.ok and back == data
+        c, back = d.ctrl.read(d.sq, zns, 0, 4)
+        assert c.ok and back == zdata
+    finally:
+        d.shutdown()

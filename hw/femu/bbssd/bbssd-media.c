@@ -261,9 +261,12 @@ FemuMedia *femu_media_bbssd_new(const FtlConfig *cfg, const FemuReadAhead *ra,
         FtlWbConfig c = *wb;
         FtlWbSink sink = {
             .opaque = m, .program = wb_program, .read = wb_read,
-            .put = data ? data->put : NULL, .put_opaque = data ? data->opaque : NULL,
+            .put = data ? femu_media_put_data : NULL, .put_opaque = &m->parent,
         };
 
+        if (data) {
+            m->parent.wb_data = *data;
+        }
         c.nand = ftl_nand(ftl);
         c.batch = nand_luns(&cfg->geo) * cfg->geo.pls_per_lun;
         m->wb = ftl_wb_new(&c, &sink, err);

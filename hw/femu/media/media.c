@@ -26,6 +26,13 @@ void femu_media_emit_chip_busy(const NandModel *nand, FemuMediaStatFn *emit, voi
     emit(opaque, "nand_read_retries", nand->stats.read_retries);
 }
 
+void femu_media_put_data(void *media, uint64_t offset, const void *src, uint64_t len)
+{
+    FemuMedia *m = media;
+
+    m->wb_data.put(m->wb_data.opaque, m->backend_base + offset, src, len);
+}
+
 void femu_media_retire(FemuMedia *m, NandModel *nand, uint64_t arrival_ns)
 {
     nand_retire(nand, MIN(m->last_arrival_ns, arrival_ns));

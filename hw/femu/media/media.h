@@ -77,9 +77,21 @@ typedef struct FemuMediaOps {
     void (*destroy)(FemuMedia *m);
 } FemuMediaOps;
 
+/*
+ * Where a conventional FTL's write buffer (ftl/write-buffer.h) puts the data it programs:
+ * the device's data area, through its write journal (offset: the backend's). NULL put: it
+ * keeps no data.
+ */
+typedef struct FemuWbData {
+    void (*put)(void *opaque, uint64_t offset, const void *src, uint64_t len);
+    void *opaque;
+} FemuWbData;
+
 struct FemuMedia {
     const FemuMediaOps *ops;
     uint64_t last_arrival_ns;   /* the previous request's, for femu_media_retire */
+    uint64_t backend_base;      /* the backend offset of the model's offset 0 */
+    FemuWbData wb_data;         /* a buffering model's way to the data area, or none */
     /*
      * The unit its mapping deallocates (a logical page; offset 0 starts one): a part of
      * one is kept. 0: any byte range.
@@ -129,6 +141,8 @@ static inline void femu_media_stats(FemuMedia *m, FemuMediaStatFn *emit, void *o
 struct NandModel;
 void femu_media_emit_chip_busy(const struct NandModel *nand, FemuMediaStatFn *emit,
                                void *opaque);
+/* Bytes a buffering model programs, at a model offset, into the data area (m: the media). */
+void femu_media_put_data(void *m, uint64_t offset, const void *src, uint64_t len);
 /* An emitter that passes every name on with a prefix ("nsN_"): femu_stat_prefixed's opaque. */
 typedef struct FemuStatPrefix {
     FemuMediaStatFn *emit;
@@ -166,15 +180,6 @@ typedef struct FemuReadAhead {
     uint64_t (*readable)(void *opaque, uint32_t nsid, uint64_t offset, uint64_t max);
     void *opaque;
 } FemuReadAhead;
-
-/*
- * Where a conventional FTL's write buffer (ftl/write-buffer.h) puts the data it programs:
- * the device's data area, through its write journal. NULL put: it keeps no data.
- */
-typedef struct FemuWbData {
-    void (*put)(void *opaque, uint64_t offset, const void *src, uint64_t len);
-    void *opaque;
-} FemuWbData;
 
 /* blackbox: a conventional SSD (page-level FTL with GC on the NAND model), wb: its buffer. */
 struct FtlConfig;
