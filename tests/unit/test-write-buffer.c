@@ -131,6 +131,37 @@ static void test_watermarks(void)
     g_free(f);
 }
 
+/*
+ * Watermark write-out keeps FTL_WB_WINDOW batches programming, not the whole excess: the
+ * rest waits in the buffer for the next writes (or idle time).
+ */
+static void test_window(void)
+{
+    Fake *f = g_new(Fake, 1);
+    FtlWbConfig c = {
+        .unit_bytes = UNIT, .bytes = 100 * UNIT, .high_pct = 60, .low_pct = 10, .batch = 4,
+        .nand = nand,
+    };
+    FtlWbSink s = { .opaque = f, .program = fake_program, .read = fake_read };
+    FtlWb *wb;
+
+    memset(f, 0, sizeof(*f));
+    wb = ftl_wb_new(&c, &s, NULL);
+    ftl_wb_write(wb, 0, 61 * UNIT, NULL, 0, false, 0);
+    g_assert_cmpuint(f->calls, ==, FTL_WB_WINDOW);
+    g_assert_cmpuint(f->nprog, ==, FTL_WB_WINDOW * 4);
+    /* still draining: a write once the first batch is done sends one more */
+    ftl_wb_write(wb, 70 * UNIT, UNIT, NULL, 0, false, PROG_NS);
+    g_assert_cmpuint(f->calls, ==, FTL_WB_WINDOW + 1);
+    g_assert_cmpuint(f->programmed[f->nprog - 1], ==, (FTL_WB_WINDOW + 1) * 4 - 1);
+    /* idle time writes out down to low (10 units) at once */
+    ftl_wb_idle(wb, 10 * PROG_NS);
+    g_assert_cmpuint(ftl_wb_stats(wb)->held_units, ==, 10);
+    g_assert_cmpuint(ftl_wb_stats(wb)->written_out[FTL_WB_IDLE], ==, 62 - 10 - 12);
+    ftl_wb_free(wb);
+    g_free(f);
+}
+
 /* A unit written twice while held is programmed once, with the newer bytes. */
 static void test_absorb(void)
 {
@@ -363,6 +394,7 @@ int main(int argc, char **argv)
     g_assert_nonnull(nand);
     g_test_add_func("/write-buffer/hit", test_hit);
     g_test_add_func("/write-buffer/watermarks", test_watermarks);
+    g_test_add_func("/write-buffer/window", test_window);
     g_test_add_func("/write-buffer/absorb", test_absorb);
     g_test_add_func("/write-buffer/full-waits", test_full_waits);
     g_test_add_func("/write-buffer/fua", test_fua);

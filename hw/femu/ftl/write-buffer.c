@@ -37,7 +37,11 @@ struct FtlWb {
     GHashTable *index;              /* unit + 1 -> slot + 1 */
     DeadlineHeap places;            /* free places, by when they are free */
     uint64_t last_done;             /* the latest program the buffer booked */
+    uint64_t window[FTL_WB_WINDOW]; /* completions of the latest batches */
+    uint32_t win_next;
+    bool draining;                  /* between the high and the low watermark */
     uint64_t *batch;                /* units of one program call */
+    uint32_t *pick;                 /* its slots */
     FtlWbStats st;
 };
 
@@ -157,7 +161,30 @@ static void put_slot(FtlWb *wb, uint32_t s)
     }
 }
 
-/* Programs the slots of list[0..n) (one tag) in batches; the latest completion. */
+/* A batch's completion: one more in the window of the latest ones. */
+static void batch_done(FtlWb *wb, uint64_t t)
+{
+    wb->window[wb->win_next] = t;
+    wb->win_next = (wb->win_next + 1) % FTL_WB_WINDOW;
+    wb->last_done = MAX(wb->last_done, t);
+}
+
+/* Of the latest FTL_WB_WINDOW batches, those still programming at now. */
+static uint32_t in_flight(const FtlWb *wb, uint64_t now)
+{
+    uint32_t n = 0;
+
+    for (uint32_t i = 0; i < FTL_WB_WINDOW; i++) {
+        n += wb->window[i] > now;
+    }
+    return n;
+}
+
+/*
+ * Programs list[0..n) in batches of one tag and at most cfg.batch units (their data first
+ * to the data area); their places are free when their batch completes. The latest
+ * completion.
+ */
 static uint64_t program(FtlWb *wb, const uint32_t *list, uint32_t n, FtlWbCause cause,
                         uint64_t now)
 {
@@ -177,36 +204,63 @@ static uint64_t program(FtlWb *wb, const uint32_t *list, uint32_t n, FtlWbCause 
         for (uint32_t j = first; j < i; j++) {
             release(wb, list[j], t);
         }
+        batch_done(wb, t);
         done = MAX(done, t);
     }
     wb->st.written_out[cause] += n;
-    wb->last_done = MAX(wb->last_done, done);
     return done;
 }
 
-/* The oldest held units until `keep` are left. */
-static uint64_t write_out(FtlWb *wb, uint32_t keep, FtlWbCause cause, uint64_t now)
+/* The oldest batch of at most max units (of the oldest one's tag); its completion. */
+static uint64_t write_batch(FtlWb *wb, uint32_t max, FtlWbCause cause, uint64_t now)
 {
-    g_autofree uint32_t *list = NULL;
-    uint32_t n = 0;
+    uint32_t n = 0, tag_of = wb->head;
 
-    if (wb->held <= keep) {
-        return now;
+    max = MIN(max, wb->cfg.batch);
+    for (uint32_t s = wb->head; s != NO_SLOT && n < max; s = wb->slots[s].next) {
+        if (wb->slots[s].tag == wb->slots[tag_of].tag) {
+            wb->pick[n++] = s;
+        }
     }
-    list = g_new(uint32_t, wb->held - keep);
-    for (uint32_t s = wb->head; s != NO_SLOT && wb->held - n > keep; s = wb->slots[s].next) {
-        list[n++] = s;
-    }
-    return program(wb, list, n, cause, now);
+    return program(wb, wb->pick, n, cause, now);
 }
 
-/* A place for a new unit: when it is free (the buffer written out first if it is full). */
+/* Everything held beyond `keep` units, at once (the host asked, or nothing else runs). */
+static uint64_t write_out(FtlWb *wb, uint32_t keep, FtlWbCause cause, uint64_t now)
+{
+    uint64_t done = now;
+
+    while (wb->held > keep) {
+        uint64_t t = write_batch(wb, wb->held - keep, cause, now);
+        done = MAX(done, t);
+    }
+    return done;
+}
+
+/*
+ * Watermark write-out at the flash's pace: from when more than `high` units are held
+ * until `low` are, a batch whenever fewer than FTL_WB_WINDOW are programming, so that the
+ * chips never hold more than that of the buffer's work queued ahead of reads.
+ */
+static void pump(FtlWb *wb, uint64_t now)
+{
+    wb->draining |= wb->held > wb->high;
+    while (wb->draining && wb->held > wb->low && in_flight(wb, now) < FTL_WB_WINDOW) {
+        write_batch(wb, wb->held - wb->low, FTL_WB_WATERMARK, now);
+    }
+    wb->draining &= wb->held > wb->low;
+}
+
+/*
+ * A place for a new unit: when it is free. With every place holding data, the oldest
+ * batch goes to flash and the write waits for it.
+ */
 static uint64_t take_place(FtlWb *wb, uint64_t now)
 {
     uint64_t at;
 
     if (deadline_heap_empty(&wb->places)) {
-        write_out(wb, wb->low, FTL_WB_SPACE, now);
+        write_batch(wb, UINT32_MAX, FTL_WB_SPACE, now);
     }
     at = deadline_heap_min(&wb->places);
     deadline_heap_pop_due(&wb->places, UINT64_MAX);
@@ -293,8 +347,8 @@ uint64_t ftl_wb_write(FtlWb *wb, uint64_t offset, uint64_t len, const void *data
         }
         uint64_t done = program(wb, mine, n, FTL_WB_FUA, at);
         at = MAX(at, MAX(done, wb->last_done));
-    } else if (wb->held > wb->high) {
-        write_out(wb, wb->low, FTL_WB_WATERMARK, at);
+    } else {
+        pump(wb, at);
     }
     return at;
 }
@@ -392,11 +446,13 @@ uint64_t ftl_wb_shutdown(FtlWb *wb, uint64_t now)
 void ftl_wb_idle(FtlWb *wb, uint64_t now)
 {
     write_out(wb, wb->low, FTL_WB_IDLE, now);
+    wb->draining = false;
 }
 
 /* Every place free from `at`, nothing held. */
 static void empty(FtlWb *wb, uint64_t at)
 {
+    wb->draining = false;
     while (wb->head != NO_SLOT) {
         release(wb, wb->head, at);
     }
@@ -435,6 +491,7 @@ FtlWb *ftl_wb_new(const FtlWbConfig *c, const FtlWbSink *sink, char **err)
     wb->masks = g_new0(uint64_t, (uint64_t)wb->cap * wb->words);
     wb->free_slots = g_new(uint32_t, wb->cap);
     wb->batch = g_new(uint64_t, wb->cfg.batch);
+    wb->pick = g_new(uint32_t, wb->cfg.batch);
     if (sink->put) {
         /* touched as it fills: a large buffer costs host memory only when used */
         wb->data = g_try_malloc((uint64_t)wb->cap * c->unit_bytes);
@@ -467,6 +524,7 @@ void ftl_wb_free(FtlWb *wb)
     }
     g_free(wb->data);
     g_free(wb->batch);
+    g_free(wb->pick);
     g_free(wb->free_slots);
     g_free(wb->masks);
     g_free(wb->slots);

@@ -4,6 +4,11 @@
  * in batches, when the buffer passes its high watermark (down to the low one), when the
  * host flushes, on a Force Unit Access write, when the drive is idle, or at shutdown.
  *
+ * Watermark write-out goes at the flash's pace: a batch (a stripe: one unit per plane of
+ * every chip) whenever fewer than FTL_WB_WINDOW batches are programming, so that reads
+ * never queue behind more than that of the buffer's work. Flush, FUA, idle time and
+ * shutdown write out at once.
+ *
  * The unit is the FTL's mapping unit; each unit held keeps a mask of the 512-byte sectors
  * written into it. A unit overwritten while it is held is programmed once. Reads are
  * served from the buffer where every sector they ask for is held; the rest is read from
@@ -30,6 +35,7 @@
 #include "../nand/nand.h"
 
 #define FTL_WB_SECTOR 512u          /* the granularity of what a unit holds */
+#define FTL_WB_WINDOW 2u            /* watermark batches programming at once */
 #define FTL_WB_MAX_UNIT 65536u      /* mask of 128 sectors */
 
 typedef enum FtlWbCause {
