@@ -16,7 +16,7 @@ short=(--short)
 for b in nand-booking ftl-write nossd-vs-stock bb-latency bb-parallelism bb-gc-waf zns-vs-blackbox zns-stripe \
 	zns-gc-free wb-pu-scaling wb-vs-modes wb-gc sra-readahead plp-flush-time plp-dbbench \
 	plp-size-sweep presets fdp-hotcold fdp-cachelib fdp-warp sim-zns-fig1 sim-gc-collapse \
-	sim-speed sim-sra-qd sim-plp sim-fdp; do
+	sim-speed sim-sra-qd sim-plp sim-fdp write-buffer; do
 	echo
 	echo "=== $b ${short[*]}"
 	start=$SECONDS
