@@ -1708,8 +1708,9 @@ static void test_store_kill_anywhere(const void *how)
                     .call = g_array_new(false, false, sizeof(uint32_t)) };
     const uint32_t calls = 700;
     uint64_t **before = g_new0(uint64_t *, calls + 1);
+    uint8_t **streams = g_new0(uint8_t *, calls + 1);   /* host writes' stream, per lpn */
     FtlStats *st = g_new0(FtlStats, calls + 1);
-    uint64_t gc0, fg0, bg0, mv0, shots_gc = 0;
+    uint64_t gc0, fg0, bg0, mv0, shots_gc = 0, checked[FTL_MAX_STREAMS] = { 0 };
 
     store_mix(f, r, 6000, &m, NULL);        /* aged: GC due */
     gc0 = ftl_stats(f)->gc_runs;
@@ -1719,8 +1720,10 @@ static void test_store_kill_anywhere(const void *how)
     f->store_hook = (FtlStoreHook){ kill_shot, &k };
     for (uint32_t i = 0; i <= calls; i++) {
         before[i] = g_new(uint64_t, n);
+        streams[i] = g_new(uint8_t, n);
         for (uint64_t lpn = 0; lpn < n; lpn++) {
             before[i][lpn] = where(f, lpn);
+            streams[i][lpn] = ftl_stream_for(f, false, lpn);
         }
         st[i] = *ftl_stats(f);
         if (i == calls) {
@@ -1764,6 +1767,17 @@ static void test_store_kill_anywhere(const void *how)
                       gs->blocks_erased == st[i + 1].blocks_erased);
         g_assert_cmpuint(gs->nand_pages_written, ==, gs->host_pages_written +
                                                      gs->gc_pages_moved);
+        if (s + 1 == k.shots->len || g_array_index(k.call, uint32_t, s + 1) != i) {
+            /* the call's last store: the running drive's state after it, its streams */
+            for (uint64_t lpn = 0; lpn < n; lpn++) {
+                checked[streams[i + 1][lpn]]++;
+                if (ftl_stream_for(g, false, lpn) != streams[i + 1][lpn]) {
+                    g_error("kill point %u (call %u): lpn %" G_GUINT64_FORMAT " goes to "
+                            "stream %u reloaded, %u running", s, i, lpn,
+                            ftl_stream_for(g, false, lpn), streams[i + 1][lpn]);
+                }
+            }
+        }
         if (s % 16 == 0) {
             Mix later = m;
             store_mix(g, r, 300, &later, NULL);
@@ -1771,12 +1785,16 @@ static void test_store_kill_anywhere(const void *how)
         }
         ftl_free(g);
     }
-    g_test_message("%" G_GUINT64_FORMAT " mappings in between (GC moved, host rewrote)",
-                   shots_gc);
+    g_test_message("%" G_GUINT64_FORMAT " mappings in between (GC moved, host rewrote); "
+                   "host streams checked after a reload: %" G_GUINT64_FORMAT " / %"
+                   G_GUINT64_FORMAT " / %" G_GUINT64_FORMAT " to streams 0 / 1 / 2", shots_gc,
+                   checked[0], checked[1], checked[2]);
     for (uint32_t i = 0; i <= calls; i++) {
         g_free(before[i]);
+        g_free(streams[i]);
     }
     g_free(before);
+    g_free(streams);
     g_free(st);
     g_ptr_array_free(k.shots, true);
     g_array_free(k.call, true);
@@ -1830,6 +1848,10 @@ int main(int argc, char **argv)
     g_test_add_data_func("/ftl/store/kill-anywhere-streams", "burst/host-gc",
                          test_store_kill_anywhere);
     g_test_add_data_func("/ftl/store/kill-anywhere-paced-streams", "proportional/host-gc",
+                         test_store_kill_anywhere);
+    g_test_add_data_func("/ftl/store/kill-anywhere-hot-cold", "burst/hot-cold",
+                         test_store_kill_anywhere);
+    g_test_add_data_func("/ftl/store/kill-anywhere-paced-hot-cold", "proportional/hot-cold",
                          test_store_kill_anywhere);
     return g_test_run();
 }

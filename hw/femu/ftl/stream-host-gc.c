@@ -9,10 +9,9 @@
 
 #include "stream.h"
 
-static uint32_t host_gc_stream(const FtlPolicyChoice *c G_GNUC_UNUSED, bool gc,
-                               uint64_t lpn G_GNUC_UNUSED)
+static uint32_t host_gc_stream(const FtlPolicyChoice *c G_GNUC_UNUSED, const FtlStreamPage *p)
 {
-    return gc;
+    return p->gc;
 }
 
 static const FtlStreamPolicy host_gc = {

@@ -8,8 +8,8 @@
 
 #include "stream.h"
 
-static uint32_t shared_stream(const FtlPolicyChoice *c G_GNUC_UNUSED, bool gc G_GNUC_UNUSED,
-                              uint64_t lpn G_GNUC_UNUSED)
+static uint32_t shared_stream(const FtlPolicyChoice *c G_GNUC_UNUSED,
+                              const FtlStreamPage *p G_GNUC_UNUSED)
 {
     return 0;
 }
