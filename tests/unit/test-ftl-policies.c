@@ -462,6 +462,7 @@ static void test_streams_store(void)
        with host-gc only */
     d = c;
     d.geo.blks_per_pl = 36;
+    d.streams = kind_choice(FTL_STREAM, "shared");
     g_assert_true(ftl_config_check(&d, &err));
     d.streams = kind_choice(FTL_STREAM, "host-gc");
     g_assert_false(ftl_config_check(&d, &err));

@@ -23,21 +23,25 @@ static NandTiming slc(void)
                          .blk_er_lat = 2000 * US, .ch_xfer_lat = 10 * US, .time_scale = 1 };
 }
 
-/* GC in bursts (gc_pacing=burst), whose thresholds and timings these tests assert. */
-static FtlPolicyChoice burst(void)
+static FtlPolicyChoice policy(FtlPolicyKind kind, const char *spec)
 {
     FtlPolicyChoice c;
     char *err = NULL;
 
-    g_assert_true(ftl_policy_parse(FTL_PACING, "burst", &c, &err));
+    g_assert_true(ftl_policy_parse(kind, spec, &c, &err));
     return c;
 }
 
+/*
+ * GC in bursts (gc_pacing=burst) into the one open line (streams=shared): FEMU's FTL,
+ * whose thresholds, spare-line minimum and timings these tests assert.
+ */
 static FtlConfig config(NandGeometry g, uint64_t exposed, uint32_t lo, uint32_t hi)
 {
     return (FtlConfig){ .geo = g, .tm = slc(), .exposed_pages = exposed,
                         .gc_thres_pcent = lo, .gc_thres_pcent_high = hi,
-                        .gc_pacing = burst() };
+                        .gc_pacing = policy(FTL_PACING, "burst"),
+                        .streams = policy(FTL_STREAM, "shared") };
 }
 
 static Ftl *ftl(FtlConfig c)
@@ -1691,7 +1695,9 @@ static FtlConfig store_config_paced(const char *how)
     char *err = NULL;
 
     g_assert_true(ftl_policy_parse(FTL_PACING, part[0], &c.gc_pacing, &err));
-    g_assert_true(ftl_policy_parse(FTL_STREAM, part[1], &c.streams, &err));
+    if (part[1]) {
+        g_assert_true(ftl_policy_parse(FTL_STREAM, part[1], &c.streams, &err));
+    }
     return c;
 }
 
