@@ -1,7 +1,8 @@
 /*
  * Host-gc: host writes and GC moves in open units of their own. A page GC moves has
  * outlived a unit's worth of writes: likely cold, it goes with other such pages, and the
- * units the host fills hold only new data, whose garbage comes sooner and together.
+ * units the host fills hold only new data, whose garbage comes sooner and together. The
+ * blackbox drives' default.
  *
  * QEMU-free. SPDX-License-Identifier: GPL-2.0-or-later
  */

@@ -1,6 +1,6 @@
 /*
- * Shared: one open unit for every page, the host's and GC's alike (FEMU's way, and the
- * default): GC's moved pages land among the host's new ones.
+ * Shared: one open unit for every page, the host's and GC's alike (FEMU's way; FDP
+ * drives' only one): GC's moved pages land among the host's new ones.
  *
  * QEMU-free. SPDX-License-Identifier: GPL-2.0-or-later
  */
