@@ -357,8 +357,14 @@ static void test_blackbox_skew_order(void)
     g_assert_cmpfloat(shared[3], <, shared[2]);
     g_assert_cmpfloat(apart[0], <, shared[0]);
     g_assert_cmpfloat(apart[4], <, apart[0]);
-    /* host pages apart by how soon they come back: greedy lower still */
-    g_assert_cmpfloat(hot_cold[0], <, apart[0]);
+    /*
+     * host pages apart by how soon they come back: below one shared line too, and
+     * cost-benefit below greedy (beside host-gc within 5 % here: under 90/10 host-gc moves
+     * the few cold host pages once and has one open line less; Zipf writes gain more,
+     * test_gc_policy_skew.py)
+     */
+    g_assert_cmpfloat(hot_cold[0], <, 0.9 * shared[0]);
+    g_assert_cmpfloat(hot_cold[4], <, 0.8 * hot_cold[0]);
 }
 
 static FdpFtlConfig fdp_config(const char *spec)
