@@ -17,7 +17,9 @@ change to be judged against):
 - the windowed WAF beside greedy GC's analytic one at the drive's raw / exposed ratio
   (bblib.greedy_waf: the large-unit limit, which our lines of thousands of pages reach).
 
-Compare GC pacings with --dev gc_pacing=proportional (the baseline is the default, burst).
+Compare GC pacings with --dev gc_pacing=burst,streams=shared (FEMU's FTL, the defaults
+until issue 33, which bench/ftl-steady-baseline.json was saved with) against the defaults
+(gc_pacing=proportional, streams=host-gc).
 
 What transfers: ratios (tail / median, busy shares, WAF); absolute IOPS follow the
 presets' flash and controller, which model published drives (docs/device.md).

@@ -23,6 +23,16 @@ for b in nand-booking ftl-write nossd-vs-stock bb-latency bb-parallelism bb-gc-w
 	"$py" "$here/$b.py" "${short[@]}"
 	echo "=== $b: $((SECONDS - start)) s"
 done
+# The GC policy study (sweep.py): the short grid (about 20 s), or with FEMU_BENCH_FULL=1 the
+# full one (about 20 min on 2 cores); --fresh, so that a second run measures again instead
+# of resuming the first's results.
+grid=policy-study-short
+[[ ${FEMU_BENCH_FULL:-0} == 1 ]] && grid=policy-study
+echo
+echo "=== sweep $grid"
+start=$SECONDS
+"$py" "$here/sweep.py" "$here/grids/$grid.toml" --fresh
+echo "=== sweep $grid: $((SECONDS - start)) s"
 # The kill campaign last: it checks rather than measures, and exits non-zero (ending this
 # script) on a violation. Short: 10 kills per kind (about a minute); full: 100 (about 7).
 echo

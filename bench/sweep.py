@@ -356,7 +356,10 @@ def model(res, p, free):
         b *= int(d[k])
     page = int(d["secs_per_pg"]) * int(d["secsz"])
     # the lines that hold data: all but the free ones and one open line per stream
-    held = res["stats"]["total_lines"] - free - (2 if d.get("streams") == "host-gc" else 1)
+    # (unset: host-gc, the blackbox default)
+    streams = (d.get("streams") or "host-gc").split(":")[0]
+    held = (res["stats"]["total_lines"] - free -
+            {"shared": 1, "host-gc": 2, "hot-cold": 3}[streams])
     op = held * b * page / (float(d["devsz_mb"]) * 2**20) - 1
     if op <= 0:
         return op * 100, None

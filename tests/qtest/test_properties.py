@@ -110,7 +110,7 @@ REFUSED = [
     (BB + ",gc_pacing=proportional:boost=17", ["boost=17 is out of range", "1..16"]),
     ("femu_mode=4,devsz_mb=64,nchs=2,luns_per_ch=1,gc_policy=fifo:x=1",
      ["gc_policy=fifo takes no parameters"]),
-    (BB + ",streams=hot", ["streams=hot is not a stream assignment", "host-gc, shared"]),
+    (BB + ",streams=hot", ["streams=hot is not a stream assignment", "host-gc, hot-cold, shared"]),
     ("femu_mode=4,devsz_mb=64,nchs=2,luns_per_ch=1,streams=host-gc",
      ["streams=host-gc applies to blackbox drives"]),
     (BB + ",wb_size_mb=16385", ["wb_size_mb=16385", "0..16384"]),

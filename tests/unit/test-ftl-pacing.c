@@ -32,7 +32,7 @@ static void test_parse(void)
     g_autofree char *err = NULL;
 
     g_assert_cmpstr(names, ==, "burst, proportional");
-    g_assert_cmpstr(c.policy->name, ==, "burst");
+    g_assert_cmpstr(c.policy->name, ==, "proportional");
     c = pacing("proportional");
     g_assert_cmpuint(c.param[0], ==, 1);
     g_assert_cmpuint(c.param[1], ==, 2);

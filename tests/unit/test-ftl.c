@@ -23,21 +23,25 @@ static NandTiming slc(void)
                          .blk_er_lat = 2000 * US, .ch_xfer_lat = 10 * US, .time_scale = 1 };
 }
 
-/* GC in bursts (gc_pacing=burst), whose thresholds and timings these tests assert. */
-static FtlPolicyChoice burst(void)
+static FtlPolicyChoice policy(FtlPolicyKind kind, const char *spec)
 {
     FtlPolicyChoice c;
     char *err = NULL;
 
-    g_assert_true(ftl_policy_parse(FTL_PACING, "burst", &c, &err));
+    g_assert_true(ftl_policy_parse(kind, spec, &c, &err));
     return c;
 }
 
+/*
+ * GC in bursts (gc_pacing=burst) into the one open line (streams=shared): FEMU's FTL,
+ * whose thresholds, spare-line minimum and timings these tests assert.
+ */
 static FtlConfig config(NandGeometry g, uint64_t exposed, uint32_t lo, uint32_t hi)
 {
     return (FtlConfig){ .geo = g, .tm = slc(), .exposed_pages = exposed,
                         .gc_thres_pcent = lo, .gc_thres_pcent_high = hi,
-                        .gc_pacing = burst() };
+                        .gc_pacing = policy(FTL_PACING, "burst"),
+                        .streams = policy(FTL_STREAM, "shared") };
 }
 
 static Ftl *ftl(FtlConfig c)
@@ -1691,7 +1695,9 @@ static FtlConfig store_config_paced(const char *how)
     char *err = NULL;
 
     g_assert_true(ftl_policy_parse(FTL_PACING, part[0], &c.gc_pacing, &err));
-    g_assert_true(ftl_policy_parse(FTL_STREAM, part[1], &c.streams, &err));
+    if (part[1]) {
+        g_assert_true(ftl_policy_parse(FTL_STREAM, part[1], &c.streams, &err));
+    }
     return c;
 }
 
@@ -1708,8 +1714,9 @@ static void test_store_kill_anywhere(const void *how)
                     .call = g_array_new(false, false, sizeof(uint32_t)) };
     const uint32_t calls = 700;
     uint64_t **before = g_new0(uint64_t *, calls + 1);
+    uint8_t **streams = g_new0(uint8_t *, calls + 1);   /* host writes' stream, per lpn */
     FtlStats *st = g_new0(FtlStats, calls + 1);
-    uint64_t gc0, fg0, bg0, mv0, shots_gc = 0;
+    uint64_t gc0, fg0, bg0, mv0, shots_gc = 0, checked[FTL_MAX_STREAMS] = { 0 };
 
     store_mix(f, r, 6000, &m, NULL);        /* aged: GC due */
     gc0 = ftl_stats(f)->gc_runs;
@@ -1719,8 +1726,10 @@ static void test_store_kill_anywhere(const void *how)
     f->store_hook = (FtlStoreHook){ kill_shot, &k };
     for (uint32_t i = 0; i <= calls; i++) {
         before[i] = g_new(uint64_t, n);
+        streams[i] = g_new(uint8_t, n);
         for (uint64_t lpn = 0; lpn < n; lpn++) {
             before[i][lpn] = where(f, lpn);
+            streams[i][lpn] = ftl_stream_for(f, false, lpn);
         }
         st[i] = *ftl_stats(f);
         if (i == calls) {
@@ -1764,6 +1773,17 @@ static void test_store_kill_anywhere(const void *how)
                       gs->blocks_erased == st[i + 1].blocks_erased);
         g_assert_cmpuint(gs->nand_pages_written, ==, gs->host_pages_written +
                                                      gs->gc_pages_moved);
+        if (s + 1 == k.shots->len || g_array_index(k.call, uint32_t, s + 1) != i) {
+            /* the call's last store: the running drive's state after it, its streams */
+            for (uint64_t lpn = 0; lpn < n; lpn++) {
+                checked[streams[i + 1][lpn]]++;
+                if (ftl_stream_for(g, false, lpn) != streams[i + 1][lpn]) {
+                    g_error("kill point %u (call %u): lpn %" G_GUINT64_FORMAT " goes to "
+                            "stream %u reloaded, %u running", s, i, lpn,
+                            ftl_stream_for(g, false, lpn), streams[i + 1][lpn]);
+                }
+            }
+        }
         if (s % 16 == 0) {
             Mix later = m;
             store_mix(g, r, 300, &later, NULL);
@@ -1771,12 +1791,16 @@ static void test_store_kill_anywhere(const void *how)
         }
         ftl_free(g);
     }
-    g_test_message("%" G_GUINT64_FORMAT " mappings in between (GC moved, host rewrote)",
-                   shots_gc);
+    g_test_message("%" G_GUINT64_FORMAT " mappings in between (GC moved, host rewrote); "
+                   "host streams checked after a reload: %" G_GUINT64_FORMAT " / %"
+                   G_GUINT64_FORMAT " / %" G_GUINT64_FORMAT " to streams 0 / 1 / 2", shots_gc,
+                   checked[0], checked[1], checked[2]);
     for (uint32_t i = 0; i <= calls; i++) {
         g_free(before[i]);
+        g_free(streams[i]);
     }
     g_free(before);
+    g_free(streams);
     g_free(st);
     g_ptr_array_free(k.shots, true);
     g_array_free(k.call, true);
@@ -1830,6 +1854,10 @@ int main(int argc, char **argv)
     g_test_add_data_func("/ftl/store/kill-anywhere-streams", "burst/host-gc",
                          test_store_kill_anywhere);
     g_test_add_data_func("/ftl/store/kill-anywhere-paced-streams", "proportional/host-gc",
+                         test_store_kill_anywhere);
+    g_test_add_data_func("/ftl/store/kill-anywhere-hot-cold", "burst/hot-cold",
+                         test_store_kill_anywhere);
+    g_test_add_data_func("/ftl/store/kill-anywhere-paced-hot-cold", "proportional/hot-cold",
                          test_store_kill_anywhere);
     return g_test_run();
 }

@@ -20,9 +20,10 @@ ROOT = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ.get("FEMU_BUILD") or ROOT / "build").resolve()
 FEMU_SIM = BUILD / "femu-sim"
 SIZE_MB, PAGES, LINE_PAGES = 512, 512 * 256, 128
+# one open line (streams=shared), as the models have one place new and moved pages go to
 DEV = ("femu_mode=1,devsz_mb=%d,nchs=2,luns_per_ch=2,pls_per_lun=1,pgs_per_blk=32,"
        "op_pcent=15,flash_type=1,gc_thres_pcent=98,gc_thres_pcent_high=99,"
-       "gc_pacing=proportional" % SIZE_MB)
+       "gc_pacing=proportional,streams=shared" % SIZE_MB)
 JOBS = """[global]
 bs=4k
 iodepth=8

@@ -19,8 +19,8 @@ typedef struct BbssdParams {
     uint32_t gc_thres_pcent_high;
     int32_t op_pcent;           /* -1: 7 unless blks_per_pl is given */
     char *gc_policy;            /* ftl/victim.h: NAME[:PARAM=VALUE]...; NULL: greedy */
-    char *gc_pacing;            /* ftl/pacing.h: the same; NULL: burst */
-    char *streams;              /* ftl/stream.h: the same; NULL: shared */
+    char *gc_pacing;            /* ftl/pacing.h: the same; NULL: proportional */
+    char *streams;              /* ftl/stream.h: the same; NULL: host-gc (FDP: none) */
     /* the DRAM write buffer (ftl/write-buffer.h); 0 MiB: none */
     uint32_t wb_size_mb;
     uint32_t wb_high_pct, wb_low_pct;

@@ -156,6 +156,9 @@ static inline void rev_fetch(const Ftl *f, uint64_t ppn)
     femu_fetch((const char *)f->p2l + (ppn << f->rev_log));
 }
 
+/* The stream (streams=) a host write (gc false) or a GC move of lpn would go to now. */
+uint32_t ftl_stream_for(const Ftl *f, bool gc, uint64_t lpn);
+
 /* Physical page number <-> NAND address (striping: channel, chip, plane, then page). */
 void ftl_ppn_to_addr(const Ftl *f, uint64_t ppn, NandAddr *a);
 uint64_t ftl_addr_to_ppn(const Ftl *f, const NandAddr *a);

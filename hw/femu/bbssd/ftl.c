@@ -464,7 +464,22 @@ static void invalidate(Ftl *f, uint64_t ppn)
 /* The stream (streams=) of a host write (gc false) or a GC move of lpn. */
 static uint32_t stream_of(const Ftl *f, bool gc, uint64_t lpn)
 {
-    return ftl_stream_of(&f->cfg.streams)->stream_of(&f->cfg.streams, gc, lpn);
+    const FtlStreamPolicy *p = ftl_stream_of(&f->cfg.streams);
+    FtlStreamPage pg = { .lpn = lpn, .gc = gc, .age = FTL_STREAM_UNWRITTEN,
+                         .units = f->nlines };
+    uint64_t e = p->ages ? map_get(f, lpn) : 0;
+
+    if (e) {
+        /* its line's order is saved: a reload tells the same age */
+        const FtlLine *l = &f->lines[(e - 1) / f->pgs_per_line];
+        pg.age = l->state == FTL_LINE_OPEN ? 0 : f->order - l->order;
+    }
+    return p->stream_of(&f->cfg.streams, &pg);
+}
+
+uint32_t ftl_stream_for(const Ftl *f, bool gc, uint64_t lpn)
+{
+    return stream_of(f, gc, lpn);
 }
 
 /*

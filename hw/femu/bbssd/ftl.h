@@ -60,8 +60,8 @@ typedef struct FtlConfig {
     uint32_t gc_thres_pcent;        /* background GC, 1..99 (FEMU default 75) */
     uint32_t gc_thres_pcent_high;   /* forced GC, gc_thres_pcent..99 (FEMU default 95) */
     FtlPolicyChoice gc_policy;      /* which full line GC collects (policy NULL: greedy) */
-    FtlPolicyChoice gc_pacing;      /* when GC works (policy NULL: burst) */
-    FtlPolicyChoice streams;        /* which open line a page goes to (NULL: shared) */
+    FtlPolicyChoice gc_pacing;      /* when GC works (policy NULL: proportional) */
+    FtlPolicyChoice streams;        /* which open line a page goes to (NULL: host-gc) */
     /*
      * Sharing the flash with another namespace (e.g. a zoned one): an existing model whose
      * chips, planes and pages match geo, and the first block of every plane the FTL uses;

@@ -1320,7 +1320,16 @@ FdpFtl *fdp_ftl_new(const FdpFtlConfig *c, char **err)
     f = g_new0(FdpFtl, 1);
     f->cfg = *c;
     if (!f->cfg.gc_pacing.policy) {
-        f->cfg.gc_pacing = ftl_policy_default(FTL_PACING);
+        /*
+         * burst, not the blackbox's proportional: an over-full group hands pages to the
+         * next at its forced threshold, which paced GC keeps away from (host data all in
+         * group 0, as without directives: WAF 2.7 burst, 13 paced in
+         * /fdp-ftl/isolation/full-group)
+         */
+        char *perr = NULL;
+        bool ok = ftl_policy_parse(FTL_PACING, "burst", &f->cfg.gc_pacing, &perr);
+
+        g_assert(ok);
     }
     f->nand = nand;
     f->k = nand_luns(&c->geo) / c->nrg;

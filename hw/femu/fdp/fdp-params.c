@@ -51,8 +51,11 @@ bool fdp_params_ftl_config(const FdpParams *p, const FemuFlashParams *f,
         !bbssd_params_ftl_config(f, b, bytes, &bc, true, err)) {
         return false;
     }
-    if (ftl_stream_of(&bc.streams)->nstreams != 1) {
-        /* FDP's streams are its handles, and its GC keeps their data apart already */
+    if (b->streams && *b->streams && ftl_stream_of(&bc.streams)->nstreams != 1) {
+        /*
+         * FDP's streams are its handles, and its GC keeps their data apart already; unset,
+         * the blackbox's default (host-gc) does not apply
+         */
         *err = g_strdup_printf("streams=%s applies to blackbox drives: an FDP drive places "
                                "pages by reclaim unit handle (fdp_ruh_types)",
                                bc.streams.policy->name);
@@ -78,7 +81,8 @@ bool fdp_params_ftl_config(const FdpParams *p, const FemuFlashParams *f,
     c->gc_thres_pcent = bc.gc_thres_pcent;
     c->gc_thres_pcent_high = bc.gc_thres_pcent_high;
     c->gc_policy = bc.gc_policy;
-    c->gc_pacing = bc.gc_pacing;
+    /* unset: the FDP FTL's own default (burst), not the blackbox's */
+    c->gc_pacing = b->gc_pacing && *b->gc_pacing ? bc.gc_pacing : (FtlPolicyChoice){ 0 };
     c->ru_time_limit_ns = (uint64_t)p->erutl_s * NS_PER_S;
     if (!f->blks_per_pl) {
         /* op_pcent is spare beyond the units the handles and GC keep open */

@@ -1,8 +1,8 @@
 /*
  * Burst: no GC work for the host's pages until free units fall to the forced threshold,
  * then whole victims at once, the host waiting behind them; background GC books its moves
- * on any chip idle before the next command. FEMU's way, and the default: the tail
- * latencies it gives are what gc_pacing=proportional removes.
+ * on any chip idle before the next command. FEMU's way (no longer the default): the tail
+ * latencies it gives are what gc_pacing=proportional, the default, removes.
  *
  * QEMU-free. SPDX-License-Identifier: GPL-2.0-or-later
  */

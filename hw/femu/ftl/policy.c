@@ -14,8 +14,8 @@ static const struct {
     const char *property, *fallback, *what;
 } kinds[FTL_POLICY_KINDS] = {
     [FTL_VICTIM] = { "gc_policy", "greedy", "victim policy" },
-    [FTL_PACING] = { "gc_pacing", "burst", "GC pacing" },
-    [FTL_STREAM] = { "streams", "shared", "stream assignment" },
+    [FTL_PACING] = { "gc_pacing", "proportional", "GC pacing" },
+    [FTL_STREAM] = { "streams", "host-gc", "stream assignment" },
 };
 
 static const FtlPolicy *policies[FTL_POLICY_KINDS][MAX_POLICIES];

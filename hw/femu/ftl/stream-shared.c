@@ -1,6 +1,6 @@
 /*
- * Shared: one open unit for every page, the host's and GC's alike (FEMU's way, and the
- * default): GC's moved pages land among the host's new ones.
+ * Shared: one open unit for every page, the host's and GC's alike (FEMU's way; FDP
+ * drives' only one): GC's moved pages land among the host's new ones.
  *
  * QEMU-free. SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -8,8 +8,8 @@
 
 #include "stream.h"
 
-static uint32_t shared_stream(const FtlPolicyChoice *c G_GNUC_UNUSED, bool gc G_GNUC_UNUSED,
-                              uint64_t lpn G_GNUC_UNUSED)
+static uint32_t shared_stream(const FtlPolicyChoice *c G_GNUC_UNUSED,
+                              const FtlStreamPage *p G_GNUC_UNUSED)
 {
     return 0;
 }

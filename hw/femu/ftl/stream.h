@@ -15,12 +15,27 @@
 #include "policy.h"
 
 #define FTL_MAX_STREAMS 4
+#define FTL_STREAM_UNWRITTEN UINT64_MAX
+
+/* What a policy is told of the page it places. */
+typedef struct FtlStreamPage {
+    uint64_t lpn;
+    bool gc;                    /* a GC move; else a host write */
+    /*
+     * With .ages: how old lpn's current data is, in the FTL's clock (victim.h: it ticks as a
+     * unit becomes full or free) since its unit became full; 0 while that unit is open;
+     * FTL_STREAM_UNWRITTEN when lpn holds none. Saved state alone: a reload sees the same.
+     */
+    uint64_t age;
+    uint32_t units;             /* the FTL's units (lines), to scale ages by */
+} FtlStreamPage;
 
 typedef struct FtlStreamPolicy {
     FtlPolicy base;             /* name, about, parameters */
     uint32_t nstreams;          /* open units it writes into, 1..FTL_MAX_STREAMS */
-    /* The stream of a page of lpn: a GC move's (gc) or a host write's. */
-    uint32_t (*stream_of)(const FtlPolicyChoice *c, bool gc, uint64_t lpn);
+    bool ages;                  /* it reads FtlStreamPage.age (a mapping look-up a page) */
+    /* The stream of page p: below nstreams. */
+    uint32_t (*stream_of)(const FtlPolicyChoice *c, const FtlStreamPage *p);
 } FtlStreamPolicy;
 
 /* Registers p (a static FtlStreamPolicy) as a streams= policy when the program starts. */
