@@ -66,7 +66,7 @@ def test_write_buffer(tmp_path, wb):
     """The DRAM write buffer in both: writes taken, written out, read back from it."""
     rng = random.Random(4)
     pages = 1024
-    props = "femu_mode=1,devsz_mb=4,op_pcent=25," + wb + "," + FLASH
+    props = "femu_mode=1,devsz_mb=4,op_pcent=32," + wb + "," + FLASH     # host-gc: 5 spare
     phases = [(4, simcheck.seq("write", 0, pages)), (1, rand("write", pages, pages, rng)),
               (8, rand("write", pages, 2 * pages, rng)), (2, rand("read", pages, 300, rng))]
     emu, _ = simcheck.check(tmp_path, props, 4, phases)
