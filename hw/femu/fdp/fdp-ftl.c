@@ -161,6 +161,7 @@ struct FdpFtl {
     uint32_t forced_pcent, bg_pcent;    /* the thresholds' percentage parts, in RUs */
     uint64_t ru_pages, total_pages;
     uint64_t full_valid;        /* a group holding more valid pages is over-full */
+    uint64_t share_valid;       /* the exposed pages' share of one group */
     FdpLayout lay;
 
     uint8_t *map;               /* exposed_pages entries, in the store or our own */
@@ -1065,7 +1066,14 @@ static uint32_t pick_group(FdpFtl *f, uint32_t rg, uint32_t ruh, uint64_t now_ns
     const FdpGroup *gr = &f->grp[rg];
     uint32_t nrg = f->cfg.nrg;
 
-    if (nrg > 1 && gr->valid > f->full_valid && gr->free.n <= forced_thres(f, gr)) {
+    /*
+     * Burst GC lets an over-full group fill to its forced threshold first; paced GC keeps
+     * groups away from it, so there a group hands pages on once it holds more than its
+     * share of the exposed pages.
+     */
+    if (nrg > 1 && (ftl_pacing_of(&f->cfg.gc_pacing)->idle_fits
+                    ? gr->valid > f->share_valid
+                    : gr->valid > f->full_valid && gr->free.n <= forced_thres(f, gr))) {
         for (uint32_t n = 1; n < nrg; n++) {
             uint32_t g = (rg + n) % nrg;
             if (f->grp[g].valid <= f->full_valid && group_takes(f, g, ruh, now_ns, done)) {
@@ -1347,6 +1355,7 @@ FdpFtl *fdp_ftl_new(const FdpFtlConfig *c, char **err)
     cap = (uint64_t)(f->nrus - c->nruh - f->ngc - MAX(f->forced_pcent, FDP_GC_RESERVE)) *
           f->ru_pages;
     f->full_valid = share + (cap > share ? (cap - share) / 2 : 0);
+    f->share_valid = share;
     f->lay = layout_of(c);
     /* zeroed and sparse: memory grows with the pages written, not the capacity */
     f->map = g_try_malloc0_n(c->exposed_pages, 8);
