@@ -73,7 +73,7 @@ static uint64_t where(Ftl *f, uint64_t lpn)
 
 static uint32_t line_of(Ftl *f, uint64_t lpn)
 {
-    return ppn_of(f, lpn) / f->pgs_per_line;
+    return ppn_of(f, lpn) / f->units_per_line;
 }
 
 /* seq[lpn]: sequence number of the last write, 0 if never written or trimmed since. */
@@ -345,7 +345,7 @@ static double random_overwrite_waf_alpha(double op_pcent, uint32_t lo, uint32_t 
                  (double)(s->host_pages_written - half_host);
     /* the lines that hold data: all but those GC keeps free and the open one */
     if (alpha) {
-        *alpha = (double)(f->nlines - f->gc_forced_lines - 1) * f->pgs_per_line / n;
+        *alpha = (double)(f->nlines - f->gc_forced_lines - 1) * f->units_per_line / n;
     }
     g_test_message("op_pcent=%.0f gc_thres_pcent=%u/%u (%u lines): steady WAF %.2f, "
                    "cumulative %.2f", op_pcent, lo, hi, g.blks_per_pl, waf, ftl_waf(f));
@@ -1046,10 +1046,10 @@ static void test_consistency_check_catches(void)
     g_assert_false(ftl_check_consistency(f, &err));
     g_free(err);
     rev_put(f, ppn, 6);
-    f->lines[ppn / f->pgs_per_line].vpc--;
+    f->lines[ppn / f->units_per_line].vpc--;
     g_assert_false(ftl_check_consistency(f, &err));
     g_free(err);
-    f->lines[ppn / f->pgs_per_line].vpc++;
+    f->lines[ppn / f->units_per_line].vpc++;
     f->st.free_lines++;
     g_assert_false(ftl_check_consistency(f, &err));
     g_free(err);
@@ -1519,7 +1519,7 @@ static void test_store_bad_line_record(void)
     g_assert_cmpuint(g->wp_line[0], ==, open);
     g_assert_cmpuint(g->wp_idx[0], ==, 20);
     ftl_write(g, 0, 1, 0);
-    g_assert_cmpuint(ppn_of(g, 0) % g->pgs_per_line, ==, 20);
+    g_assert_cmpuint(ppn_of(g, 0) % g->units_per_line, ==, 20);
     ftl_free(g);
 
     /* entries (well formed) point into every free line: none is left free, refused */

@@ -188,7 +188,7 @@ FemuMedia *femu_media_bbssd_new(const FtlConfig *cfg, const FemuReadAhead *ra, c
     m = g_new0(BbssdMedia, 1);
     m->parent.ops = &bbssd_ops;
     m->ftl = ftl;
-    m->page_bytes = nand_page_bytes(&cfg->geo);
+    m->page_bytes = ftl_unit_bytes(cfg);     /* the FTL's mapping unit */
     m->parent.page_bytes = m->page_bytes;
     if (ra && ra->cfg) {
         SraBackend be = { .opaque = m, .read = bbssd_sra_read, .readable = bbssd_sra_readable };

@@ -20,6 +20,7 @@ typedef struct BbssdParams {
     char *gc_policy;            /* ftl/victim.h: NAME[:PARAM=VALUE]...; NULL: greedy */
     char *gc_pacing;            /* ftl/pacing.h: the same; NULL: burst */
     char *streams;              /* ftl/stream.h: the same; NULL: shared */
+    uint32_t map_unit_kb;       /* the FTL's mapping unit; 0: the NAND page */
 } BbssdParams;
 
 /*
@@ -32,8 +33,15 @@ typedef struct BbssdParams {
     P(S, I32, "op_pcent", op_pcent, -1)                         \
     P(S, STR, "gc_policy", gc_policy, NULL)                     \
     P(S, STR, "gc_pacing", gc_pacing, NULL)                     \
-    P(S, STR, "streams", streams, NULL)
+    P(S, STR, "streams", streams, NULL)                         \
+    P(S, U32, "map_unit_kb", map_unit_kb, 0)
 
+/*
+ * map_unit_kb on a NAND geometry: *upp mapping units per NAND page. 0 is the page; else a
+ * power-of-two fraction of it, whole sectors. False and *err (listing the allowed values).
+ */
+bool bbssd_params_units_per_page(uint32_t map_unit_kb, const NandGeometry *g, uint32_t *upp,
+                                 char **err);
 /*
  * The FTL for `bytes` of exposed capacity; blocks derived from op_pcent unless given.
  * own_spare: the caller's FTL adds the spare units it needs to the derived blocks and
