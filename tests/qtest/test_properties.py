@@ -113,6 +113,11 @@ REFUSED = [
     (BB + ",streams=hot", ["streams=hot is not a stream assignment", "host-gc, shared"]),
     ("femu_mode=4,devsz_mb=64,nchs=2,luns_per_ch=1,streams=host-gc",
      ["streams=host-gc applies to blackbox drives"]),
+    (BB + ",map_unit_kb=3", ["map_unit_kb=3", "allowed 0 (the page), 4, 2, 1"]),
+    (BB + ",map_unit_kb=8", ["map_unit_kb=8", "allowed 0 (the page), 4, 2, 1"]),
+    (BB + ",secs_per_pg=32,map_unit_kb=32", ["map_unit_kb=32", "allowed 0 (the page), 16, 8"]),
+    ("femu_mode=4,devsz_mb=64,nchs=2,luns_per_ch=1,secs_per_pg=32,map_unit_kb=4",
+     ["map_unit_kb=4 applies to blackbox drives", "map_unit_kb=16"]),
     # zoned
     (ZNS + ",zns_zone_size_mb=3", ["zns_zone_size_mb=3", "a power of two from 1 to 65536"]),
     (ZNS + ",devsz_mb=1030,zns_zone_size_mb=4", ["zns_zone_size_mb=4", "devsz_mb"]),

@@ -5,7 +5,8 @@
  *
  * Store (ftl_attach_store), little-endian, as the FDP FTL's:
  *   header (512 B)     magic, version, what sets the layout and the meaning of what
- *                      follows (geometry, exposed pages, first block), CRC-32.
+ *                      follows (geometry, exposed pages, first block, mapping units per
+ *                      NAND page: 0 for one, so that such stores read as before), CRC-32.
  *   statistics         two slots {seq, the FtlStats counters, CRC} (ftl-common): written
  *                      at the end of each call that changed them, into the older slot
  *                      (reads' own counters every FTL_READ_SAVES reads, stats_save_read).
@@ -16,9 +17,11 @@
  *                      next page with a 16-bit check: one 8-byte store per page, no CRC;
  *                      the stream byte says whose open line it is (0 before streams=).
  *   mapping            one 64-bit entry per lpn: ppn + 1 (bits 0-47, 0: unmapped) and a
- *                      16-bit check of lpn and ppn.
+ *                      16-bit check of lpn and ppn (with map_unit_kb, of mapping units).
  * So a page written or moved costs two 8-byte stores (wp word, entry), a trim one; a line
- * changing state one record. Valid counts and the reverse map are not stored.
+ * changing state one record; a Flush's padding one wp word. Valid counts and the reverse
+ * map are not stored. Units waiting in the buffer for their NAND page's program are in the
+ * mapping already (the data is in the backend): a load goes on filling that page.
  *
  * Crash ordering (each 8-byte store is one instruction: a kill never tears it; the
  * compiler keeps the stores in program order, stored()): the wp word goes before the entry
