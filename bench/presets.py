@@ -20,8 +20,9 @@ stripes every line over all channels and GC works line by line, so one channel o
 drive writes 1/nchs of what the drive writes (the link and firmware are far from busy at
 these rates): the figure printed is the channel's times nchs. A drive of one channel has
 nchs times as many lines as the whole drive of the same size would, so a small one gives
-greedy GC enough lines to choose from; its blocks have 16 pages (tBERS divided as the
-pages are, so that an erase costs per page what it costs on the drive). Its time_scale
+greedy GC enough lines to choose from; its blocks hold 64 KiB (16 pages of 4 KiB, 4 of 16
+KiB; tBERS divided as the pages are, so that an erase costs per byte what it costs on the
+drive), as do the other drives' (lines small enough for a drive of a few GiB). Its time_scale
 follows from the published write rate. The WAF over the rounds is printed beside greedy
 GC's analytic one (device counters over QMP).
 A benchmark: figures, not assertions.
@@ -49,7 +50,9 @@ PRESETS = {
     "ll-slc": (1, dict(qd1_us=16, rr_kiops=750, rw_kiops=170, sr_mbps=3200, sw_mbps=3200),
                4 / 5.333e-6),
 }
-GC_PGS = 16                 # pages per block of the random-write drives
+# blocks of 64 KiB on every drive (16 pages of 4 KiB, 4 of 16 KiB): lines small enough for a
+# drive of a few GiB, and as many of them on a random-write drive whatever the page size
+BLOCK_BYTES = 64 << 10
 GUEST_IOPS = 2500           # what the scaled drives may ask of the guest at most
 # random writes after GC are scaled from twice the published rate (room for a model
 # faster than the drive)
@@ -114,15 +117,16 @@ def main():
         scales[n] = scale_of(ceiling)
         props = dict(flash_preset=n, time_scale=scales[n])
         if mode == 1:
-            props["pgs_per_blk"] = 16       # lines small enough for a drive of a few GiB
+            pp = props_of[n] = preset_props(n)
+            pgs = max(1, BLOCK_BYTES // (pp.get("secs_per_pg", 8) * 512))
+            props["pgs_per_blk"] = pgs
         devs.append(bblib.Device(n.upper(), mode, a.size, **props))
         if mode == 1:
-            pp = props_of[n] = preset_props(n)
             scales[gc_name(n)] = scale_of(GC_HEADROOM * 1000 * PRESETS[n][1]["rw_kiops"] /
                                           pp["nchs"])
             devs.append(bblib.Device(gc_name(n), mode, a.gc_size, flash_preset=n, nchs=1,
-                                     time_scale=scales[gc_name(n)], pgs_per_blk=GC_PGS,
-                                     blk_er_lat=pp["blk_er_lat"] * GC_PGS // pp["pgs_per_blk"]))
+                                     time_scale=scales[gc_name(n)], pgs_per_blk=pgs,
+                                     blk_er_lat=pp["blk_er_lat"] * pgs // pp["pgs_per_blk"]))
     gcdevs = [d for d in devs if d.serial.endswith("-GC")]
 
     io = "--direct=1 --ioengine=io_uring --output-format=json --group_reporting"

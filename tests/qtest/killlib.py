@@ -235,7 +235,8 @@ class Blackbox(Kind):
     before the FTL learns of it)."""
     REGION = 4096
     CHUNK = 256                 # LBAs per read of the check: 32 flash pages
-    PAGE_LBAS = 8               # a flash page of 4 KiB
+    PAGE_LBAS = 8               # a flash page of 4 KiB (the FTL's mapping unit)
+    UNITS_PER_PAGE = 1          # mapping units a NAND page holds
     name = "blackbox"
 
     def dev(self, path):
@@ -296,7 +297,12 @@ class Blackbox(Kind):
             if start[name] < prev[name]:
                 out.append("FTL state: %s went back from %d to %d" % (name, prev[name],
                                                                        start[name]))
-        if start["nand_pages_written"] != start["host_pages_written"] + start["gc_pages_moved"]:
+        if self.UNITS_PER_PAGE > 1:
+            # whole NAND pages: units still in the buffer not yet, Flush's padding too
+            if start["nand_pages_written"] % self.UNITS_PER_PAGE:
+                out.append("FTL state: %d units programmed, not whole NAND pages of %d" % (
+                    start["nand_pages_written"], self.UNITS_PER_PAGE))
+        elif start["nand_pages_written"] != start["host_pages_written"] + start["gc_pages_moved"]:
             out.append("FTL state: %d NAND pages written, not host %d + moved %d" % (
                 start["nand_pages_written"], start["host_pages_written"],
                 start["gc_pages_moved"]))
@@ -318,6 +324,19 @@ class Blackbox(Kind):
         return BlackboxLoad(self, *args)
 
 
+class BlackboxUnits(Blackbox):
+    """The blackbox drive on 16 KiB NAND pages mapped in 4 KiB units (map_unit_kb=4), lines
+    of the same 256 KiB: units wait in the buffer for their page's two-plane program, Flush
+    pads; the same rules."""
+    UNITS_PER_PAGE = 4
+    name = "blackbox-units"
+
+    def dev(self, path):
+        return DevConfig(mode=1, size_mb=16, queues=QUEUES, memdev_file=path,
+                         extra="nchs=2,luns_per_ch=1,pls_per_lun=2,pgs_per_blk=4,"
+                               "secs_per_pg=32,map_unit_kb=4,op_pcent=25,flash_type=1")
+
+
 class Fdp(Blackbox):
     """The blackbox drive as an FDP drive with three handles (ii, pi, ii)."""
     name = "fdp"
@@ -331,7 +350,8 @@ class Fdp(Blackbox):
         return FdpLoad(self, *args)
 
 
-KINDS = {k.name: k for k in (Zoned(), Zoned("selective"), Whitebox(), Blackbox(), Fdp())}
+KINDS = {k.name: k for k in (Zoned(), Zoned("selective"), Whitebox(), Blackbox(),
+                             BlackboxUnits(), Fdp())}
 
 
 # --- loads: what to send next, given what completed ---

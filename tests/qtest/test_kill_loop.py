@@ -1,6 +1,7 @@
 """QEMU killed with SIGKILL during a logging load, for each stateful kind (zoned without
-and with plp=selective, whitebox, blackbox): KILL_LOOP_KILLS kills (default 6) at random
-moments with commands in flight, each followed by a new QEMU on the same file whose zone
+and with plp=selective, whitebox, blackbox, blackbox of 4 KiB units on 16 KiB pages, fdp):
+KILL_LOOP_KILLS kills (default 6) at random moments with commands in flight, each
+followed by a new QEMU on the same file whose zone
 report / chunk log, data and OOB are checked by kill_check.py against what the load
 submitted and saw complete (killlib.py; the rules are in kill_check.py). The campaign of
 100 kills per kind is bench/kill-loop.py. KILL_LOOP_SEED replays a run's load decisions

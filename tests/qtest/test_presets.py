@@ -14,10 +14,12 @@ pytestmark = pytest.mark.skipif(qtest_machine.DEVICE == "stock", reason="femu's 
 PATH = "/machine/peripheral/femu0"
 # name -> femu_mode, capacity (MiB), a few of its properties
 PRESETS = {
-    "dc-tlc": (1, 8192, {"nchs": 16, "luns_per_ch": 8, "pls_per_lun": 2, "pg_rd_lat": 77000,
+    "dc-tlc": (1, 8192, {"nchs": 16, "luns_per_ch": 8, "pls_per_lun": 2, "pg_rd_lat": 71900,
+                         "secs_per_pg": 32, "map_unit_kb": 4, "ch_mts": 400,
                          "pcie_gen": 3, "pcie_lanes": 8, "fw_cores": 8, "fw_cmd_ns": 7400,
                          "op_pcent": 37}),
-    "dc-tlc-gen4": (1, 8192, {"nchs": 8, "luns_per_ch": 16, "ch_mts": 1200, "pcie_gen": 4,
+    "dc-tlc-gen4": (1, 8192, {"nchs": 8, "luns_per_ch": 16, "ch_mts": 815, "pcie_gen": 4,
+                              "secs_per_pg": 32, "map_unit_kb": 4,
                               "fw_cmd_ns": 8889, "op_pcent": 15}),
     "zns-tlc": (3, 4096, {"zns_num_ch": 8, "zns_num_lun": 4, "secs_per_pg": 64,
                           "zns_pg_rd_lat": 50000, "ch_mts": 450, "nand_partial_xfer": True}),

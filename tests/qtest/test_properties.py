@@ -122,6 +122,11 @@ REFUSED = [
                                            "0 <= low < high <= 100"]),
     (BB + ",wb_size_mb=1,wb_high_pct=101", ["wb_high_pct=101", "high <= 100"]),
     (BB + ",wb_size_mb=1,wb_ctrl_mw=100001", ["wb_ctrl_mw=100001", "0..100000"]),
+    (BB + ",map_unit_kb=3", ["map_unit_kb=3", "allowed 0 (the page), 4, 2, 1"]),
+    (BB + ",map_unit_kb=8", ["map_unit_kb=8", "allowed 0 (the page), 4, 2, 1"]),
+    (BB + ",secs_per_pg=32,map_unit_kb=32", ["map_unit_kb=32", "allowed 0 (the page), 16, 8"]),
+    ("femu_mode=4,devsz_mb=64,nchs=2,luns_per_ch=1,secs_per_pg=32,map_unit_kb=4",
+     ["map_unit_kb=4 applies to blackbox drives", "map_unit_kb=16"]),
     # zoned
     (ZNS + ",zns_zone_size_mb=3", ["zns_zone_size_mb=3", "a power of two from 1 to 65536"]),
     (ZNS + ",devsz_mb=1030,zns_zone_size_mb=4", ["zns_zone_size_mb=4", "devsz_mb"]),

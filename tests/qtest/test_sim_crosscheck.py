@@ -73,6 +73,25 @@ def test_write_buffer(tmp_path, wb):
     assert emu["wb_written_out_watermark"] > 1000 and emu["wb_read_hit_bytes"] > 0
 
 
+@pytest.mark.parametrize("units", ["op_pcent=32",
+                                   "pls_per_lun=2,op_pcent=64,gc_pacing=proportional,"
+                                   "streams=host-gc"])
+def test_sub_page_mapping_units(tmp_path, units):
+    """map_unit_kb as a property of both: 4 KiB units packed into 16 KiB NAND pages, GC
+    reading each page once for its valid units; the same programs, reads, moves and times."""
+    rng = random.Random(4)
+    pages = 1024
+    props = ("femu_mode=1,devsz_mb=4,nchs=2,luns_per_ch=2,pgs_per_blk=4,flash_type=3,"
+             "secs_per_pg=32,map_unit_kb=4," + units)
+    phases = [(4, simcheck.seq("write", 0, pages)), (4, rand("write", pages, 3 * pages, rng)),
+              (8, rand("write", pages, 200, rng, 3 * PAGE)),
+              (2, rand("read", pages, 200, rng)), (4, rand("read", pages, 100, rng, 5 * PAGE))]
+    emu, _ = simcheck.check(tmp_path, props, 4, phases)
+    assert emu["gc_runs"] > 10 and emu["waf_milli"] > 1200
+    # a NAND page holds 4 units: GC moved more units than it read pages
+    assert emu["gc_pages_moved"] > 0 and emu["nand_pages_written"] == 4 * emu["nand_programs"]
+
+
 def test_sequential_with_link_and_firmware(tmp_path):
     """128 KiB transfers over a PCIe link and firmware cores: the front end's booking."""
     props = "femu_mode=1,devsz_mb=8,pcie_gen=3,pcie_lanes=2,fw_cores=2,fw_cmd_ns=3000," + FLASH

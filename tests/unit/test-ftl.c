@@ -64,20 +64,22 @@ static void assert_consistent(Ftl *f)
 static uint64_t ppn_of(Ftl *f, uint64_t lpn)
 {
     NandAddr a;
-    g_assert_true(ftl_lookup(f, lpn, &a));
-    return ftl_addr_to_ppn(f, &a);
+    uint32_t unit;
+    g_assert_true(ftl_lookup_unit(f, lpn, &a, &unit));
+    return ftl_addr_to_ppn(f, &a) + unit;
 }
 
 /* lpn's ppn + 1 in f, 0 when unmapped */
 static uint64_t where(Ftl *f, uint64_t lpn)
 {
     NandAddr a;
-    return ftl_lookup(f, lpn, &a) ? ftl_addr_to_ppn(f, &a) + 1 : 0;
+    uint32_t unit;
+    return ftl_lookup_unit(f, lpn, &a, &unit) ? ftl_addr_to_ppn(f, &a) + unit + 1 : 0;
 }
 
 static uint32_t line_of(Ftl *f, uint64_t lpn)
 {
-    return ppn_of(f, lpn) / f->pgs_per_line;
+    return ppn_of(f, lpn) / f->units_per_line;
 }
 
 /* seq[lpn]: sequence number of the last write, 0 if never written or trimmed since. */
@@ -85,11 +87,10 @@ static void assert_matches_shadow(Ftl *f, const uint64_t *seq)
 {
     assert_consistent(f);
     for (uint64_t lpn = 0; lpn < f->cfg.exposed_pages; lpn++) {
-        NandAddr a;
-        bool mapped = ftl_lookup(f, lpn, &a);
-        g_assert_cmpint(mapped, ==, seq[lpn] != 0);
-        if (mapped) {
-            g_assert_cmpuint(rev_get(f, ftl_addr_to_ppn(f, &a)), ==, lpn + 1);
+        uint64_t w = where(f, lpn);
+        g_assert_cmpint(w != 0, ==, seq[lpn] != 0);
+        if (w) {
+            g_assert_cmpuint(rev_get(f, w - 1), ==, lpn + 1);
         }
     }
 }
@@ -349,7 +350,7 @@ static double random_overwrite_waf_alpha(double op_pcent, uint32_t lo, uint32_t 
                  (double)(s->host_pages_written - half_host);
     /* the lines that hold data: all but those GC keeps free and the open one */
     if (alpha) {
-        *alpha = (double)(f->nlines - f->gc_forced_lines - 1) * f->pgs_per_line / n;
+        *alpha = (double)(f->nlines - f->gc_forced_lines - 1) * f->units_per_line / n;
     }
     g_test_message("op_pcent=%.0f gc_thres_pcent=%u/%u (%u lines): steady WAF %.2f, "
                    "cumulative %.2f", op_pcent, lo, hi, g.blks_per_pl, waf, ftl_waf(f));
@@ -1050,10 +1051,10 @@ static void test_consistency_check_catches(void)
     g_assert_false(ftl_check_consistency(f, &err));
     g_free(err);
     rev_put(f, ppn, 6);
-    f->lines[ppn / f->pgs_per_line].vpc--;
+    f->lines[ppn / f->units_per_line].vpc--;
     g_assert_false(ftl_check_consistency(f, &err));
     g_free(err);
-    f->lines[ppn / f->pgs_per_line].vpc++;
+    f->lines[ppn / f->units_per_line].vpc++;
     f->st.free_lines++;
     g_assert_false(ftl_check_consistency(f, &err));
     g_free(err);
@@ -1380,6 +1381,8 @@ static void test_store_refused(void)
     REFUSED(geo.secs_per_pg, 4, "secs_per_pg = 8, the device now has 4");
     REFUSED(geo.secsz, 4096, "secsz = 512, the device now has 4096");
     REFUSED(exposed_pages, 50 * 64, "devsz_mb");
+    REFUSED(units_per_pg, 2, "mapping units per NAND page (map_unit_kb; 0: one) = 0, the "
+                             "device now has 2");
     REFUSED(geo.blks_per_pl, 70, "blks_per_pl (the blocks op_pcent gives");
 #undef REFUSED
     o = c;
@@ -1523,7 +1526,7 @@ static void test_store_bad_line_record(void)
     g_assert_cmpuint(g->wp_line[0], ==, open);
     g_assert_cmpuint(g->wp_idx[0], ==, 20);
     ftl_write(g, 0, 1, 0);
-    g_assert_cmpuint(ppn_of(g, 0) % g->pgs_per_line, ==, 20);
+    g_assert_cmpuint(ppn_of(g, 0) % g->units_per_line, ==, 20);
     ftl_free(g);
 
     /* entries (well formed) point into every free line: none is left free, refused */
@@ -1687,13 +1690,34 @@ static void kill_shot(void *opaque)
  * before nor after is not; the statistics are those before or after the call; and the
  * loaded FTL goes on working.
  */
-/* store_config() with "PACING[/STREAMS]" */
+/*
+ * Sub-page mapping: 16 KiB NAND pages of 4 units, pls planes, blocks of pgs pages, 64
+ * lines of which 56 hold data.
+ */
+static FtlConfig units_config(uint32_t pls, uint32_t pgs)
+{
+    NandGeometry g = geo(2, 2, 64, pgs);
+    FtlConfig c;
+
+    g.pls_per_lun = pls;
+    g.secs_per_pg = 32;
+    c = config(g, 56ULL * 4 * pls * pgs * 4, 75, 95);
+    c.units_per_pg = 4;
+    return c;
+}
+
+/* store_config() with "PACING[/STREAMS[/units]]": units, sub-page units on two planes */
 static FtlConfig store_config_paced(const char *how)
 {
     FtlConfig c = store_config();
-    g_auto(GStrv) part = g_strsplit(how, "/", 2);
+    g_auto(GStrv) part = g_strsplit(how, "/", 3);
     char *err = NULL;
 
+    if (part[1] && part[2]) {
+        c = units_config(2, 2);     /* lines of 64 units, as store_config's */
+        c.tm.retry_pe = 2;
+        c.tm.retry_max = 8;
+    }
     g_assert_true(ftl_policy_parse(FTL_PACING, part[0], &c.gc_pacing, &err));
     if (part[1]) {
         g_assert_true(ftl_policy_parse(FTL_STREAM, part[1], &c.streams, &err));
@@ -1771,8 +1795,13 @@ static void test_store_kill_anywhere(const void *how)
         g_assert_true(gs->gc_runs == st[i].gc_runs || gs->gc_runs == st[i + 1].gc_runs);
         g_assert_true(gs->blocks_erased == st[i].blocks_erased ||
                       gs->blocks_erased == st[i + 1].blocks_erased);
-        g_assert_cmpuint(gs->nand_pages_written, ==, gs->host_pages_written +
-                                                     gs->gc_pages_moved);
+        if (c.units_per_pg > 1) {
+            /* whole NAND pages: some units still buffered, flushed ones padded */
+            g_assert_cmpuint(gs->nand_pages_written % c.units_per_pg, ==, 0);
+        } else {
+            g_assert_cmpuint(gs->nand_pages_written, ==, gs->host_pages_written +
+                                                         gs->gc_pages_moved);
+        }
         if (s + 1 == k.shots->len || g_array_index(k.call, uint32_t, s + 1) != i) {
             /* the call's last store: the running drive's state after it, its streams */
             for (uint64_t lpn = 0; lpn < n; lpn++) {
@@ -1806,6 +1835,217 @@ static void test_store_kill_anywhere(const void *how)
     g_array_free(k.call, true);
     g_rand_free(r);
     ftl_free(f);
+}
+
+
+/* ---- mapping units smaller than the NAND page ---- */
+
+/* Host writes and GC moves on sub-page units keep the mapping (random mix, with idle). */
+static void test_units_random_mix(void)
+{
+    run_random_mix(units_config(2, 4), 4, 300, true);
+}
+
+/*
+ * Units are packed into whole programs: a NAND page is programmed once its 4 units are
+ * written, with the chip's other plane at the same page index. A write that completes a
+ * program waits for it; one whose units wait in the buffer completes at its arrival.
+ */
+static void test_units_packing(void)
+{
+    Ftl *f = ftl(units_config(2, 16));
+    const NandModel *m = ftl_nand(f);
+    const uint64_t units = 4 * 4 * 2 * 3;   /* three stripe rows: 4 chips x 2 planes */
+    uint64_t now = 0;
+
+    for (uint64_t lpn = 0; lpn < units; lpn++) {
+        NandAddr a;
+        uint32_t unit;
+        /* NAND page lpn / 4 of the line: planes after the 4 chips, so plane (lpn / 16) % 2 */
+        bool completes = lpn % 4 == 3 && (lpn / 16) % 2 == 1;
+        now += 1000 * US;
+        /* two pages in (10 us each), then tPROG */
+        g_assert_cmpuint(ftl_write(f, lpn, 1, now), ==, now + (completes ? 220 * US : 0));
+        g_assert_true(ftl_lookup_unit(f, lpn, &a, &unit));
+        g_assert_cmpuint(unit, ==, lpn % 4);
+        g_assert_cmpuint(a.pl, ==, (lpn / 16) % 2);
+    }
+    g_assert_cmpuint(m->stats.programs, ==, units / 4);            /* NAND pages */
+    g_assert_cmpuint(m->stats.multiplane_ops, ==, units / 8);      /* both planes each */
+    g_assert_cmpuint(ftl_stats(f)->nand_pages_written, ==, units);
+    g_assert_cmpuint(ftl_stats(f)->host_pages_written, ==, units);
+    /* a request of whole programs: programmed at once, and waits for them */
+    now += 1000 * US;
+    /* two chips a channel: the second takes its pages in after the first (20 us) */
+    g_assert_cmpuint(ftl_write(f, 1000, 32, now), ==, now + 20 * US + 220 * US);
+    g_assert_cmpuint(m->stats.programs, ==, units / 4 + 8);
+    assert_consistent(f);
+    ftl_free(f);
+}
+
+/*
+ * Flush programs a partly filled NAND page, padded: its unused units are written (and
+ * counted) but never mapped, and the next unit goes to the next page. A unit still in the
+ * buffer is read from it, with no NAND read.
+ */
+static void test_units_flush_pads(void)
+{
+    Ftl *f = ftl(units_config(1, 16));
+    const NandModel *m = ftl_nand(f);
+    NandAddr a0, a1;
+    uint32_t u0, u1;
+
+    g_assert_cmpuint(ftl_write(f, 7, 1, 1000 * US), ==, 1000 * US);   /* buffered */
+    g_assert_cmpuint(ftl_read(f, 7, 1, 1100 * US), ==, 1100 * US);
+    g_assert_cmpuint(m->stats.reads, ==, 0);
+    g_assert_cmpuint(m->stats.programs, ==, 0);
+    g_assert_cmpuint(ftl_flush(f, 2000 * US), ==, 2000 * US + 10 * US + 200 * US);
+    g_assert_cmpuint(m->stats.programs, ==, 1);
+    g_assert_cmpuint(ftl_stats(f)->nand_pages_written, ==, 4);     /* 1 unit + 3 of padding */
+    g_assert_cmpuint(ftl_flush(f, 3000 * US), ==, 3000 * US);      /* nothing left */
+    g_assert_cmpuint(m->stats.programs, ==, 1);
+    ftl_write(f, 8, 1, 4000 * US);
+    g_assert_true(ftl_lookup_unit(f, 7, &a0, &u0));
+    g_assert_true(ftl_lookup_unit(f, 8, &a1, &u1));
+    g_assert_cmpuint(u0, ==, 0);
+    g_assert_cmpuint(u1, ==, 0);
+    g_assert_cmpuint(ftl_addr_to_ppn(f, &a1), ==, ftl_addr_to_ppn(f, &a0) + 4);
+    g_assert_cmpuint(f->lines[a0.blk].vpc, ==, 2);
+    /* lpn 7 is on flash now: one NAND read */
+    g_assert_cmpuint(ftl_read(f, 7, 1, 5000 * US), >, 5000 * US + 40 * US);
+    g_assert_cmpuint(m->stats.reads, ==, 1);
+    assert_consistent(f);
+    ftl_free(f);
+}
+
+/*
+ * A read of units costs one NAND read per page they are on: tR and the transfer of those
+ * units' bytes (10 us a whole page, 2.5 us a unit). The mapping puts consecutive lpns
+ * written together in consecutive units.
+ */
+static void test_units_reads(void)
+{
+    Ftl *f = ftl(units_config(1, 16));
+    const NandModel *m = ftl_nand(f);
+    uint64_t now = 10000 * US;
+    NandAddr a, b;
+    uint32_t u, v;
+
+    ftl_write(f, 0, 64, 0);         /* 16 full pages: programmed */
+    for (uint64_t lpn = 0; lpn < 64; lpn++) {
+        g_assert_true(ftl_lookup_unit(f, lpn, &a, &u));
+        g_assert_cmpuint(u, ==, lpn % 4);
+        g_assert_cmpuint(ftl_addr_to_ppn(f, &a), ==, lpn / 4 * 4);
+    }
+    g_assert_cmpuint(ftl_read(f, 5, 1, now), ==, now + 40 * US + 2500);
+    g_assert_cmpuint(m->stats.reads, ==, 1);
+    now += 1000 * US;
+    g_assert_cmpuint(ftl_read(f, 4, 4, now), ==, now + 40 * US + 10 * US);   /* one page */
+    g_assert_cmpuint(m->stats.reads, ==, 2);
+    now += 1000 * US;
+    ftl_read(f, 2, 4, now);                                 /* 2 units on each of 2 pages */
+    g_assert_cmpuint(m->stats.reads, ==, 4);
+    /* never written: a page's worth of lpns is one read on the chip it would stripe to */
+    now += 1000 * US;
+    g_assert_cmpuint(ftl_read(f, 4000, 4, now), ==, now + 40 * US + 10 * US);
+    g_assert_cmpuint(m->stats.reads, ==, 5);
+    g_assert_cmpuint(ftl_stats(f)->unmapped_pages_read, ==, 4);
+    g_assert_cmpuint(ftl_stats(f)->host_pages_read, ==, 13);
+    /* an overwrite moves one unit, the others stay where they were */
+    ftl_write(f, 5, 4, now);
+    g_assert_true(ftl_lookup_unit(f, 4, &a, &u));
+    g_assert_true(ftl_lookup_unit(f, 5, &b, &v));
+    g_assert_cmpuint(ftl_addr_to_ppn(f, &a) + u, ==, 4);
+    g_assert_cmpuint(ftl_addr_to_ppn(f, &b) + v, ==, 64);
+    assert_consistent(f);
+    ftl_free(f);
+}
+
+/* Pages of line l with a valid unit. */
+static uint64_t valid_pages(const Ftl *f, uint32_t l)
+{
+    uint64_t n = 0;
+
+    for (uint64_t p = 0; p < f->line_pages; p++) {
+        bool any = false;
+        for (uint32_t u = 0; u < f->upp; u++) {
+            any |= rev_get(f, l * f->units_per_line + p * f->upp + u) != 0;
+        }
+        n += any;
+    }
+    return n;
+}
+
+/*
+ * GC reads each NAND page of a victim once for all its valid units: with no host reads,
+ * the NAND reads are the victims' pages that held a valid unit when collected, and the
+ * units moved their valid units. Half of each page overwritten: far fewer reads than units.
+ */
+static void test_units_gc_reads_once(void)
+{
+    FtlConfig c = units_config(1, 16);
+    Ftl *f;
+    const NandModel *m;
+    uint64_t n = c.exposed_pages, want_reads = 0, want_moved = 0, now = 1000 * US;
+    uint64_t *vp;
+
+    c.gc_thres_pcent = c.gc_thres_pcent_high;   /* forced GC only: whole victims per call */
+    f = ftl(c);
+    m = ftl_nand(f);
+    vp = g_new0(uint64_t, f->nlines);
+    for (uint64_t lpn = 0; lpn < n; lpn += 64) {
+        ftl_write(f, lpn, 64, 0);
+    }
+    g_assert_cmpuint(m->stats.reads, ==, 0);
+    for (uint32_t round = 0; round < 3; round++) {
+        for (uint64_t lpn = 0; lpn < n; lpn++) {
+            if (lpn % 4 >= 2) {
+                continue;
+            }
+            /* forced GC comes before this write only when free lines are at its threshold */
+            bool gc = ftl_stats(f)->free_lines <= f->gc_forced_lines;
+            g_autofree FtlLine *before = g_memdup2(f->lines, sizeof(FtlLine) * f->nlines);
+            for (uint32_t l = 0; gc && l < f->nlines; l++) {
+                vp[l] = f->lines[l].state == FTL_LINE_FULL ? valid_pages(f, l) : 0;
+            }
+            ftl_write(f, lpn, 1, now);      /* all at once: no idle time, no background GC */
+            for (uint32_t l = 0; l < f->nlines; l++) {
+                if (f->lines[l].erases != before[l].erases) {
+                    g_assert_true(gc);
+                    want_reads += vp[l];
+                    want_moved += before[l].vpc;
+                }
+            }
+        }
+    }
+    g_assert_cmpuint(ftl_stats(f)->gc_runs, >, 20);
+    g_assert_cmpuint(m->stats.reads, ==, want_reads);
+    g_assert_cmpuint(ftl_stats(f)->gc_pages_moved, ==, want_moved);
+    g_test_message("%" G_GUINT64_FORMAT " units moved with %" G_GUINT64_FORMAT " NAND reads",
+                   want_moved, want_reads);
+    g_assert_cmpuint(m->stats.reads * 3, <, want_moved * 2);
+    assert_consistent(f);
+    g_free(vp);
+    ftl_free(f);
+}
+
+/* Sub-page units: a count that does not divide the page is refused, naming the property. */
+static void test_units_config(void)
+{
+    FtlConfig c = units_config(1, 16);
+    char *err = NULL;
+
+    c.units_per_pg = 3;
+    g_assert_false(ftl_config_check(&c, &err));
+    g_assert_nonnull(strstr(err, "map_unit_kb"));
+    g_free(err);
+    c.units_per_pg = 64;            /* 256-byte units: less than a sector */
+    err = NULL;
+    g_assert_false(ftl_config_check(&c, &err));
+    g_free(err);
+    c.units_per_pg = 32;            /* 512-byte units: one sector each */
+    g_assert_true(ftl_config_check(&c, &err));
+    g_assert_cmpuint(ftl_unit_bytes(&c), ==, 512);
 }
 
 int main(int argc, char **argv)
@@ -1859,5 +2099,15 @@ int main(int argc, char **argv)
                          test_store_kill_anywhere);
     g_test_add_data_func("/ftl/store/kill-anywhere-paced-hot-cold", "proportional/hot-cold",
                          test_store_kill_anywhere);
+    g_test_add_data_func("/ftl/store/kill-anywhere-units", "burst/shared/units",
+                         test_store_kill_anywhere);
+    g_test_add_data_func("/ftl/store/kill-anywhere-units-paced-streams",
+                         "proportional/host-gc/units", test_store_kill_anywhere);
+    g_test_add_func("/ftl/units/random-mix", test_units_random_mix);
+    g_test_add_func("/ftl/units/packing", test_units_packing);
+    g_test_add_func("/ftl/units/flush-pads", test_units_flush_pads);
+    g_test_add_func("/ftl/units/reads", test_units_reads);
+    g_test_add_func("/ftl/units/gc-reads-once", test_units_gc_reads_once);
+    g_test_add_func("/ftl/units/config", test_units_config);
     return g_test_run();
 }

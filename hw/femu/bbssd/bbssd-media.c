@@ -247,7 +247,7 @@ FemuMedia *femu_media_bbssd_new(const FtlConfig *cfg, const FemuReadAhead *ra,
     m = g_new0(BbssdMedia, 1);
     m->parent.ops = &bbssd_ops;
     m->ftl = ftl;
-    m->page_bytes = nand_page_bytes(&cfg->geo);
+    m->page_bytes = ftl_unit_bytes(cfg);     /* the FTL's mapping unit */
     m->parent.page_bytes = m->page_bytes;
     if (ra && ra->cfg) {
         SraBackend be = { .opaque = m, .read = bbssd_sra_read, .readable = bbssd_sra_readable };
@@ -268,7 +268,8 @@ FemuMedia *femu_media_bbssd_new(const FtlConfig *cfg, const FemuReadAhead *ra,
             m->parent.wb_data = *data;
         }
         c.nand = ftl_nand(ftl);
-        c.batch = nand_luns(&cfg->geo) * cfg->geo.pls_per_lun;
+        /* a stripe: one whole (multi-plane) program on every chip */
+        c.batch = nand_luns(&cfg->geo) * cfg->geo.pls_per_lun * MAX(cfg->units_per_pg, 1);
         m->wb = ftl_wb_new(&c, &sink, err);
         if (!m->wb) {
             bbssd_destroy(&m->parent);

@@ -6,6 +6,33 @@
 #include <glib.h>
 
 #include "bbssd-params.h"
+#include "../media/model-util.h"
+
+bool bbssd_params_units_per_page(uint32_t map_unit_kb, const NandGeometry *g, uint32_t *upp,
+                                 char **err)
+{
+    uint64_t page = nand_page_bytes(g), unit = (uint64_t)map_unit_kb << 10;
+    g_autoptr(GString) allowed = g_string_new("0 (the page)");
+
+    *upp = 1;
+    if (!map_unit_kb) {
+        return true;
+    }
+    if (unit <= page && page % unit == 0 && femu_is_pow2(page / unit) && unit % g->secsz == 0) {
+        *upp = page / unit;
+        return true;
+    }
+    for (uint64_t n = 1; page % n == 0 && page / n >= 1024; n *= 2) {
+        if ((page / n) % 1024 == 0 && (page / n) % g->secsz == 0) {
+            g_string_append_printf(allowed, ", %" G_GUINT64_FORMAT, page / n >> 10);
+        }
+    }
+    *err = g_strdup_printf("map_unit_kb=%u is out of range for NAND pages of %" G_GUINT64_FORMAT
+                           " bytes (secs_per_pg x secsz): the mapping unit is the page or a "
+                           "power-of-two fraction of it, whole sectors: allowed %s",
+                           map_unit_kb, page, allowed->str);
+    return false;
+}
 
 bool bbssd_params_ftl_config(const FemuFlashParams *f, const BbssdParams *p, uint64_t bytes,
                              FtlConfig *c, bool own_spare, char **err)
@@ -47,7 +74,10 @@ bool bbssd_params_ftl_config(const FemuFlashParams *f, const BbssdParams *p, uin
             return false;
         }
     }
-    c->exposed_pages = (bytes + nand_page_bytes(&c->geo) - 1) / nand_page_bytes(&c->geo);
+    if (!bbssd_params_units_per_page(p->map_unit_kb, &c->geo, &c->units_per_pg, err)) {
+        return false;
+    }
+    c->exposed_pages = (bytes + ftl_unit_bytes(c) - 1) / ftl_unit_bytes(c);
     return own_spare || ftl_config_check(c, err);
 }
 
@@ -101,8 +131,8 @@ FemuMedia *bbssd_params_media_new(const FemuFlashParams *f, const BbssdParams *p
     FemuReadAhead ra = { .cfg = &ra_cfg };
 
     if (!bbssd_params_ftl_config(f, p, bytes, &c, false, err) ||
-        !bbssd_params_wb_config(p, nand_page_bytes(&c.geo), vwc, &wb_cfg, err) ||
-        (sra->on && !sra_params_config(sra, nand_page_bytes(&c.geo), c.tm.time_scale,
+        !bbssd_params_wb_config(p, ftl_unit_bytes(&c), vwc, &wb_cfg, err) ||
+        (sra->on && !sra_params_config(sra, ftl_unit_bytes(&c), c.tm.time_scale,
                                        &ra_cfg, err))) {
         return NULL;
     }

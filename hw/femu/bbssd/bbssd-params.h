@@ -26,6 +26,7 @@ typedef struct BbssdParams {
     uint32_t wb_high_pct, wb_low_pct;
     bool wb_plp;
     uint32_t wb_ctrl_mw, wb_chip_mw;
+    uint32_t map_unit_kb;       /* the FTL's mapping unit; 0: the NAND page */
 } BbssdParams;
 
 /*
@@ -44,8 +45,15 @@ typedef struct BbssdParams {
     P(S, U32, "wb_low_pct", wb_low_pct, 40)                     \
     P(S, BOOL, "wb_plp", wb_plp, false)                         \
     P(S, U32, "wb_ctrl_mw", wb_ctrl_mw, 2000)                   \
-    P(S, U32, "wb_chip_mw", wb_chip_mw, 150)
+    P(S, U32, "wb_chip_mw", wb_chip_mw, 150)                    \
+    P(S, U32, "map_unit_kb", map_unit_kb, 0)
 
+/*
+ * map_unit_kb on a NAND geometry: *upp mapping units per NAND page. 0 is the page; else a
+ * power-of-two fraction of it, whole sectors. False and *err (listing the allowed values).
+ */
+bool bbssd_params_units_per_page(uint32_t map_unit_kb, const NandGeometry *g, uint32_t *upp,
+                                 char **err);
 /*
  * The FTL for `bytes` of exposed capacity; blocks derived from op_pcent unless given.
  * own_spare: the caller's FTL adds the spare units it needs to the derived blocks and

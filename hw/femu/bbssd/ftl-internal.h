@@ -78,9 +78,13 @@ typedef struct FtlBgJob {
 struct Ftl {
     FtlConfig cfg;
     NandModel *nand;
-    uint64_t pgs_per_line;      /* luns * planes * pages per block */
+    uint64_t line_pages;        /* NAND pages: luns * planes * pages per block */
+    uint64_t units_per_line;    /* mapping units: line_pages * upp */
+    uint32_t upp;               /* mapping units per NAND page (map_unit_kb), a power of 2 */
+    uint8_t log_upp;
+    uint64_t unit_bytes;
     uint64_t stripe;            /* pages per stripe row: luns * planes */
-    /* with every geometry count a power of two, ppn -> address by shifts: their log2s */
+    /* with every geometry count a power of two, page -> address by shifts: their log2s */
     bool pow2;
     uint8_t log_line, log_chs, log_luns, log_stripe;
     uint32_t nlines;
@@ -108,6 +112,8 @@ struct Ftl {
     /* per stream: its open line (FTL_NO_LINE until a page is needed), next page there */
     uint32_t wp_line[FTL_MAX_STREAMS];
     uint64_t wp_idx[FTL_MAX_STREAMS];
+    /* upp > 1: when the data of the units in the NAND page being filled is all there */
+    uint64_t fill_ready[FTL_MAX_STREAMS];
     uint32_t nstreams;
 
     uint64_t last_prog_ns;      /* latest program completion, for flush */
@@ -159,7 +165,10 @@ static inline void rev_fetch(const Ftl *f, uint64_t ppn)
 /* The stream (streams=) a host write (gc false) or a GC move of lpn would go to now. */
 uint32_t ftl_stream_for(const Ftl *f, bool gc, uint64_t lpn);
 
-/* Physical page number <-> NAND address (striping: channel, chip, plane, then page). */
+/*
+ * Physical unit number <-> NAND address of its page (striping: channel, chip, plane, then
+ * page; the units of a page are consecutive). ftl_addr_to_ppn gives the page's first unit.
+ */
 void ftl_ppn_to_addr(const Ftl *f, uint64_t ppn, NandAddr *a);
 uint64_t ftl_addr_to_ppn(const Ftl *f, const NandAddr *a);
 

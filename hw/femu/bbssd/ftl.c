@@ -5,7 +5,8 @@
  *
  * Store (ftl_attach_store), little-endian, as the FDP FTL's:
  *   header (512 B)     magic, version, what sets the layout and the meaning of what
- *                      follows (geometry, exposed pages, first block), CRC-32.
+ *                      follows (geometry, exposed pages, first block, mapping units per
+ *                      NAND page: 0 for one, so that such stores read as before), CRC-32.
  *   statistics         two slots {seq, the FtlStats counters, CRC} (ftl-common): written
  *                      at the end of each call that changed them, into the older slot
  *                      (reads' own counters every FTL_READ_SAVES reads, stats_save_read).
@@ -16,9 +17,11 @@
  *                      next page with a 16-bit check: one 8-byte store per page, no CRC;
  *                      the stream byte says whose open line it is (0 before streams=).
  *   mapping            one 64-bit entry per lpn: ppn + 1 (bits 0-47, 0: unmapped) and a
- *                      16-bit check of lpn and ppn.
+ *                      16-bit check of lpn and ppn (with map_unit_kb, of mapping units).
  * So a page written or moved costs two 8-byte stores (wp word, entry), a trim one; a line
- * changing state one record. Valid counts and the reverse map are not stored.
+ * changing state one record; a Flush's padding one wp word. Valid counts and the reverse
+ * map are not stored. Units waiting in the buffer for their NAND page's program are in the
+ * mapping already (the data is in the backend): a load goes on filling that page.
  *
  * Crash ordering (each 8-byte store is one instruction: a kill never tears it; the
  * compiler keeps the stores in program order, stored()): the wp word goes before the entry
@@ -71,20 +74,20 @@ static uint64_t pages_per_line(const NandGeometry *g)
 void ftl_ppn_to_addr(const Ftl *f, uint64_t ppn, NandAddr *a)
 {
     const NandGeometry *g = &f->cfg.geo;
-    uint64_t i;
+    uint64_t np = ppn >> f->log_upp, i;     /* the NAND page, numbered as lines stripe */
 
     if (f->pow2) {
         /* the same answers as the divisions below, without their latency */
-        i = ppn & (f->pgs_per_line - 1);
-        a->blk = f->cfg.first_block + (ppn >> f->log_line);
+        i = np & (f->line_pages - 1);
+        a->blk = f->cfg.first_block + (np >> f->log_line);
         a->ch = i & (g->nchs - 1);
         a->lun = (i >> f->log_chs) & (g->luns_per_ch - 1);
         a->pl = (i >> f->log_luns) & (g->pls_per_lun - 1);
         a->pg = i >> f->log_stripe;
         return;
     }
-    i = ppn % f->pgs_per_line;
-    a->blk = f->cfg.first_block + ppn / f->pgs_per_line;
+    i = np % f->line_pages;
+    a->blk = f->cfg.first_block + np / f->line_pages;
     a->ch = i % g->nchs;
     a->lun = (i / g->nchs) % g->luns_per_ch;
     a->pl = (i / nand_luns(g)) % g->pls_per_lun;
@@ -97,12 +100,38 @@ uint64_t ftl_addr_to_ppn(const Ftl *f, const NandAddr *a)
     uint64_t i = (uint64_t)a->pg * f->stripe + (uint64_t)a->pl * nand_luns(g) +
                  (uint64_t)a->lun * g->nchs + a->ch;
 
-    return (uint64_t)(a->blk - f->cfg.first_block) * f->pgs_per_line + i;
+    return ((uint64_t)(a->blk - f->cfg.first_block) * f->line_pages + i) << f->log_upp;
+}
+
+/* The first unit of NAND page i (0 .. line_pages - 1) of the line whose first unit is base. */
+static uint64_t page_unit(const Ftl *f, uint64_t base, uint64_t i)
+{
+    return base + (i << f->log_upp);
+}
+
+/* The valid units of the NAND page whose first unit is first. */
+static uint32_t page_valid(const Ftl *f, uint64_t first)
+{
+    uint32_t n = 0;
+
+    for (uint32_t u = 0; u < f->upp; u++) {
+        n += rev_get(f, first + u) != 0;
+    }
+    return n;
 }
 
 static uint32_t forced_lines(uint32_t nlines, uint32_t pcent_high)
 {
     return MAX(ftl_gc_thres(nlines, pcent_high), FTL_RESERVE_LINES);
+}
+
+/* The lpn of the first valid unit of the NAND page whose first unit is first (it has one). */
+static uint64_t first_lpn(const Ftl *f, uint64_t first)
+{
+    while (!rev_get(f, first)) {
+        first++;
+    }
+    return rev_get(f, first) - 1;
 }
 
 /* ---- configuration ---- */
@@ -181,6 +210,16 @@ bool ftl_derive_blocks(NandGeometry *geo, uint64_t exposed_bytes, double op_pcen
                                    err);
 }
 
+uint32_t ftl_units_per_page(const FtlConfig *c)
+{
+    return MAX(c->units_per_pg, 1);
+}
+
+uint64_t ftl_unit_bytes(const FtlConfig *c)
+{
+    return nand_page_bytes(&c->geo) / ftl_units_per_page(c);
+}
+
 uint32_t ftl_min_spare_lines(const FtlConfig *c)
 {
     FtlPolicyChoice s = c->streams.policy ? c->streams : ftl_policy_default(FTL_STREAM);
@@ -193,25 +232,31 @@ bool ftl_config_check(const FtlConfig *c, char **err)
     const NandGeometry *g = &c->geo;
     uint64_t ppl, data, spare;
     uint32_t nlines = g->blks_per_pl, h, min_spare = ftl_min_spare_lines(c);
+    uint32_t upp = ftl_units_per_page(c);
 
     if (!ftl_check_common(g, &c->tm, c->exposed_pages, c->gc_thres_pcent,
                           c->gc_thres_pcent_high, err)) {
         return false;
     }
-    if (nand_total_pages(g) >= FTL_PPN_MASK) {
-        *err = g_strdup_printf("the flash has %" G_GUINT64_FORMAT " pages, the FTL maps "
-                               "fewer than 2^48: lower blks_per_pl or the chips",
-                               nand_total_pages(g));
+    if (upp > 1 && (!femu_is_pow2(upp) || g->secs_per_pg % upp)) {
+        *err = g_strdup_printf("map_unit_kb: %u mapping units per NAND page: allowed a power "
+                               "of two that divides secs_per_pg (%u)", upp, g->secs_per_pg);
         return false;
     }
-    ppl = pages_per_line(g);
+    if (nand_total_pages(g) >= FTL_PPN_MASK / upp) {
+        *err = g_strdup_printf("the flash has %" G_GUINT64_FORMAT " mapping units, the FTL "
+                               "maps fewer than 2^48: lower blks_per_pl or the chips",
+                               nand_total_pages(g) * upp);
+        return false;
+    }
+    ppl = pages_per_line(g) * upp;
     data = div_up(c->exposed_pages, ppl);
     if (data > nlines || nlines - data < min_spare) {
         *err = g_strdup_printf("blks_per_pl=%u is too small for devsz_mb=%" G_GUINT64_FORMAT
                                " (%" G_GUINT64_FORMAT " blocks per plane of data): allowed "
                                "blks_per_pl >= %" G_GUINT64_FORMAT ", which leaves %u spare "
                                "for GC (or raise op_pcent, or lower devsz_mb)", nlines,
-                               c->exposed_pages * nand_page_bytes(g) >> 20, data,
+                               c->exposed_pages * ftl_unit_bytes(c) >> 20, data,
                                data + min_spare, min_spare);
         return false;
     }
@@ -451,7 +496,7 @@ static void victim_erased(Ftl *f, uint64_t k)
 
 static void invalidate(Ftl *f, uint64_t ppn)
 {
-    uint32_t line = ppn / f->pgs_per_line;
+    uint32_t line = ppn / f->units_per_line;
     FtlLine *l = &f->lines[line];
 
     rev_put(f, ppn, 0);
@@ -471,7 +516,7 @@ static uint32_t stream_of(const Ftl *f, bool gc, uint64_t lpn)
 
     if (e) {
         /* its line's order is saved: a reload tells the same age */
-        const FtlLine *l = &f->lines[(e - 1) / f->pgs_per_line];
+        const FtlLine *l = &f->lines[(e - 1) / f->units_per_line];
         pg.age = l->state == FTL_LINE_OPEN ? 0 : f->order - l->order;
     }
     return p->stream_of(&f->cfg.streams, &pg);
@@ -480,6 +525,18 @@ static uint32_t stream_of(const Ftl *f, bool gc, uint64_t lpn)
 uint32_t ftl_stream_for(const Ftl *f, bool gc, uint64_t lpn)
 {
     return stream_of(f, gc, lpn);
+}
+
+/* Stream s's open line is full: a GC candidate at once; the next line opens when needed. */
+static void line_filled(Ftl *f, uint32_t s)
+{
+    uint32_t line = f->wp_line[s];
+
+    f->lines[line].state = FTL_LINE_FULL;
+    f->lines[line].order = ++f->order;
+    line_save(f, line);
+    ftl_victims_add(&f->victims, line);
+    f->wp_line[s] = FTL_NO_LINE;
 }
 
 /*
@@ -501,7 +558,7 @@ static uint64_t map_page(Ftl *f, uint64_t lpn, uint32_t s)
         wp_save(f, *wl, 0);
         line_save(f, *wl);
     }
-    ppn = (uint64_t)*wl * f->pgs_per_line + (*wi)++;
+    ppn = (uint64_t)*wl * f->units_per_line + (*wi)++;
     wp_save(f, *wl, *wi);       /* before the entry that points below it */
     old = map_get(f, lpn);
     if (old) {
@@ -510,24 +567,92 @@ static uint64_t map_page(Ftl *f, uint64_t lpn, uint32_t s)
     map_put(f, lpn, ppn);
     rev_put(f, ppn, lpn + 1);
     f->lines[*wl].vpc++;
-    if (*wi == f->pgs_per_line) {
-        /* full lines become GC candidates at once; the next line opens when needed */
-        f->lines[*wl].state = FTL_LINE_FULL;
-        f->lines[*wl].order = ++f->order;
-        line_save(f, *wl);
-        ftl_victims_add(&f->victims, *wl);
-        *wl = FTL_NO_LINE;
+    if (*wi == f->units_per_line) {
+        line_filled(f, s);
     }
     return ppn;
 }
 
-/* GC moves lpn: maps it to its stream's next page and programs it; returns the completion. */
-static uint64_t write_page(Ftl *f, uint64_t lpn, uint64_t arrival_ns)
+/*
+ * Sub-page units: unit ppn of stream s holds its data from `ready` on. Its NAND page is
+ * programmed once full, with the chip's other planes (ftl_program_hold); till then the data
+ * waits in the controller's buffer. Returns the completion of what it booked, else ready.
+ */
+static uint64_t fill_unit(Ftl *f, uint32_t s, uint64_t ppn, uint64_t ready)
 {
     NandAddr a;
 
-    ftl_ppn_to_addr(f, map_page(f, lpn, stream_of(f, true, lpn)), &a);
-    return ftl_program(&f->progs, &a, 1u << a.pl, arrival_ns);
+    f->fill_ready[s] = MAX(f->fill_ready[s], ready);
+    if ((ppn + 1) & (f->upp - 1)) {
+        return ready;
+    }
+    ftl_ppn_to_addr(f, ppn, &a);
+    ready = f->fill_ready[s];
+    f->fill_ready[s] = 0;
+    return ftl_program_hold(&f->progs, &a, ready);
+}
+
+/* Flush: stream s's NAND page being filled is programmed, its unused units left as padding. */
+static void pad_page(Ftl *f, uint32_t s, uint64_t now)
+{
+    uint32_t line = f->wp_line[s];
+    uint64_t end;
+
+    if (line == FTL_NO_LINE || !(f->wp_idx[s] & (f->upp - 1))) {
+        return;
+    }
+    end = (f->wp_idx[s] | (f->upp - 1)) + 1;
+    f->wp_idx[s] = end;
+    wp_save(f, line, end);
+    fill_unit(f, s, (uint64_t)line * f->units_per_line + end - 1, now);
+    if (end == f->units_per_line) {
+        line_filled(f, s);
+    }
+}
+
+/* GC moves lpn, whose data is read at `ready`: to its stream's next page, programmed after. */
+static void write_page(Ftl *f, uint64_t lpn, uint64_t ready)
+{
+    uint32_t s = stream_of(f, true, lpn);
+    uint64_t ppn = map_page(f, lpn, s);
+    NandAddr a;
+
+    if (f->upp > 1) {
+        fill_unit(f, s, ppn, ready);
+        return;
+    }
+    ftl_ppn_to_addr(f, ppn, &a);
+    ftl_program(&f->progs, &a, 1u << a.pl, ready);
+}
+
+/* One NAND read of n units of the page at a, from `at`: tR, then their bytes out. */
+static uint64_t read_units(Ftl *f, const NandAddr *a, uint64_t n, uint64_t at)
+{
+    NandReq r = { .op = NAND_OP_READ, .addr = *a, .bytes = n * f->unit_bytes,
+                  .unit_xfer = true };
+
+    return f->upp == 1 ? nand_op(f->nand, NAND_OP_READ, a, at) : nand_submit(f->nand, &r, at);
+}
+
+/*
+ * GC moves the valid units of NAND page i of the victim whose first unit is base: one read
+ * of their bytes from `at`, then each to its stream. Returns the read's completion.
+ */
+static uint64_t gc_move_page(Ftl *f, uint64_t base, uint64_t i, uint64_t at)
+{
+    uint64_t first = page_unit(f, base, i), rd;
+    NandAddr a;
+
+    ftl_ppn_to_addr(f, first, &a);
+    rd = read_units(f, &a, page_valid(f, first), at);
+    for (uint32_t u = 0; u < f->upp; u++) {
+        uint64_t lpn1 = rev_get(f, first + u);
+        if (lpn1) {
+            write_page(f, lpn1 - 1, rd);
+            f->st.gc_pages_moved++;
+        }
+    }
+    return rd;
 }
 
 /* ---- garbage collection ---- */
@@ -535,12 +660,21 @@ static uint64_t write_page(Ftl *f, uint64_t lpn, uint64_t arrival_ns)
 /* Pages ahead whose mapping entries a forced GC fetches into the cache. */
 #define GC_AHEAD 8
 
-/* Forced GC at page i of the victim at base: the mapping entry GC_AHEAD pages on. */
+/* The mapping entries of the valid units of NAND page i of the line at base, if any. */
+static void page_fetch(const Ftl *f, uint64_t base, uint64_t i)
+{
+    for (uint32_t u = 0; i < f->line_pages && u < f->upp; u++) {
+        uint64_t lpn1 = rev_get(f, page_unit(f, base, i) + u);
+        if (lpn1) {
+            map_fetch(f, lpn1 - 1);
+        }
+    }
+}
+
+/* Forced GC at NAND page i of the victim at base: the mapping entries GC_AHEAD pages on. */
 static void gc_fetch_ahead(const Ftl *f, uint64_t base, uint64_t i)
 {
-    if (i + GC_AHEAD < f->pgs_per_line && rev_get(f, base + i + GC_AHEAD)) {
-        map_fetch(f, rev_get(f, base + i + GC_AHEAD) - 1);
-    }
+    page_fetch(f, base, i + GC_AHEAD);
 }
 
 /*
@@ -557,25 +691,23 @@ static void gc_collect(Ftl *f, uint64_t now_ns, bool forced)
 {
     const NandGeometry *g = &f->cfg.geo;
     uint32_t line = victim_take(f, true);
-    uint64_t base = (uint64_t)line * f->pgs_per_line, nluns = nand_luns(g);
+    uint64_t base = (uint64_t)line * f->units_per_line, nluns = nand_luns(g);
     NandAddr a;
 
     victim_begin(f, line);
     for (uint64_t i = 0; i < nluns; i++) {
         f->lun_read_ns[i] = now_ns;
     }
-    for (uint64_t i = 0; i < f->pgs_per_line && f->lines[line].vpc; i++) {
-        uint64_t lpn1 = rev_get(f, base + i), rd, *lun_rd;
+    for (uint64_t i = 0; i < f->line_pages && f->lines[line].vpc; i++) {
+        uint64_t rd, *lun_rd;
         gc_fetch_ahead(f, base, i);
-        if (!lpn1) {
+        if (!page_valid(f, page_unit(f, base, i))) {
             continue;
         }
-        ftl_ppn_to_addr(f, base + i, &a);
-        rd = nand_op(f->nand, NAND_OP_READ, &a, now_ns);
+        ftl_ppn_to_addr(f, page_unit(f, base, i), &a);
+        rd = gc_move_page(f, base, i, now_ns);
         lun_rd = &f->lun_read_ns[nand_lun_index(f->nand, &a)];
         *lun_rd = MAX(*lun_rd, rd);
-        write_page(f, lpn1 - 1, rd);
-        f->st.gc_pages_moved++;
     }
     g_assert(f->lines[line].vpc == 0);
     /* each chip erases the line's blocks on all its planes at once, after its reads */
@@ -601,7 +733,7 @@ static bool victim_gains(const Ftl *f, bool background)
 {
     uint64_t invalid = ftl_victims_most_garbage(&f->victims);
 
-    return background ? invalid >= MAX(1, f->pgs_per_line / 8) : invalid > 0;
+    return background ? invalid >= MAX(1, f->units_per_line / 8) : invalid > 0;
 }
 
 /*
@@ -685,31 +817,23 @@ static void bg_begin(Ftl *f, uint32_t line, const bool *erased)
 static void bg_prefetch(const Ftl *f, uint64_t base, uint64_t i, uint64_t nluns)
 {
     for (uint64_t d = BG_MAP_AHEAD; d < BG_MAP_AHEAD + 2; d++) {
-        uint64_t at = i + d * nluns;
-        if (at < f->pgs_per_line && rev_get(f, base + at)) {
-            map_fetch(f, rev_get(f, base + at) - 1);
-        }
+        page_fetch(f, base, i + d * nluns);
     }
     for (uint64_t d = BG_REV_AHEAD; d < BG_REV_AHEAD + 2; d++) {
         uint64_t at = i + d * nluns;
-        if (at < f->pgs_per_line) {
-            rev_fetch(f, base + at);
+        if (at < f->line_pages) {
+            rev_fetch(f, page_unit(f, base, at));
         }
     }
 }
 
-/* The victim's page i of stripe slot k moves: read at `at`, programmed after. */
+/* The victim's NAND page i, of stripe slot k, moves: read at `at`, programmed after. */
 static void bg_move(Ftl *f, uint64_t k, uint64_t i, uint64_t at)
 {
     FtlBgJob *j = &f->bg;
-    uint64_t ppn = (uint64_t)j->line * f->pgs_per_line + i, rd;
-    NandAddr a;
+    uint64_t rd = gc_move_page(f, (uint64_t)j->line * f->units_per_line, i, at);
 
-    ftl_ppn_to_addr(f, ppn, &a);
-    rd = nand_op(f->nand, NAND_OP_READ, &a, at);
     j->read_done[k] = MAX(j->read_done[k], rd);
-    write_page(f, rev_get(f, ppn) - 1, rd);
-    f->st.gc_pages_moved++;
     j->next[k] = i + nand_luns(&f->cfg.geo);
 }
 
@@ -719,7 +843,7 @@ static void bg_erase(Ftl *f, uint64_t k, uint64_t at)
     FtlBgJob *j = &f->bg;
     NandAddr a;
 
-    ftl_ppn_to_addr(f, (uint64_t)j->line * f->pgs_per_line + k, &a);
+    ftl_ppn_to_addr(f, page_unit(f, (uint64_t)j->line * f->units_per_line, k), &a);
     a.pl = 0;
     nand_op_planes(f->nand, NAND_OP_ERASE, &a, UINT32_MAX, MAX(at, j->read_done[k]));
     f->st.blocks_erased += f->cfg.geo.pls_per_lun;
@@ -735,8 +859,8 @@ static void bg_erase(Ftl *f, uint64_t k, uint64_t at)
 static void next_write_addr(const Ftl *f, uint32_t s, NandAddr *a)
 {
     uint64_t ppn = f->wp_line[s] != FTL_NO_LINE ?
-                   (uint64_t)f->wp_line[s] * f->pgs_per_line + f->wp_idx[s] :
-                   (uint64_t)f->free.head * f->pgs_per_line;
+                   (uint64_t)f->wp_line[s] * f->units_per_line + f->wp_idx[s] :
+                   (uint64_t)f->free.head * f->units_per_line;
 
     ftl_ppn_to_addr(f, ppn, a);
 }
@@ -772,7 +896,7 @@ static bool ends_by(const Ftl *f, const NandAddr *a, bool move, uint32_t s, uint
 static void bg_chip(Ftl *f, uint64_t k, uint64_t limit)
 {
     FtlBgJob *j = &f->bg;
-    uint64_t base = (uint64_t)j->line * f->pgs_per_line, nluns = nand_luns(&f->cfg.geo);
+    uint64_t base = (uint64_t)j->line * f->units_per_line, nluns = nand_luns(&f->cfg.geo);
     NandAddr a;
 
     if (j->ready_at[k] >= limit) {
@@ -780,7 +904,7 @@ static void bg_chip(Ftl *f, uint64_t k, uint64_t limit)
     }
     while (j->next[k] != FTL_NEVER) {
         uint64_t i = j->next[k], at;
-        while (i < f->pgs_per_line && !rev_get(f, base + i)) {
+        while (i < f->line_pages && !page_valid(f, page_unit(f, base, i))) {
             i += nluns;                 /* overwritten or trimmed since: nothing to move */
         }
         j->next[k] = i;
@@ -792,18 +916,18 @@ static void bg_chip(Ftl *f, uint64_t k, uint64_t limit)
             j->ready_at[k] = at;
             return;
         }
-        ftl_ppn_to_addr(f, base + (i < f->pgs_per_line ? i : k), &a);
+        ftl_ppn_to_addr(f, page_unit(f, base, i < f->line_pages ? i : k), &a);
         if (limit != FTL_NEVER && ftl_pacing_of(&f->cfg.gc_pacing)->idle_fits) {
-            a.pl = i < f->pgs_per_line ? a.pl : 0;
-            bool move = i < f->pgs_per_line;
-            uint32_t s = move ? stream_of(f, true, rev_get(f, base + i) - 1) : 0;
+            a.pl = i < f->line_pages ? a.pl : 0;
+            bool move = i < f->line_pages;
+            uint32_t s = move ? stream_of(f, true, first_lpn(f, page_unit(f, base, i))) : 0;
             if (!ends_by(f, &a, move, s, move ? at : MAX(at, j->read_done[k]), limit)) {
                 j->ready_at[k] = limit;     /* the gap before limit was too short */
                 return;
             }
         }
         f->st.gc_bg_ops++;
-        if (i < f->pgs_per_line) {
+        if (i < f->line_pages) {
             bg_move(f, k, i, at);
             bg_prefetch(f, base, i + nluns, nluns);
         } else {
@@ -863,7 +987,7 @@ static void gc_background(Ftl *f, uint64_t limit)
                 return;
             }
             line = victim_take(f, false);
-            if (f->lines[line].vpc == f->pgs_per_line) {
+            if (f->lines[line].vpc == f->units_per_line) {
                 /* the policy chose a line without garbage: paced GC may take it, not this
                    loop, which would go on as long as the idle time */
                 ftl_victims_add(&f->victims, line);
@@ -888,21 +1012,18 @@ static void gc_background(Ftl *f, uint64_t limit)
 static void bg_finish(Ftl *f, uint64_t now_ns)
 {
     FtlBgJob *j = &f->bg;
-    uint64_t base = (uint64_t)j->line * f->pgs_per_line, nluns = nand_luns(&f->cfg.geo);
-    NandAddr a;
+    uint64_t base = (uint64_t)j->line * f->units_per_line, nluns = nand_luns(&f->cfg.geo);
 
-    for (uint64_t i = 0; i < f->pgs_per_line && f->lines[j->line].vpc; i++) {
+    for (uint64_t i = 0; i < f->line_pages && f->lines[j->line].vpc; i++) {
         uint64_t k = i % nluns, rd;
         gc_fetch_ahead(f, base, i);
-        if (j->next[k] == FTL_NEVER || i < j->next[k] || !rev_get(f, base + i)) {
+        if (j->next[k] == FTL_NEVER || i < j->next[k] ||
+            !page_valid(f, page_unit(f, base, i))) {
             continue;
         }
-        ftl_ppn_to_addr(f, base + i, &a);
         f->st.gc_bg_ops++;
-        rd = nand_op(f->nand, NAND_OP_READ, &a, now_ns);
+        rd = gc_move_page(f, base, i, now_ns);
         j->read_done[k] = MAX(j->read_done[k], rd);
-        write_page(f, rev_get(f, base + i) - 1, rd);
-        f->st.gc_pages_moved++;
     }
     for (uint64_t k = 0; k < nluns; k++) {
         if (j->next[k] == FTL_NEVER) {
@@ -964,15 +1085,15 @@ static uint64_t idlest_slot(const Ftl *f)
 static bool gc_step(Ftl *f, uint64_t now)
 {
     FtlBgJob *j = &f->bg;
-    uint64_t nluns = nand_luns(&f->cfg.geo), base = (uint64_t)j->line * f->pgs_per_line;
+    uint64_t nluns = nand_luns(&f->cfg.geo), base = (uint64_t)j->line * f->units_per_line;
 
     while (j->chips_left) {
         uint64_t k = idlest_slot(f), i = j->next[k];
         j->turn = k + 1 == nluns ? 0 : k + 1;
-        while (i < f->pgs_per_line && !rev_get(f, base + i)) {
+        while (i < f->line_pages && !page_valid(f, page_unit(f, base, i))) {
             i += nluns;
         }
-        if (i < f->pgs_per_line) {
+        if (i < f->line_pages) {
             bg_move(f, k, i, now);
             return true;
         }
@@ -991,26 +1112,28 @@ static uint64_t gc_pace(Ftl *f, uint64_t now, uint64_t done)
 {
     FtlPaceState s = {
         .free_units = f->st.free_lines,
-        .free_pages = f->st.free_lines * f->pgs_per_line,
+        .free_pages = f->st.free_lines * f->units_per_line,
         .open_units = f->nstreams,
         .forced_units = f->gc_forced_lines,
         .floor_units = f->gc_forced_lines / 2,      /* one line for GC, so at least 1 */
-        .unit_pages = f->pgs_per_line,
+        .unit_pages = f->units_per_line,
         .victim_valid = f->bg.line != FTL_NO_LINE ? f->bg.valid0 :
-                        f->pgs_per_line - ftl_victims_most_garbage(&f->victims),
+                        f->units_per_line - ftl_victims_most_garbage(&f->victims),
     };
     double m;
 
     for (uint32_t i = 0; i < f->nstreams; i++) {
-        s.free_pages += f->wp_line[i] != FTL_NO_LINE ? f->pgs_per_line - f->wp_idx[i] : 0;
+        s.free_pages += f->wp_line[i] != FTL_NO_LINE ? f->units_per_line - f->wp_idx[i] : 0;
     }
     m = ftl_pace_moves(&f->cfg.gc_pacing, &s);
     if (m == 0 || (!isinf(m) && f->gc_credit + m < 1)) {
         f->gc_credit += m;
         return done;
     }
-    /* GC's programs go after the pages before them */
-    done = MAX(done, ftl_program_flush(&f->progs, now));
+    /* GC's programs go after the pages before them (sub-page units: they follow them on) */
+    if (f->upp == 1) {
+        done = MAX(done, ftl_program_flush(&f->progs, now));
+    }
     if (isinf(m)) {
         gc_forced(f, now);
         f->gc_credit = 0;
@@ -1122,14 +1245,21 @@ static uint64_t write_pages(Ftl *f, uint64_t lpn, const uint64_t *list, uint64_t
     for (uint64_t i = 0; i < npages; i++) {
         uint64_t p = list ? list[i] : lpn + i;
         NandAddr a;
-        uint64_t t;
+        uint64_t t, ppn;
+        uint32_t s;
         done = gc_pace(f, now_ns, done);
-        ftl_ppn_to_addr(f, map_page(f, p, stream_of(f, false, p)), &a);
+        s = stream_of(f, false, p);     /* after GC's moves: they age lines */
+        ppn = map_page(f, p, s);
         f->st.host_pages_written++;
-        t = ftl_program_gather(&f->progs, &a, now_ns);
+        if (f->upp > 1) {
+            t = fill_unit(f, s, ppn, now_ns);   /* programmed when its program unit is full */
+        } else {
+            ftl_ppn_to_addr(f, ppn, &a);
+            t = ftl_program_gather(&f->progs, &a, now_ns);
+        }
         done = MAX(done, t);
     }
-    last = ftl_program_flush(&f->progs, now_ns);
+    last = f->upp == 1 ? ftl_program_flush(&f->progs, now_ns) : now_ns;
     stats_save(f);
     return MAX(done, last);
 }
@@ -1148,25 +1278,81 @@ uint64_t ftl_write_list(Ftl *f, const uint64_t *lpns, uint64_t n, uint64_t now_n
     return write_pages(f, 0, lpns, n, now_ns);
 }
 
+/*
+ * Sub-page units: when the data of unit ppn is in the controller's buffer, its NAND page not
+ * programmed yet (still filling, or waiting for its chip's other planes); else FTL_NEVER.
+ */
+static uint64_t buffered_at(const Ftl *f, uint64_t ppn)
+{
+    uint64_t ready;
+    NandAddr a;
+
+    for (uint32_t s = 0; s < f->nstreams; s++) {
+        uint64_t wp = (uint64_t)f->wp_line[s] * f->units_per_line + f->wp_idx[s];
+        if (f->wp_line[s] != FTL_NO_LINE && (wp & (f->upp - 1)) &&
+            ppn >> f->log_upp == wp >> f->log_upp) {
+            return f->fill_ready[s];
+        }
+    }
+    ftl_ppn_to_addr(f, ppn, &a);
+    return ftl_program_held(&f->progs, &a, &ready) ? ready : FTL_NEVER;
+}
+
+/*
+ * The units from lpn on (at most max) that one NAND read serves: mapped to one NAND page,
+ * or, never written, of one page's worth of lpns. *m: the first one's mapping (ppn + 1, 0:
+ * unmapped). With a unit per NAND page, always 1.
+ */
+static uint64_t unit_run(const Ftl *f, uint64_t lpn, uint64_t max, uint64_t *m)
+{
+    uint64_t n = 1;
+
+    *m = map_get(f, lpn);
+    for (; n < max; n++) {
+        uint64_t next = map_get(f, lpn + n);
+        bool same = *m ? next && (next - 1) >> f->log_upp == (*m - 1) >> f->log_upp
+                       : !next && (lpn + n) >> f->log_upp == lpn >> f->log_upp;
+        if (!same) {
+            break;
+        }
+    }
+    return n;
+}
+
+/* A host's (or read-ahead's) read of the n units from lpn that unit_run gave, mapped m. */
+static uint64_t read_run(Ftl *f, uint64_t lpn, uint64_t n, uint64_t m, bool host,
+                         uint64_t now_ns)
+{
+    uint64_t at = m && f->upp > 1 ? buffered_at(f, m - 1) : FTL_NEVER;
+    NandAddr a;
+
+    if (at != FTL_NEVER) {
+        return MAX(now_ns, at);     /* from the buffer: no NAND operation */
+    }
+    if (m) {
+        ftl_ppn_to_addr(f, m - 1, &a);
+    } else {
+        a = ftl_unmapped_addr(&f->cfg.geo, f->cfg.first_block, lpn >> f->log_upp);
+    }
+    if (host) {
+        note_overtake(f, &a);
+    }
+    return read_units(f, &a, n, now_ns);
+}
+
 uint64_t ftl_read(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
 {
     uint64_t done = now_ns;
-    NandAddr a;
 
     g_return_val_if_fail(range_ok(f, lpn, npages), now_ns);
     host_begin(f, now_ns);
-    for (uint64_t i = 0; i < npages; i++) {
-        uint64_t m = map_get(f, lpn + i), t;
-        if (m) {
-            ftl_ppn_to_addr(f, m - 1, &a);
-        } else {
-            a = ftl_unmapped_addr(&f->cfg.geo, f->cfg.first_block, lpn + i);
-            f->st.unmapped_pages_read++;
-        }
-        note_overtake(f, &a);
-        t = nand_op(f->nand, NAND_OP_READ, &a, now_ns);
+    for (uint64_t i = 0, n; i < npages; i += n) {
+        uint64_t m, t;
+        n = unit_run(f, lpn + i, npages - i, &m);
+        f->st.unmapped_pages_read += m ? 0 : n;
+        t = read_run(f, lpn + i, n, m, true, now_ns);
         done = MAX(done, t);
-        f->st.host_pages_read++;
+        f->st.host_pages_read += n;
     }
     stats_save_read(f);
     return done;
@@ -1182,17 +1368,16 @@ void ftl_cached_read(Ftl *f, uint64_t npages, uint64_t now_ns)
 uint64_t ftl_prefetch(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
 {
     uint64_t done = now_ns;
-    NandAddr a;
 
     g_return_val_if_fail(range_ok(f, lpn, npages), now_ns);
     host_begin(f, now_ns);
-    for (uint64_t i = lpn; i < lpn + npages; i++) {
-        uint64_t m = map_get(f, i);
+    for (uint64_t i = 0, n; i < npages; i += n) {
+        uint64_t m;
+        n = unit_run(f, lpn + i, npages - i, &m);
         if (m) {
-            ftl_ppn_to_addr(f, m - 1, &a);
-            uint64_t t = nand_op(f->nand, NAND_OP_READ, &a, now_ns);
+            uint64_t t = read_run(f, lpn + i, n, m, false, now_ns);
             done = MAX(done, t);
-            f->st.prefetch_pages_read++;
+            f->st.prefetch_pages_read += n;
         }
     }
     stats_save_read(f);
@@ -1229,6 +1414,12 @@ uint64_t ftl_trim(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns)
 uint64_t ftl_flush(Ftl *f, uint64_t now_ns)
 {
     host_begin(f, now_ns);
+    if (f->upp > 1) {
+        for (uint32_t s = 0; s < f->nstreams; s++) {
+            pad_page(f, s, now_ns);
+        }
+        ftl_program_flush(&f->progs, now_ns);
+    }
     stats_save(f);
     return MAX(now_ns, f->last_prog_ns);
 }
@@ -1248,6 +1439,7 @@ static void reset_state(Ftl *f)
     for (uint32_t i = 0; i < FTL_MAX_STREAMS; i++) {
         f->wp_line[i] = FTL_NO_LINE;
         f->wp_idx[i] = 0;
+        f->fill_ready[i] = 0;
     }
     f->bg.line = FTL_NO_LINE;
     f->order = 0;
@@ -1288,22 +1480,26 @@ Ftl *ftl_new(const FtlConfig *c, char **err)
     }
     f->nstreams = ftl_stream_of(&f->cfg.streams)->nstreams;
     f->nand = nand;
-    f->pgs_per_line = pages_per_line(&c->geo);
+    f->line_pages = pages_per_line(&c->geo);
+    f->upp = ftl_units_per_page(c);
+    f->log_upp = __builtin_ctz(f->upp);
+    f->unit_bytes = ftl_unit_bytes(c);
+    f->units_per_line = f->line_pages * f->upp;
     f->stripe = nand_luns(&c->geo) * c->geo.pls_per_lun;
-    f->pow2 = femu_is_pow2(f->pgs_per_line) && femu_is_pow2(c->geo.nchs) &&
+    f->pow2 = femu_is_pow2(f->line_pages) && femu_is_pow2(c->geo.nchs) &&
               femu_is_pow2(c->geo.luns_per_ch) && femu_is_pow2(c->geo.pls_per_lun);
     if (f->pow2) {
-        f->log_line = __builtin_ctzll(f->pgs_per_line);
+        f->log_line = __builtin_ctzll(f->line_pages);
         f->log_chs = __builtin_ctzll(c->geo.nchs);
         f->log_luns = __builtin_ctzll(nand_luns(&c->geo));
         f->log_stripe = __builtin_ctzll(f->stripe);
     }
     f->nlines = c->geo.blks_per_pl;
-    f->data_lines = div_up(c->exposed_pages, f->pgs_per_line);
+    f->data_lines = div_up(c->exposed_pages, f->units_per_line);
     f->gc_forced_lines = forced_lines(f->nlines, c->gc_thres_pcent_high);
     f->gc_bg_lines = MAX(ftl_gc_thres(f->nlines, c->gc_thres_pcent), f->gc_forced_lines);
     f->lay = layout_of(c);
-    total = nand_total_pages(&c->geo);
+    total = nand_total_pages(&c->geo) * ftl_units_per_page(c);
     /* zeroed and sparse: memory grows with the pages written, not the capacity */
     f->map_log = total < UINT32_MAX && !c->wide_tables ? 2 : 3;
     f->l2p = ftl_table_new(c->exposed_pages, (size_t)1 << f->map_log);
@@ -1320,9 +1516,10 @@ Ftl *ftl_new(const FtlConfig *c, char **err)
     f->lines = g_new0(FtlLine, f->nlines);
     f->victim_pos = g_new0(uint32_t, f->nlines);
     f->free_next = g_new0(uint32_t, f->nlines);
-    ftl_victims_init(&f->victims, &c->gc_policy, 0, f->nlines, f->pgs_per_line, f->victim_pos,
+    ftl_victims_init(&f->victims, &c->gc_policy, 0, f->nlines, f->units_per_line, f->victim_pos,
                      line_less, line_view, f);
     ftl_progs_init(&f->progs, nand, &f->last_prog_ns, &f->st.nand_pages_written);
+    f->progs.units_per_pg = f->upp;
     f->lun_read_ns = g_new0(uint64_t, nand_luns(&c->geo));
     f->bg.next = g_new0(uint64_t, nand_luns(&c->geo));
     f->bg.read_done = g_new0(uint64_t, nand_luns(&c->geo));
@@ -1342,7 +1539,8 @@ void ftl_free(Ftl *f)
         if (f->own_l2p) {
             ftl_table_free(f->l2p, f->cfg.exposed_pages, (size_t)1 << f->map_log);
         }
-        ftl_table_free(f->p2l, nand_total_pages(&f->cfg.geo), (size_t)1 << f->rev_log);
+        ftl_table_free(f->p2l, nand_total_pages(&f->cfg.geo) * f->upp,
+                       (size_t)1 << f->rev_log);
         g_free(f->lines);
         ftl_victims_destroy(&f->victims);
         g_free(f->victim_pos);
@@ -1391,6 +1589,7 @@ static void header_fill(const Ftl *f, uint8_t *h)
     record_put_le(h + 32, g->secsz, 4);
     record_put_le(h + 40, f->cfg.exposed_pages, 8);
     record_put_le(h + 48, f->cfg.first_block, 4);
+    record_put_le(h + 52, f->upp > 1 ? f->upp : 0, 4);     /* 0: a unit per page, as before */
     record_put_le(h + FTL_HDR_CRC_AT, ftl_crc32_salted(SALT_HEADER, h, FTL_HDR_CRC_AT), 4);
 }
 
@@ -1405,6 +1604,7 @@ static bool header_matches(const Ftl *f, const uint8_t *h, char **err)
     static const FtlHeaderField fields[] = {
         { 8, 4, "nchs" }, { 12, 4, "luns_per_ch" }, { 16, 4, "pls_per_lun" },
         { 24, 4, "pgs_per_blk" }, { 28, 4, "secs_per_pg" }, { 32, 4, "secsz" },
+        { 52, 4, "mapping units per NAND page (map_unit_kb; 0: one)" },
         { 40, 8, "exposed pages (devsz_mb, or the namespace's size: ns_sizes_mb)" },
         { 20, 4, "blks_per_pl (the blocks op_pcent gives for devsz_mb, or blks_per_pl)" },
         { 48, 4, "first block (the flash shared with other namespaces: ns_types, "
@@ -1436,7 +1636,7 @@ static bool line_decode(const Ftl *f, uint32_t line, const uint8_t *p, FtlLine *
                     .order = record_get_le(p + 16, 8) };
     if (l->state == FTL_LINE_OPEN) {
         *wp = w & FTL_PPN_MASK;
-        if (w != wp_word(line, *wp) || *wp > f->pgs_per_line) {
+        if (w != wp_word(line, *wp) || *wp > f->units_per_line) {
             return false;
         }
     }
@@ -1469,7 +1669,7 @@ static bool load(Ftl *f, char **err)
 {
     const NandGeometry *g = &f->cfg.geo;
     uint32_t n = f->nlines, victim = FTL_NO_LINE, nfree = 0, open[FTL_MAX_STREAMS];
-    uint64_t nluns = nand_luns(g), total = (uint64_t)n * f->pgs_per_line, dropped = 0;
+    uint64_t nluns = nand_luns(g), total = (uint64_t)n * f->units_per_line, dropped = 0;
     uint8_t *marks = f->store + f->lay.off_marks;
     g_autofree uint64_t *wp = g_new0(uint64_t, n);
     g_autofree bool *fix = g_new0(bool, n);         /* its record is to be saved again */
@@ -1504,14 +1704,14 @@ static bool load(Ftl *f, char **err)
             continue;
         }
         ppn = (e & FTL_PPN_MASK) - 1;
-        i = ppn % f->pgs_per_line;
-        l = &f->lines[ppn / f->pgs_per_line];
+        i = ppn % f->units_per_line;
+        l = &f->lines[ppn / f->units_per_line];
         if (l->state == FTL_LINE_FREE) {
             l->state = FTL_LINE_FULL;       /* data in a free line: its record is wrong */
-            damaged[ppn / f->pgs_per_line] = fix[ppn / f->pgs_per_line] = true;
-        } else if (l->state == FTL_LINE_OPEN && i >= wp[ppn / f->pgs_per_line]) {
-            wp[ppn / f->pgs_per_line] = i + 1;
-            fix[ppn / f->pgs_per_line] = true;
+            damaged[ppn / f->units_per_line] = fix[ppn / f->units_per_line] = true;
+        } else if (l->state == FTL_LINE_OPEN && i >= wp[ppn / f->units_per_line]) {
+            wp[ppn / f->units_per_line] = i + 1;
+            fix[ppn / f->units_per_line] = true;
         }
         rev_put(f, ppn, lpn + 1);
         l->vpc++;
@@ -1528,7 +1728,7 @@ static bool load(Ftl *f, char **err)
             line->order = ++f->order;
         } else if (line->state == FTL_LINE_OPEN &&
                    (line->stream >= f->nstreams || open[line->stream] != FTL_NO_LINE ||
-                    wp[l] == f->pgs_per_line)) {
+                    wp[l] == f->units_per_line)) {
             /* filled (its record not saved yet), a second, or of a stream there is no more */
             line->state = FTL_LINE_FULL;
             line->order = ++f->order;
@@ -1590,9 +1790,9 @@ static bool load(Ftl *f, char **err)
     }
     /* the victim: chips marked erased resume so, unless the mapping says otherwise */
     if (victim != FTL_NO_LINE) {
-        uint64_t base = (uint64_t)victim * f->pgs_per_line;
-        for (uint64_t i = 0; i < f->pgs_per_line; i++) {
-            holds[i % nluns] |= rev_get(f, base + i) != 0;
+        uint64_t base = (uint64_t)victim * f->units_per_line;
+        for (uint64_t i = 0; i < f->units_per_line; i++) {
+            holds[(i >> f->log_upp) % nluns] |= rev_get(f, base + i) != 0;
         }
         for (uint64_t k = 0; k < nluns; k++) {
             erased[k] = marks[k] && !holds[k];
@@ -1652,7 +1852,7 @@ static bool attach(Ftl *f, uint8_t *s, bool blank, char **err)
         f->store = NULL;
         f->l2p = own;
         f->map_log = own_log;
-        memset(f->p2l, 0, nand_total_pages(&f->cfg.geo) << f->rev_log);
+        memset(f->p2l, 0, nand_total_pages(&f->cfg.geo) * f->upp << f->rev_log);
         reset_state(f);
         return false;
     }
@@ -1700,10 +1900,18 @@ double ftl_waf(const Ftl *f)
 
 bool ftl_lookup(Ftl *f, uint64_t lpn, NandAddr *out)
 {
+    uint32_t unit;
+
+    return ftl_lookup_unit(f, lpn, out, &unit);
+}
+
+bool ftl_lookup_unit(Ftl *f, uint64_t lpn, NandAddr *out, uint32_t *unit)
+{
     if (lpn >= f->cfg.exposed_pages || !map_get(f, lpn)) {
         return false;
     }
     ftl_ppn_to_addr(f, map_get(f, lpn) - 1, out);
+    *unit = (map_get(f, lpn) - 1) & (f->upp - 1);
     return true;
 }
 
@@ -1762,7 +1970,7 @@ static uint32_t open_lines(const Ftl *f)
 
 bool ftl_check_consistency(Ftl *f, char **err)
 {
-    uint64_t total = (uint64_t)f->nlines * f->pgs_per_line, mapped = 0, valid = 0;
+    uint64_t total = (uint64_t)f->nlines * f->units_per_line, mapped = 0, valid = 0;
     uint64_t *vpc = g_new0(uint64_t, f->nlines);
     uint32_t nfree = 0, nfull = 0, nopen = 0, nvictim = 0, last = FTL_FREE_END;
     bool ok = false;
@@ -1784,7 +1992,7 @@ bool ftl_check_consistency(Ftl *f, char **err)
     }
     for (uint64_t ppn = 0; ppn < total; ppn++) {
         uint64_t r = rev_get(f, ppn);
-        uint32_t line = ppn / f->pgs_per_line;
+        uint32_t line = ppn / f->units_per_line;
         if (!r) {
             continue;
         }
@@ -1795,7 +2003,7 @@ bool ftl_check_consistency(Ftl *f, char **err)
         if (f->lines[line].state == FTL_LINE_FREE ||
             (f->lines[line].state == FTL_LINE_VICTIM && line != f->bg.line) ||
             (f->lines[line].state == FTL_LINE_OPEN &&
-             ppn % f->pgs_per_line >= f->wp_idx[f->lines[line].stream])) {
+             ppn % f->units_per_line >= f->wp_idx[f->lines[line].stream])) {
             FAIL("valid ppn %" G_GUINT64_FORMAT " in a free, victim or unwritten place", ppn);
         }
         vpc[line]++;

@@ -4,8 +4,23 @@
  * programs and erases are charged on the same NAND timelines as host I/O, so host I/O
  * feels GC.
  *
- * Units: the FTL maps logical pages (LPN, one NAND page of data each) to physical pages.
- * Host data itself lives elsewhere (the device's backend); the FTL decides only *when*.
+ * Units: the FTL maps logical pages (LPN) to physical pages: its mapping units, one NAND
+ * page each unless units_per_pg (map_unit_kb) packs several into a NAND page. "Page" in the
+ * FTL's names and counters means such a unit; "NAND page" the flash's. Host data itself
+ * lives elsewhere (the device's backend); the FTL decides only *when*.
+ *
+ * Mapping units smaller than the NAND page (units_per_pg > 1): each stream fills its open
+ * line unit by unit; a NAND page is programmed once its units are all written, together
+ * with the pages of the chip's other planes at the same page index (the stripe fills a
+ * chip's planes in order: the program waits for the last plane's page). A host write
+ * completes when the last program it completed ends, or at its arrival when every unit it
+ * wrote still waits in a program not full yet (the controller's buffer and the chip's
+ * page registers hold it). Flush pads each partly filled NAND page (its unused units are
+ * garbage) and programs whatever waits. A host read of units on one NAND page costs one
+ * tR and the transfer of those units' bytes (served from the buffer, no NAND operation,
+ * while their page waits); GC reads each NAND page of a victim once for all of its valid
+ * units, and its moved units are packed like the host's. TLC/QLC pages keep their own
+ * program latencies (the model has no one-shot programs).
  *
  * Layout: a "line" is block number b on every plane of every chip. Writes fill an open
  * line (one per stream, streams=: host writes and GC moves together or apart) page by
@@ -56,7 +71,8 @@
 typedef struct FtlConfig {
     NandGeometry geo;           /* blks_per_pl may come from ftl_derive_blocks */
     NandTiming tm;
-    uint64_t exposed_pages;     /* logical pages the host can address */
+    uint64_t exposed_pages;     /* logical pages (mapping units) the host can address */
+    uint32_t units_per_pg;      /* mapping units per NAND page, a power of two; 0 or 1: one */
     uint32_t gc_thres_pcent;        /* background GC, 1..99 (FEMU default 75) */
     uint32_t gc_thres_pcent_high;   /* forced GC, gc_thres_pcent..99 (FEMU default 95) */
     FtlPolicyChoice gc_policy;      /* which full line GC collects (policy NULL: greedy) */
@@ -111,6 +127,9 @@ bool ftl_derive_blocks_spare(NandGeometry *geo, uint64_t exposed_bytes, double o
  * one more for every other stream (streams=).
  */
 uint32_t ftl_min_spare_lines(const FtlConfig *c);
+/* Mapping units per NAND page (at least 1), and the bytes of one. */
+uint32_t ftl_units_per_page(const FtlConfig *c);
+uint64_t ftl_unit_bytes(const FtlConfig *c);
 /* Validates a configuration (geometry, timing, thresholds, minimum spare lines). */
 bool ftl_config_check(const FtlConfig *c, char **err);
 
@@ -148,7 +167,10 @@ uint64_t ftl_prefetch(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns);
 /* How many pages from lpn on are mapped, at most max. */
 uint64_t ftl_mapped_run(const Ftl *f, uint64_t lpn, uint64_t max);
 uint64_t ftl_trim(Ftl *f, uint64_t lpn, uint64_t npages, uint64_t now_ns);
-/* No write cache: completes when every program issued so far has completed. */
+/*
+ * Completes when every program issued so far has completed; with sub-page units, first
+ * pads and programs the NAND pages still filling and programs what waits for its planes.
+ */
 uint64_t ftl_flush(Ftl *f, uint64_t now_ns);
 /* The device is idle at now_ns: background GC may use the chips up to now_ns. */
 void ftl_idle(Ftl *f, uint64_t now_ns);
@@ -162,6 +184,8 @@ double ftl_waf(const Ftl *f);
 
 /* Introspection for tests: where lpn lives (false if unmapped). */
 bool ftl_lookup(Ftl *f, uint64_t lpn, NandAddr *out);
+/* The same with the unit's place in its NAND page (0 .. units per page - 1). */
+bool ftl_lookup_unit(Ftl *f, uint64_t lpn, NandAddr *out, uint32_t *unit);
 /* Checks that mapping, reverse mapping and valid counts agree; *err says what does not. */
 bool ftl_check_consistency(Ftl *f, char **err);
 

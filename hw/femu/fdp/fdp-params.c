@@ -51,6 +51,13 @@ bool fdp_params_ftl_config(const FdpParams *p, const FemuFlashParams *f,
         !bbssd_params_ftl_config(f, b, bytes, &bc, true, err)) {
         return false;
     }
+    if (bc.units_per_pg > 1) {
+        *err = g_strdup_printf("map_unit_kb=%u applies to blackbox drives: the FDP FTL maps "
+                               "whole NAND pages (give map_unit_kb=%" G_GUINT64_FORMAT
+                               ", the page, over a preset's)", b->map_unit_kb,
+                               nand_page_bytes(&bc.geo) >> 10);
+        return false;
+    }
     if (b->streams && *b->streams && ftl_stream_of(&bc.streams)->nstreams != 1) {
         /*
          * FDP's streams are its handles, and its GC keeps their data apart already; unset,

@@ -89,7 +89,7 @@ NandAddr ftl_unmapped_addr(const NandGeometry *g, uint32_t first_block, uint64_t
 
 void ftl_progs_init(FtlProgs *p, NandModel *nand, uint64_t *last_ns, uint64_t *pages)
 {
-    *p = (FtlProgs){ .nand = nand, .last_ns = last_ns, .pages = pages,
+    *p = (FtlProgs){ .nand = nand, .last_ns = last_ns, .pages = pages, .units_per_pg = 1,
                      .nluns = nand_luns(&nand->geo) };
     p->pend = g_new0(FtlPending, p->nluns);
     p->gathered = g_new0(uint64_t, (p->nluns + 63) / 64);
@@ -108,7 +108,18 @@ uint64_t ftl_program(FtlProgs *p, const NandAddr *a, uint32_t mask, uint64_t arr
     uint64_t done = nand_op_planes(p->nand, NAND_OP_PROGRAM, a, mask, arrival_ns);
 
     *p->last_ns = MAX(*p->last_ns, done);
-    *p->pages += __builtin_popcount(mask);
+    *p->pages += (uint64_t)__builtin_popcount(mask) * p->units_per_pg;
+    return done;
+}
+
+/* Books chip lun's gathered program, not before arrival_ns. */
+static uint64_t pending_book(FtlProgs *p, uint32_t lun, uint64_t arrival_ns)
+{
+    FtlPending *c = &p->pend[lun];
+    uint64_t done = ftl_program(p, &c->a, c->mask, MAX(arrival_ns, c->ready));
+
+    c->mask = 0;
+    p->gathered[lun / 64] &= ~(1ULL << (lun % 64));
     return done;
 }
 
@@ -119,15 +130,38 @@ uint64_t ftl_program_gather(FtlProgs *p, const NandAddr *a, uint64_t arrival_ns)
     uint64_t done = arrival_ns;
 
     if (c->mask && (c->a.blk != a->blk || c->a.pg != a->pg || (c->mask >> a->pl) & 1)) {
-        done = ftl_program(p, &c->a, c->mask, arrival_ns);
-        c->mask = 0;
+        done = pending_book(p, lun, arrival_ns);
     }
     if (!c->mask) {
         c->a = *a;
+        c->ready = arrival_ns;
         p->gathered[lun / 64] |= 1ULL << (lun % 64);
     }
     c->mask |= 1u << a->pl;
+    c->ready = MAX(c->ready, arrival_ns);
     return done;
+}
+
+uint64_t ftl_program_hold(FtlProgs *p, const NandAddr *a, uint64_t ready)
+{
+    uint64_t done = ftl_program_gather(p, a, ready);
+
+    if (a->pl + 1 >= p->nand->geo.pls_per_lun) {
+        uint64_t t = pending_book(p, nand_lun_index(p->nand, a), ready);
+        done = MAX(done, t);
+    }
+    return done;
+}
+
+bool ftl_program_held(const FtlProgs *p, const NandAddr *a, uint64_t *ready)
+{
+    const FtlPending *c = &p->pend[nand_lun_index(p->nand, a)];
+
+    if ((c->mask >> a->pl) & 1 && c->a.blk == a->blk && c->a.pg == a->pg) {
+        *ready = c->ready;
+        return true;
+    }
+    return false;
 }
 
 uint64_t ftl_program_flush(FtlProgs *p, uint64_t arrival_ns)
@@ -137,11 +171,9 @@ uint64_t ftl_program_flush(FtlProgs *p, uint64_t arrival_ns)
     /* in chip order, as a scan of every chip would book them */
     for (uint64_t w = 0; w < (p->nluns + 63) / 64; w++) {
         while (p->gathered[w]) {
-            FtlPending *c = &p->pend[w * 64 + __builtin_ctzll(p->gathered[w])];
-            uint64_t t = ftl_program(p, &c->a, c->mask, arrival_ns);
+            uint64_t t = pending_book(p, w * 64 + __builtin_ctzll(p->gathered[w]),
+                                      arrival_ns);
             done = MAX(done, t);    /* t, not the call, in MAX(): one booking */
-            c->mask = 0;
-            p->gathered[w] &= p->gathered[w] - 1;
         }
     }
     return done;

@@ -59,6 +59,7 @@ NandAddr ftl_unmapped_addr(const NandGeometry *g, uint32_t first_block, uint64_t
 typedef struct FtlPending {
     NandAddr a;
     uint32_t mask;          /* planes; 0: nothing gathered */
+    uint64_t ready;         /* when the last of its pages' data is there */
 } FtlPending;
 
 /*
@@ -69,7 +70,8 @@ typedef struct FtlPending {
 typedef struct FtlProgs {
     NandModel *nand;
     uint64_t *last_ns;      /* the owner's latest program completion (flush waits for it) */
-    uint64_t *pages;        /* the owner's count of NAND pages written */
+    uint64_t *pages;        /* the owner's count of pages written, in its mapping units */
+    uint32_t units_per_pg;  /* mapping units a NAND page holds (1 unless set after init) */
     uint64_t nluns;
     FtlPending *pend;       /* per chip (nand_lun_index) */
     uint64_t *gathered;     /* bit per chip: pend[c].mask != 0 (a flush visits these alone) */
@@ -80,10 +82,21 @@ void ftl_progs_destroy(FtlProgs *p);
 /* Programs the planes in mask at a's chip, block and page: one operation. */
 uint64_t ftl_program(FtlProgs *p, const NandAddr *a, uint32_t mask, uint64_t arrival_ns);
 /*
- * Gathers the page at a into its chip's program; first books what the chip gathered when
- * the page cannot join it. Returns that booking's completion, else arrival_ns.
+ * Gathers the page at a, whose data is there at arrival_ns, into its chip's program; first
+ * books what the chip gathered when the page cannot join it. Returns that booking's
+ * completion, else arrival_ns. A gathered program is booked when its pages' data is all
+ * there, and not before the time it is booked at.
  */
 uint64_t ftl_program_gather(FtlProgs *p, const NandAddr *a, uint64_t arrival_ns);
+/*
+ * Sub-page mapping units: the full page at a (its data there at ready) joins its chip's
+ * program, which is booked once the chip's last plane is in (a stream fills a chip's
+ * pages of one row in plane order): pages of all planes programmed together. Returns the
+ * completion of what it booked, else ready.
+ */
+uint64_t ftl_program_hold(FtlProgs *p, const NandAddr *a, uint64_t ready);
+/* Is the page at a gathered, not booked yet? Then *ready: when its program's data is there. */
+bool ftl_program_held(const FtlProgs *p, const NandAddr *a, uint64_t *ready);
 /* Books every chip's gathered program; the latest completion, at least arrival_ns. */
 uint64_t ftl_program_flush(FtlProgs *p, uint64_t arrival_ns);
 

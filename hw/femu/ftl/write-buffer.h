@@ -4,8 +4,8 @@
  * in batches, when the buffer passes its high watermark (down to the low one), when the
  * host flushes, on a Force Unit Access write, when the drive is idle, or at shutdown.
  *
- * Watermark write-out goes at the flash's pace: a batch (a stripe: one unit per plane of
- * every chip) whenever fewer than FTL_WB_WINDOW batches are programming, so that reads
+ * Watermark write-out goes at the flash's pace: a batch (a stripe: a whole multi-plane
+ * program on every chip) whenever fewer than FTL_WB_WINDOW batches are programming, so that reads
  * never queue behind more than that of the buffer's work. Flush, FUA, idle time and
  * shutdown write out at once.
  *
@@ -55,7 +55,7 @@ typedef struct FtlWbConfig {
     uint32_t high_pct;          /* write-out starts when more than this % is held ... */
     uint32_t low_pct;           /* ... and stops at this % (low < high) */
     bool plp;                   /* capacitor-backed: held data survives a power loss */
-    uint32_t batch;             /* units per program call: the chips x planes of a stripe */
+    uint32_t batch;             /* units per program call: a stripe's (chips x planes x units a page) */
     uint32_t ctrl_mw, chip_mw;  /* power during a power-loss write-out (PLP) */
     const NandModel *nand;      /* for that energy */
 } FtlWbConfig;

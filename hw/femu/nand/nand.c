@@ -338,7 +338,7 @@ static NandShape shape_of(const NandModel *m, const NandReq *r, uint32_t k)
     switch (r->op) {
     case NAND_OP_READ:
         /* the plane addresses, tR (again per retry), then each page's status and data */
-        if (t->partial_xfer && r->bytes) {
+        if ((t->partial_xfer || r->unit_xfer) && r->bytes) {
             uint64_t page = nand_page_bytes(&m->geo);
             x = r->bytes < page ? (m->xfer_ns * r->bytes + page - 1) / page : x;
         }

@@ -159,6 +159,8 @@ typedef struct NandReq {
     NandAddr addr;          /* the page (an erase: the block) */
     uint32_t plane_mask;    /* bit p: plane p too (planes the chip lacks ignored); 0: addr.pl */
     uint32_t bytes;         /* a read's bytes per page (with partial_xfer); 0: the page */
+    bool unit_xfer;         /* bytes are an FTL's mapping units of the page: moved whatever
+                               partial_xfer says (a unit is all the reader asked for) */
 } NandReq;
 
 /* Derived sizes. */

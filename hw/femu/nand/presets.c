@@ -13,8 +13,9 @@ const FemuPreset femu_presets[] = {
         .kind = "blackbox",
         .what = "datacenter TLC NVMe SSD, PCIe 3.0 x8 (Samsung PM1725a class)",
         .source = "Tom's Hardware, 'Samsung Releases SZ985 Z-SSD', comparison table (2018)",
-        .props = "flash_type=3,nchs=16,luns_per_ch=8,pls_per_lun=2,pgs_per_blk=256,"
-                 "pg_rd_lat=77000,pg_wr_lat=170000,blk_er_lat=3500000,ch_mts=800,"
+        .props = "flash_type=3,nchs=16,luns_per_ch=8,pls_per_lun=2,pgs_per_blk=64,"
+                 "secs_per_pg=32,map_unit_kb=4,"
+                 "pg_rd_lat=71900,pg_wr_lat=1319000,blk_er_lat=3500000,ch_mts=400,"
                  "pcie_gen=3,pcie_lanes=8,fw_cores=8,fw_cmd_ns=7400,op_pcent=37",
         .published = { .qd1_read_us = 90, .rand_read_kiops = 1080, .rand_write_kiops = 170,
                        .seq_read_mbps = 6400, .seq_write_mbps = 3000 },
@@ -25,8 +26,9 @@ const FemuPreset femu_presets[] = {
         .what = "datacenter TLC NVMe SSD, PCIe 4.0 x4 (Samsung PM9A3 U.2 class)",
         .source = "heise online, 'PCIe-4.0-SSD Samsung PM9A3' (2020), from Samsung's "
                   "data sheet",
-        .props = "flash_type=3,nchs=8,luns_per_ch=16,pls_per_lun=2,pgs_per_blk=256,"
-                 "pg_rd_lat=77000,pg_wr_lat=146000,blk_er_lat=3500000,ch_mts=1200,"
+        .props = "flash_type=3,nchs=8,luns_per_ch=16,pls_per_lun=2,pgs_per_blk=64,"
+                 "secs_per_pg=32,map_unit_kb=4,"
+                 "pg_rd_lat=75400,pg_wr_lat=1155000,blk_er_lat=3500000,ch_mts=815,"
                  "pcie_gen=4,pcie_lanes=4,fw_cores=8,fw_cmd_ns=8889,op_pcent=15",
         .published = { .rand_read_kiops = 900, .rand_write_kiops = 200,
                        .seq_read_mbps = 6500, .seq_write_mbps = 3500 },
