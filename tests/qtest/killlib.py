@@ -271,6 +271,15 @@ class Blackbox(Kind):
             edges.append(whole_last)
         return touched, edges if o.op == "zeroes" else [], list(range(whole_first, whole_last))
 
+    def programmed(self, o, points):
+        """Whether an op's pages count as programmed (the counters' lower bound)."""
+        return o.ack is not None
+
+    def mapped(self, o, points):
+        """Whether the pages an op writes are mapped after it (else they may hold its data
+        unmapped: a kill came between the data and the mapping)."""
+        return o.ack is not None
+
     def check_ftl(self, drive, ops, memo):
         memo = memo or {"end": None, "maybe": set()}
         start, end = drive.ftl["start"], drive.ftl["end"]
@@ -278,14 +287,15 @@ class Blackbox(Kind):
         out = []
         bounds = {"host_pages_written": [0, 0], "pages_trimmed": [0, 0]}
         written, acked_written, trimmed = set(), set(), set()
+        points = kc.vwc_points(ops)
         for o in ops:
             if o.op not in ("write", "zeroes", "dsm") or (o.ack is not None and o.status):
                 continue
             _, w, t = self.op_pages(o)
             for name, n in (("host_pages_written", len(w)), ("pages_trimmed", len(t))):
                 bounds[name][1] += n
-                bounds[name][0] += n if o.ack is not None else 0
-            (acked_written if o.ack is not None else written).update(w)
+                bounds[name][0] += n if self.programmed(o, points) else 0
+            (acked_written if self.mapped(o, points) else written).update(w)
             trimmed.update(t)
         for name, (lo, hi) in bounds.items():
             if not prev[name] + lo <= start[name] <= prev[name] + hi:
@@ -331,7 +341,53 @@ class Fdp(Blackbox):
         return FdpLoad(self, *args)
 
 
-KINDS = {k.name: k for k in (Zoned(), Zoned("selective"), Whitebox(), Blackbox(), Fdp())}
+class Buffered:
+    """A blackbox or FDP kind with a 1 MiB DRAM write buffer (256 units of a 4 KiB page,
+    written out above 153 down to 102: the load passes that between its rarer Flushes).
+    Without wb_plp the checker's rule is the volatile write cache's (Layout.vwc) and one
+    round in four turns the cache off; with wb_plp=on it is the plain blackbox rule. The
+    FTL check allows for what the buffer had not programmed (check_ftl)."""
+    WB = "wb_size_mb=1"
+
+    def __init__(self, plp=False):
+        self.plp = plp
+        self.name = self.base + ("-wb-plp" if plp else "-wb")
+
+    def dev(self, path):
+        cfg = super().dev(path)
+        return dataclasses.replace(cfg, extra=cfg.extra + "," + self.WB +
+                                   (",wb_plp=on" if self.plp else ""))
+
+    def layout(self, ctrl):
+        return dataclasses.replace(super().layout(ctrl), vwc=not self.plp)
+
+    def programmed(self, o, points):
+        # a buffered write may not be programmed yet, or absorbed by a later one; Write
+        # Zeroes and Deallocate go to the FTL at once
+        return o.ack is not None and o.op != "write"
+
+    def mapped(self, o, points):
+        # the buffer puts a unit's data in place just before the FTL maps it: a durable
+        # write is mapped; with wb_plp a SIGKILL leaves the data of any write in place
+        # unmapped (no capacitors to program it)
+        if o.ack is None or o.op != "write":
+            return o.ack is not None
+        return not self.plp and kc.vwc_durable(o, *points)
+
+    def load(self, *args):
+        return BufferedLoad(self, *args)
+
+
+class BlackboxWb(Buffered, Blackbox):
+    base = "blackbox"
+
+
+class FdpWb(Buffered, Fdp):
+    base = "fdp"
+
+
+KINDS = {k.name: k for k in (Zoned(), Zoned("selective"), Whitebox(), Blackbox(), Fdp(),
+                             BlackboxWb(), BlackboxWb(plp=True), FdpWb())}
 
 
 # --- loads: what to send next, given what completed ---
@@ -548,16 +604,42 @@ class BlackboxLoad(Load):
             self.busy.pop(op.seq, None)
 
 
+class BufferedLoad(BlackboxLoad):
+    """The blackbox load with fewer Flushes (the write buffer fills past its high
+    watermark between them) and, without wb_plp, in one round in four a Set Features
+    Volatile Write Cache WCE=0 at some point (later writes go through). FDP kinds place
+    their writes as FdpLoad does."""
+    FLUSH = 0.005
+    TRANSITIONS = ("flush", "zeroes", "dsm", "cache-off")
+
+    def __init__(self, kind, *args):
+        super().__init__(kind, *args)
+        self.cache_off = not kind.plp and self.rng.random() < 0.25
+        self.place = isinstance(kind, Fdp)
+
+    def next(self):
+        if self.cache_off and self.rng.random() < 0.002:
+            self.cache_off = False
+            return Req(self.new_op("cache-off"), nvme.ADM_SET_FEATURES, nvme.FEAT_VWC,
+                       admin=True)
+        req = super().next()
+        if self.place:
+            FdpLoad.place(self, req)
+        return req
+
+
 class FdpLoad(BlackboxLoad):
     """Writes carry the Data Placement directive: placement handle 0..2, or 7 (invalid:
     the drive writes it through handle 0)."""
     PIDS = (0, 1, 2, 2, 7)
 
     def next(self):
-        req = super().next()
+        return self.place(super().next())
+
+    def place(self, req):
         if req and req.op.op == "write":
             req.cdw12 |= 2 << 20                    # DTYPE: Data Placement
-            req.cdw13 = self.rng.choice(self.PIDS) << 16
+            req.cdw13 = self.rng.choice(FdpLoad.PIDS) << 16
         return req
 
 
