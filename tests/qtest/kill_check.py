@@ -404,7 +404,8 @@ class Result:
         self.notes = []
         self.state = {}
         self.counts = dict.fromkeys(("acked writes", "writes checked", "blocks checked",
-                                     "in flight", "alternatives taken", "rolled back"), 0)
+                                     "in flight", "alternatives taken", "rolled back",
+                                     "unflushed kept"), 0)
 
     @property
     def ok(self):
@@ -592,6 +593,8 @@ def check_vwc(layout, u, base, uops, flush_sub, cache_offs, view, res):
                      if seq is not None and by_seq[seq].ack is not None]
             if acked and hit < acked[-1]:
                 res.counts["rolled back"] += 1      # an acknowledged version was lost
+            elif hit and vs[hit][1] is not None and by_seq[vs[hit][1]].ack is not None:
+                res.counts["unflushed kept"] += 1   # the buffer wrote it out by itself
             continue
         mine = kind == "ok" and gen in by_gen and any(o is by_gen[gen] for o in ops)
         if mine or (kind == "ok" and (gen & SEQ_MASK) < first_seq):

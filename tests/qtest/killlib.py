@@ -90,6 +90,7 @@ class Kind:
     lba_size = 512
     CRASH_POINTS = ()
     START_CRASH = None
+    POWER_CUTS = 0.0            # of the kills, preceded by a QMP power cut
 
     def dev(self, path):
         raise NotImplementedError
@@ -275,13 +276,14 @@ class Blackbox(Kind):
         """Whether an op's pages count as programmed (the counters' lower bound)."""
         return o.ack is not None
 
-    def mapped(self, o, points):
+    def mapped(self, o, points, cut):
         """Whether the pages an op writes are mapped after it (else they may hold its data
-        unmapped: a kill came between the data and the mapping)."""
+        unmapped: a kill came between the data and the mapping). cut: the kill came after
+        a power cut."""
         return o.ack is not None
 
     def check_ftl(self, drive, ops, memo):
-        memo = memo or {"end": None, "maybe": set()}
+        memo = {"end": None, "maybe": set(), **(memo or {})}
         start, end = drive.ftl["start"], drive.ftl["end"]
         prev = memo["end"] or dict.fromkeys(start, 0)
         out = []
@@ -295,7 +297,7 @@ class Blackbox(Kind):
             for name, n in (("host_pages_written", len(w)), ("pages_trimmed", len(t))):
                 bounds[name][1] += n
                 bounds[name][0] += n if self.programmed(o, points) else 0
-            (acked_written if self.mapped(o, points) else written).update(w)
+            (acked_written if self.mapped(o, points, memo.get("cut")) else written).update(w)
             trimmed.update(t)
         for name, (lo, hi) in bounds.items():
             if not prev[name] + lo <= start[name] <= prev[name] + hi:
@@ -322,7 +324,7 @@ class Blackbox(Kind):
                 out.append("FTL state: reading LBAs %d..%d met %d unmapped pages, but only %d "
                            "hold no data or were written at a kill: the mapping did not come "
                            "back" % (i * self.CHUNK, (i + 1) * self.CHUNK - 1, got, may))
-        return out, {"end": end, "maybe": maybe}
+        return out, dict(memo, end=end, maybe=maybe)
 
     def load(self, *args):
         return BlackboxLoad(self, *args)
@@ -348,6 +350,7 @@ class Buffered:
     round in four turns the cache off; with wb_plp=on it is the plain blackbox rule. The
     FTL check allows for what the buffer had not programmed (check_ftl)."""
     WB = "wb_size_mb=1"
+    POWER_CUTS = 0.3
 
     def __init__(self, plp=False):
         self.plp = plp
@@ -366,13 +369,17 @@ class Buffered:
         # Zeroes and Deallocate go to the FTL at once
         return o.ack is not None and o.op != "write"
 
-    def mapped(self, o, points):
-        # the buffer puts a unit's data in place just before the FTL maps it: a durable
-        # write is mapped; with wb_plp a SIGKILL leaves the data of any write in place
-        # unmapped (no capacitors to program it)
+    def mapped(self, o, points, cut):
+        # the buffer puts a unit's data in place just before the FTL maps it (in one pass
+        # of the device thread): a durable write is mapped; a SIGKILL may come between
+        # the two for any other. With wb_plp the data is in place at once and programmed
+        # later: after a SIGKILL (no capacitors) it may stay unmapped; a power cut programs
+        # every acknowledged one.
         if o.ack is None or o.op != "write":
             return o.ack is not None
-        return not self.plp and kc.vwc_durable(o, *points)
+        if self.plp:
+            return cut
+        return cut or kc.vwc_durable(o, *points)
 
     def load(self, *args):
         return BufferedLoad(self, *args)
@@ -760,6 +767,16 @@ class Drive:
                     raise nvme.NvmeTimeout("%d commands did not complete" % len(self.pending))
                 time.sleep(0.001)
 
+    def power_cut(self):
+        """QMP power-cut (the device stops under its lock, between two passes): the
+        units its write buffer lost or (wb_plp) programmed on the capacitors."""
+        r = self.m.qmp("qom-set", path="/machine/peripheral/femu0", property="power-cut",
+                       value=True)
+        if "error" in r:
+            raise RuntimeError("power-cut: %s" % r)
+        st = ftl_counters(self)
+        return st["wb_plp_units"] + st["wb_lost_units"]
+
     def kill(self):
         """SIGKILL now: no shutdown of any kind."""
         pid = self.qt.pid
@@ -893,7 +910,9 @@ class Campaign:
         self.kills = 0
         self.totals = dict.fromkeys(("kills", "crash points", "start kills", "acked writes",
                                      "writes checked", "blocks checked", "in flight at kills",
-                                     "alternatives taken", "violations"), 0)
+                                     "alternatives taken", "violations") + (
+            ("power cuts", "units at cuts", "rolled back", "unflushed kept")
+            if kind.POWER_CUTS else ()), 0)
         self.failures = []          # (what came before, Result text)
         self.t_start = None
         self.ftl_memo = None        # what the last FTL check saw (check_ftl)
@@ -919,8 +938,10 @@ class Campaign:
         return drive, res
 
     def record(self, res, what):
-        for k in ("acked writes", "writes checked", "blocks checked", "alternatives taken"):
-            self.totals[k] += res.counts[k]
+        for k in ("acked writes", "writes checked", "blocks checked", "alternatives taken",
+                  "rolled back", "unflushed kept"):
+            if k in self.totals:
+                self.totals[k] += res.counts[k]
         if not res.ok:
             self.totals["violations"] += len(res.violations)
             self.failures.append((what, res.text()))
@@ -941,17 +962,26 @@ class Campaign:
         self.record(res, self.last or "the first start")
         self.kills += 1
         load = self.kind.load(self.layout, self.state, rng, self.seq, self.gens)
+        cut = self.kind.POWER_CUTS and rng.random() < self.kind.POWER_CUTS
         try:
             inflight, died = run_load(drive, load, rng, delay, mode)
+            if cut and not died:
+                # the power cut first (what the buffer holds is lost, or with wb_plp
+                # programmed on the capacitors), then SIGKILL
+                self.totals["units at cuts"] += drive.power_cut()
+                self.totals["power cuts"] += 1
         finally:
             drive.kill()
+        if self.kind.POWER_CUTS:
+            self.ftl_memo = dict(self.ftl_memo or {}, cut=cut and not died)
         self.seq = load.seq
         self.ops = load.ops
         self.totals["kills"] += 1
         self.totals["crash points"] += died
         self.totals["in flight at kills"] += inflight
         how = ("at %s" % extra[len("x-crash-at="):]) if died else \
-            "%s after %.3f s%s" % (mode, delay, " (%s not reached)" % extra if extra else "")
+            "%s after %.3f s%s%s" % (mode, delay, " (%s not reached)" % extra if extra else "",
+                                     ", a power cut first" if cut else "")
         self.last = "kill %d (%s, %d commands sent, %d in flight)" % (
             self.kills, how, len(load.ops), inflight)
         if rng.random() < START_KILLS:
