@@ -352,6 +352,11 @@ class Buffered:
     WB = "wb_size_mb=1"
     POWER_CUTS = 0.3
 
+    @property
+    def CRASH_POINTS(self):
+        # inside the copy of a unit the buffer writes out (or, wb_plp, of a write's LBA)
+        return (("lba-journaled", 20000 if self.plp else 2000),)
+
     def __init__(self, plp=False):
         self.plp = plp
         self.name = self.base + ("-wb-plp" if plp else "-wb")
