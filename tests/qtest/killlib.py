@@ -908,6 +908,8 @@ class Campaign:
         self.kind, self.seed, self.workdir, self.log = kind, seed, workdir, log
         self.rng = random.Random(seed)
         self.path = os.path.join(workdir, kind.name + ".img")
+        if os.path.exists(self.path):
+            os.unlink(self.path)    # a campaign starts on a new drive (a kept workdir)
         self.max_delay = max_delay
         self.layout = self.state = self.ops = None
         self.seq = 0
