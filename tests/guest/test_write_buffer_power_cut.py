@@ -143,8 +143,9 @@ def test_fio_verify_across_power_cuts(wb_device, tmp_path, plp):
                 g.finish()
                 assert g.proc.returncode == 0, g.describe()
                 break
-            # cut after a random number of chunks, at a random moment of the next one
-            n = rng.randint(2, 2 * SYNC_EVERY)
+            # cut after a random number of chunks, at a random moment of the next one; not
+            # right after an fsync, so that unsynced chunks are held or written out
+            n = rng.choice([k for k in range(2, 2 * SYNC_EVERY) if k % SYNC_EVERY])
             assert g.wait_for(lambda t: len(load_lines(t)) >= n, 180), "no load\n" + \
                 g.describe()
             time.sleep(rng.uniform(0, 0.5))
