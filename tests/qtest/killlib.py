@@ -679,21 +679,34 @@ class Drive:
         if extra:
             cfg = dataclasses.replace(cfg, extra=cfg.extra + "," + extra)
         self.m = Machine(cfg, workdir)
-        self.qt, self.ctrl = self.m.qt, self.m.ctrl
+        self.qt = self.m.qt
         try:
-            self.ctrl.enable(css=kind.css)
-            self.sqs = [self.ctrl.create_io_queues(q, entries=ENTRIES)
-                        for q in range(1, QUEUES + 1)]
-            self.free = {sq.qid: [Slot(self.ctrl.alloc, i) for i in range(QD)]
-                         for sq in self.sqs}
-            # two for the admin queue, with CIDs apart from the controller's own
-            self.free[0] = [Slot(self.ctrl.alloc, 0x8000 + i) for i in range(2)]
+            self.setup()
         except BaseException:
             self.m.close()
             raise
-        self.pending = {}           # (qid, cid) -> (Op, Slot)
         self.events = 0
         self.turn = 0
+
+    def setup(self):
+        self.ctrl = self.m.ctrl
+        self.ctrl.enable(css=self.kind.css)
+        self.sqs = [self.ctrl.create_io_queues(q, entries=ENTRIES)
+                    for q in range(1, QUEUES + 1)]
+        self.free = {sq.qid: [Slot(self.ctrl.alloc, i) for i in range(QD)]
+                     for sq in self.sqs}
+        # two for the admin queue, with CIDs apart from the controller's own
+        self.free[0] = [Slot(self.ctrl.alloc, 0x8000 + i) for i in range(2)]
+        self.pending = {}           # (qid, cid) -> (Op, Slot)
+
+    def power_on(self):
+        """After a power cut: power back in this QEMU (a machine reset), the controller
+        and queues set up again; the commands in flight at the cut are gone."""
+        r = self.m.qmp("system_reset")
+        if "error" in r:
+            raise RuntimeError("system_reset: %s" % r)
+        self.m.rebind()
+        self.setup()
 
     # -- the load's path: one qtest batch per submission and per poll --
 
@@ -918,16 +931,21 @@ class Campaign:
         self.totals = dict.fromkeys(("kills", "crash points", "start kills", "acked writes",
                                      "writes checked", "blocks checked", "in flight at kills",
                                      "alternatives taken", "violations") + (
-            ("power cuts", "units at cuts", "rolled back", "unflushed kept")
+            ("power cuts", "powered on in place", "units at cuts", "rolled back",
+             "unflushed kept")
             if kind.POWER_CUTS else ()), 0)
         self.failures = []          # (what came before, Result text)
         self.t_start = None
         self.ftl_memo = None        # what the last FTL check saw (check_ftl)
+        self.live = None            # a drive powered back on in place, checked next
 
-    def start(self, extra=""):
+    def start(self, extra="", drive=None):
+        """A new QEMU on the file (or drive, powered on again in place), the last round
+        checked."""
         t = time.monotonic()
-        drive = Drive(self.kind, self.path, self.workdir, extra)
-        self.t_start = self.t_start or time.monotonic() - t
+        if drive is None:
+            drive = Drive(self.kind, self.path, self.workdir, extra)
+            self.t_start = self.t_start or time.monotonic() - t
         try:
             if self.layout is None:
                 self.layout = self.kind.layout(drive.ctrl)
@@ -959,26 +977,34 @@ class Campaign:
         mode = rng.choices([m for m, _ in KILL_MODES], [w for _, w in KILL_MODES])[0]
         delay = rng.uniform(0.02, self.max_delay)
         extra = ""
-        if self.kind.CRASH_POINTS and rng.random() < CRASH_AT:
+        live, self.live = self.live, None
+        if self.kind.CRASH_POINTS and rng.random() < CRASH_AT and not live:
             # the device kills itself at the Nth pass through a point between two saves
             # (SIGKILL after the delay if the load passed it fewer times)
             point, rate = rng.choice(self.kind.CRASH_POINTS)
             extra = "x-crash-at=%s:%d" % (point, rng.randint(1, max(1, int(rate * delay))))
             mode = "time"
-        drive, res = self.start(extra)
+        drive, res = self.start(extra, live)
         self.record(res, self.last or "the first start")
         self.kills += 1
         load = self.kind.load(self.layout, self.state, rng, self.seq, self.gens)
         cut = self.kind.POWER_CUTS and rng.random() < self.kind.POWER_CUTS
+        # half the cuts: power back in the same QEMU (its in-memory state goes on)
+        in_place = cut and rng.random() < 0.5
         try:
             inflight, died = run_load(drive, load, rng, delay, mode)
             if cut and not died:
                 # the power cut first (what the buffer holds is lost, or with wb_plp
-                # programmed on the capacitors), then SIGKILL
+                # programmed on the capacitors), then SIGKILL or power back
                 self.totals["units at cuts"] += drive.power_cut()
                 self.totals["power cuts"] += 1
+                if in_place:
+                    drive.power_on()
+                    self.live = drive
+                    self.totals["powered on in place"] += 1
         finally:
-            drive.kill()
+            if self.live is None:
+                drive.kill()
         if self.kind.POWER_CUTS:
             self.ftl_memo = dict(self.ftl_memo or {}, cut=cut and not died)
         self.seq = load.seq
@@ -989,9 +1015,10 @@ class Campaign:
         how = ("at %s" % extra[len("x-crash-at="):]) if died else \
             "%s after %.3f s%s%s" % (mode, delay, " (%s not reached)" % extra if extra else "",
                                      ", a power cut first" if cut else "")
-        self.last = "kill %d (%s, %d commands sent, %d in flight)" % (
-            self.kills, how, len(load.ops), inflight)
-        if rng.random() < START_KILLS:
+        self.last = "kill %d (%s, %d commands sent, %d in flight)%s" % (
+            self.kills, how, len(load.ops), inflight,
+            ", power back in the same QEMU" if self.live else "")
+        if rng.random() < START_KILLS and not self.live:
             self.kill_in_start()
 
     def kill_in_start(self):
@@ -1024,9 +1051,10 @@ class Campaign:
 
     def run(self, kills):
         self.last = None
+        self.live = None
         for _ in range(kills):
             self.kill_once()
-        drive, res = self.start()
+        drive, res = self.start(drive=self.live)
         self.record(res, self.last or "the first start")
         drive.close()
         return self.totals
