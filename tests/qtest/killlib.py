@@ -77,6 +77,7 @@ class Req:
     meta: bytes = b""
     lbas: list = None           # vector commands
     admin: bool = False         # on the admin queue
+    read_len: int = 0           # a read: the bytes it returns
 
 
 # --- the kinds ---
@@ -580,13 +581,19 @@ class WhiteboxLoad(Load):
 
 
 class BlackboxLoad(Load):
-    """Writes anywhere in the region, never two commands in flight on one LBA."""
+    """Writes anywhere in the region, never two commands in flight on one LBA. With
+    READS, also reads, each of which must return every LBA's last acknowledged write (or
+    zeroes), what the last check found where none was (read_errors)."""
     FLUSH = 0.05
     TRANSITIONS = ("flush", "zeroes", "dsm")
+    READS = 0.0
 
     def __init__(self, kind, layout, state, rng, seq, gens):
         super().__init__(kind, layout, state, rng, seq, gens)
         self.busy = {}              # op seq -> (slba, nlb)
+        self.now = dict(state[0].content)      # lba -> gen | bytes, as acknowledged
+        self.read_errors = []
+        self.reads = 0
 
     def next(self):
         rng = self.rng
@@ -598,6 +605,11 @@ class BlackboxLoad(Load):
         slba = rng.randrange(region - nlb + 1)
         if any(a < slba + nlb and slba < a + n for a, n in self.busy.values()):
             return None
+        if self.READS and rng.random() < self.READS:
+            op = self.new_op("read", slba=slba, nlb=nlb)
+            self.busy[op.seq] = (slba, nlb)
+            return Req(op, nvme.IO_READ, slba & 0xFFFFFFFF, slba >> 32, nlb - 1,
+                       read_len=nlb * self.layout.lba_size)
         r = rng.random()
         name = "zeroes" if r < 0.06 else "dsm" if r < 0.1 else "write"
         fua = name == "write" and rng.random() < 0.1
@@ -614,6 +626,28 @@ class BlackboxLoad(Load):
             self.flushes -= 1
         else:
             self.busy.pop(op.seq, None)
+        if op.op == "read":
+            self.check_read(op)
+        elif op.writes_data and not op.status:
+            for lba in range(op.slba, op.slba + op.nlb):
+                self.now[lba] = op.gen if op.op == "write" else kc.ZERO
+
+    def check_read(self, op):
+        self.reads += 1
+        bs = self.layout.lba_size
+        if op.status:
+            self.read_errors.append("read #%d of LBA %d+%d: %s" % (
+                op.seq, op.slba, op.nlb, kc.status_text(op)))
+            return
+        for i in range(op.nlb):
+            lba, got = op.slba + i, op.read_data[i * bs:(i + 1) * bs]
+            want = self.now.get(lba, kc.ZERO)
+            if got != (want if isinstance(want, bytes) else kc.block(bs, lba, want)):
+                kind, gen = kc.classify(got, lba)
+                self.read_errors.append(
+                    "read #%d: LBA %d returned %s, its last acknowledged write is %s" % (
+                        op.seq, lba, kc.found_text(kind, gen), kc.describe_gen(want)))
+                return
 
 
 class BufferedLoad(BlackboxLoad):
@@ -623,6 +657,7 @@ class BufferedLoad(BlackboxLoad):
     their writes as FdpLoad does."""
     FLUSH = 0.005
     TRANSITIONS = ("flush", "zeroes", "dsm", "cache-off")
+    READS = 0.1
 
     def __init__(self, kind, *args):
         super().__init__(kind, *args)
@@ -698,6 +733,7 @@ class Drive:
         # two for the admin queue, with CIDs apart from the controller's own
         self.free[0] = [Slot(self.ctrl.alloc, 0x8000 + i) for i in range(2)]
         self.pending = {}           # (qid, cid) -> (Op, Slot)
+        self.read_lens = {}         # seq -> bytes, of the reads in flight
 
     def power_on(self):
         """After a power cut: power back in this QEMU (a machine reset), the controller
@@ -729,6 +765,16 @@ class Drive:
                 lst = struct.pack("<%dQ" % len(pages), *pages)
                 lines.append("b64write 0x%x 0x%x %s" % (slot.prp_list, len(lst), b64(lst)))
                 prp2 = slot.prp_list
+        if req.read_len:
+            n = req.read_len
+            prp1 = slot.data
+            pages = slot.pages[:(n + PAGE - 1) // PAGE - 1]
+            if len(pages) == 1:
+                prp2 = pages[0]
+            elif pages:
+                lst = struct.pack("<%dQ" % len(pages), *pages)
+                lines.append("b64write 0x%x 0x%x %s" % (slot.prp_list, len(lst), b64(lst)))
+                prp2 = slot.prp_list
         if req.meta:
             lines.append("b64write 0x%x 0x%x %s" % (slot.meta, len(req.meta), b64(req.meta)))
             mptr = slot.meta
@@ -750,6 +796,7 @@ class Drive:
         self.events += 1
         req.op.sub = self.events    # (numbered first: QEMU may die in the batch)
         self.pending[(sq.qid, slot.cid)] = (req.op, slot)
+        self.read_lens[req.op.seq] = req.read_len
         self.qt.cmds(lines)
 
     def poll(self):
@@ -762,6 +809,11 @@ class Drive:
             found = self.ctrl.consume(cq, lambda i: raw[i * 16:(i + 1) * 16])
             for c in found:
                 op, slot = self.pending.pop((c.sqid, c.cid))
+                n = self.read_lens.pop(op.seq, 0)
+                if n:
+                    # what the read returned, before the slot is used again
+                    op.read_data = base64.b64decode(self.qt.cmds(
+                        ["b64read 0x%x 0x%x" % (slot.data, n)])[0])
                 self.free[c.sqid].append(slot)
                 self.events += 1
                 op.ack = self.events
@@ -932,7 +984,7 @@ class Campaign:
                                      "writes checked", "blocks checked", "in flight at kills",
                                      "alternatives taken", "violations") + (
             ("power cuts", "powered on in place", "units at cuts", "rolled back",
-             "unflushed kept")
+             "unflushed kept", "reads checked")
             if kind.POWER_CUTS else ()), 0)
         self.failures = []          # (what came before, Result text)
         self.t_start = None
@@ -1008,7 +1060,14 @@ class Campaign:
         if self.kind.POWER_CUTS:
             self.ftl_memo = dict(self.ftl_memo or {}, cut=cut and not died)
         self.seq = load.seq
-        self.ops = load.ops
+        self.ops = [o for o in load.ops if o.op != "read"]
+        if getattr(load, "reads", 0):
+            self.totals["reads checked"] += load.reads
+        for e in getattr(load, "read_errors", ()):
+            self.totals["violations"] += 1
+            self.failures.append(("kill %d's load" % (self.kills), "VIOLATION " + e))
+            self.log("%s: seed %d, kill %d's load: VIOLATION %s" % (
+                self.kind.name, self.seed, self.kills, e))
         self.totals["kills"] += 1
         self.totals["crash points"] += died
         self.totals["in flight at kills"] += inflight
