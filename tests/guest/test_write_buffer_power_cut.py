@@ -18,7 +18,7 @@ After a random delay the host cuts the power, ends QEMU and checks the backing f
               data. Chunks this boot did not reach hold what they held.
 
 The next boot's fio verify_only (through the device) must pass on the chunks that had to
-survive. WB_CUTS (default 3) cuts per mode; about a minute per mode under TCG.
+survive. WB_CUTS (default 3) cuts per mode; about 1.5 minutes per mode under TCG.
 """
 
 import os
