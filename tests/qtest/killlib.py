@@ -22,7 +22,11 @@ state in the file must come back after every kill: counters that go on, data tha
 mapped, Blackbox.check_ftl), fdp (the blackbox load with each write placed through one of
 three handles, Initially and Persistently Isolated, sometimes with an invalid placement
 identifier; the FDP FTL's state in the file must come back after every kill, checked as
-blackbox's).
+blackbox's), blackbox-wb and fdp-wb (those with a 1 MiB DRAM write buffer: a volatile
+write cache, checked by its rule; rarer Flushes, WCE=0 in some rounds, reads that must
+return the last acknowledged write, some kills after a QMP power cut, half of those
+powered back on in the same QEMU), blackbox-wb-plp (the same with wb_plp=on: checked as
+blackbox).
 
 Each run of a campaign starts from a seed: the same seed gives the same load decisions
 and delays (the device's timing, and so the exact kill point, vary from run to run).
@@ -754,19 +758,10 @@ class Drive:
         lines = []
         prp1 = prp2 = mptr = 0
         if req.data:
-            n = len(req.data)
+            lines.append("b64write 0x%x 0x%x %s" % (slot.data, len(req.data), b64(req.data)))
+        n = len(req.data) or req.read_len
+        if n:
             assert n <= MAX_BYTES
-            lines.append("b64write 0x%x 0x%x %s" % (slot.data, n, b64(req.data)))
-            prp1 = slot.data
-            pages = slot.pages[:(n + PAGE - 1) // PAGE - 1]
-            if len(pages) == 1:
-                prp2 = pages[0]
-            elif pages:
-                lst = struct.pack("<%dQ" % len(pages), *pages)
-                lines.append("b64write 0x%x 0x%x %s" % (slot.prp_list, len(lst), b64(lst)))
-                prp2 = slot.prp_list
-        if req.read_len:
-            n = req.read_len
             prp1 = slot.data
             pages = slot.pages[:(n + PAGE - 1) // PAGE - 1]
             if len(pages) == 1:
