@@ -42,14 +42,14 @@ The rules (docs/crash-consistency.md and docs/plp.md; tests/guest/plp_check.py f
                     submitted after its completion completed, when a cache-off completed
                     after it, or when it was submitted after a cache-off completed (written
                     through); an acknowledged Write Zeroes or Deallocate is durable. Each LBA
-                    holds one of the versions from its last durable one (or what the last
-                    check found) to its last acknowledged or in-flight one, each version
-                    a write, zeroes or that older content: any of them, since the buffer
-                    programs whole units in its own order and an overwrite it absorbs keeps
-                    the unit's place, so nothing is assumed across LBAs, nor that an older
-                    version of one LBA goes before a newer one is lost; never a version
-                    older than the last durable one, never a torn block or another
-                    command's data. (wb_plp=on: the plain blackbox rule.)
+                    holds one of its versions from its last durable one (or what the last
+                    check found) to its last acknowledged or in-flight one (a write's
+                    block or zeroes), any of them: the buffer writes units out oldest
+                    first, but an overwrite it absorbs keeps the unit's place and FUA,
+                    WCE=0 and Deallocate take units out of turn, so nothing is assumed
+                    across LBAs; never a version older than the last durable one, never a
+                    torn block or another command's data. (wb_plp=on: the plain blackbox
+                    rule.)
 
 A command in flight on a zone or chunk may or may not have happened: the checker tries
 both and accepts either. Anomalies seen by one check (a stale block, data above a write
