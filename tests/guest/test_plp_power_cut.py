@@ -50,11 +50,12 @@ class Guest:
     """One run-zns.sh --cmd boot in the background with a QMP socket; its console output
     is collected as it comes."""
 
-    def __init__(self, cmd, backing, sock, dev=DEV, size=SIZE_MB, timeout=300):
+    def __init__(self, cmd, backing, sock, dev=DEV, size=SIZE_MB, timeout=300,
+                 script="run-zns.sh"):
         self.sock = sock
         if sock.exists():
             sock.unlink()
-        self.argv = launch_argv(cmd, script="run-zns.sh", dev=dev, size=size, backing=backing,
+        self.argv = launch_argv(cmd, script=script, dev=dev, size=size, backing=backing,
                                 timeout=timeout, stock=False, extra=["--qmp", str(sock)])
         self.proc = subprocess.Popen(self.argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      stdin=subprocess.DEVNULL, env=ENV, start_new_session=True)

@@ -37,6 +37,19 @@ The rules (docs/crash-consistency.md and docs/plp.md; tests/guest/plp_check.py f
                     it at the kill (the harness never has two commands on one LBA in
                     flight), never older data, never a torn block (one LBA is atomic,
                     AWUPF 0).
+  blackbox, a volatile write cache (wb_size_mb without wb_plp; Layout.vwc)
+                    an acknowledged write is durable when it was FUA, when a Flush
+                    submitted after its completion completed, when a cache-off completed
+                    after it, or when it was submitted after a cache-off completed (written
+                    through); an acknowledged Write Zeroes or Deallocate is durable. Each LBA
+                    holds one of its versions from its last durable one (or what the last
+                    check found) to its last acknowledged or in-flight one (a write's
+                    block or zeroes), any of them: the buffer writes units out oldest
+                    first, but an overwrite it absorbs keeps the unit's place and FUA,
+                    WCE=0 and Deallocate take units out of turn, so nothing is assumed
+                    across LBAs; never a version older than the last durable one, never a
+                    torn block or another command's data. (wb_plp=on: the plain blackbox
+                    rule.)
 
 A command in flight on a zone or chunk may or may not have happened: the checker tries
 both and accepts either. Anomalies seen by one check (a stale block, data above a write
@@ -115,6 +128,7 @@ class Layout:
     plp: str = None             # zoned: None (unset), none, selective, full
     plp_zones: frozenset = frozenset()
     meta: int = 0               # whitebox: OOB bytes per sector
+    vwc: bool = False           # blackbox: a volatile write cache (a buffer without PLP)
 
     def name(self, u):
         what = {"zoned": "zone", "whitebox": "chunk"}.get(self.kind, "region")
@@ -390,7 +404,8 @@ class Result:
         self.notes = []
         self.state = {}
         self.counts = dict.fromkeys(("acked writes", "writes checked", "blocks checked",
-                                     "in flight", "alternatives taken"), 0)
+                                     "in flight", "alternatives taken", "rolled back",
+                                     "unflushed kept"), 0)
 
     @property
     def ok(self):
@@ -417,6 +432,7 @@ def check(layout, state, ops, views):
     done = [o for o in ops if o.ack is not None and not o.status]
     flush_sub = max((o.sub for o in done if o.op in ("flush", "cache-off")), default=None)
     cache_off = min((o.ack for o in done if o.op == "cache-off"), default=None)
+    cache_offs = vwc_points(ops)[1]
     per_unit = {u: [] for u in range(len(layout.units))}
     for o in ops:
         if o.ack is not None and o.status:
@@ -435,6 +451,9 @@ def check(layout, state, ops, views):
         u = o.unit if layout.kind != "blackbox" else 0
         per_unit[u].append(o)
     for u in range(len(layout.units)):
+        if layout.vwc:
+            check_vwc(layout, u, state[u], per_unit[u], flush_sub, cache_offs, views[u], res)
+            continue
         check_unit(layout, u, state[u], per_unit[u], (flush_sub, cache_off), views[u], res)
     return res
 
@@ -507,6 +526,94 @@ def compare_blackbox(model, inflight, view):
         if cell and cell.ack not in (-1, None):
             gens.add(cell.seq)
     return f, intact, gens
+
+
+def vwc_points(ops):
+    """(the last submission of a completed Flush or cache-off, the completions of the
+    cache-offs): every cache-off that completed wrote out what completed before it, and
+    writes submitted after one went through."""
+    done = [o for o in ops if o.ack is not None and not o.status]
+    return (max((o.sub for o in done if o.op in ("flush", "cache-off")), default=None),
+            [o.ack for o in done if o.op == "cache-off"])
+
+
+def vwc_durable(o, flush_sub, cache_offs):
+    """A volatile write cache: whether an acknowledged command is durable."""
+    if o.op in ("zeroes", "dsm") or o.fua:
+        return True
+    if flush_sub is not None and o.ack < flush_sub:
+        return True             # a completed Flush (or cache-off) submitted after it
+    return any(o.ack < c or o.sub > c for c in cache_offs)
+
+
+def vwc_versions(base, lba_ops, flush_sub, cache_offs):
+    """The versions an LBA may hold, oldest first: its last durable one, then every later
+    command on it acknowledged or in flight (gen, ZERO, or bytes the last check saw), with
+    the seq of the command behind each (None: the last check's)."""
+    out = [(base, None)]
+    for o in lba_ops:
+        v = (ZERO if o.op in ("zeroes", "dsm") else o.gen, o.seq)
+        if o.ack is not None and vwc_durable(o, flush_sub, cache_offs):
+            out = [v]
+        else:
+            out.append(v)
+    return out
+
+
+def check_vwc(layout, u, base, uops, flush_sub, cache_offs, view, res):
+    """Blackbox with a volatile write cache, block by block (kill_check's docstring)."""
+    start, cap = layout.units[u]
+    bs = layout.lba_size
+    per_lba = {}
+    for o in uops:              # by submission; never two on one LBA in flight
+        for lba in range(o.slba, o.slba + o.nlb):
+            per_lba.setdefault(lba, []).append(o)
+    by_gen = {o.gen: o for o in uops if o.gen is not None}
+    by_seq = {o.seq: o for o in uops}
+    first_seq = min(by_seq, default=1 << SEQ_BITS)
+    f = Findings()
+    gens = set()
+    for i in range(cap):
+        lba = start + i
+        sector = view.data[i * bs:(i + 1) * bs]
+        ops = per_lba.get(lba, [])
+        vs = vwc_versions(base.content.get(lba, ZERO), ops, flush_sub, cache_offs)
+        kind, gen = classify(sector, lba)
+        hit = None
+        for n, (want, seq) in enumerate(vs):
+            if (sector == want if isinstance(want, bytes) else
+                    kind == "zero" if want == ZERO else kind == "ok" and gen == want):
+                hit = n
+        if hit is not None:
+            if len(vs) == 1 and (vs[0][1] is not None or lba in base.content):
+                res.counts["blocks checked"] += 1   # data that had to survive
+                if vs[0][1] is not None:
+                    gens.add(vs[0][1])
+            acked = [n for n, (_, seq) in enumerate(vs)
+                     if seq is not None and by_seq[seq].ack is not None]
+            if acked and hit < acked[-1]:
+                res.counts["rolled back"] += 1      # an acknowledged version was lost
+            elif hit and vs[hit][1] is not None and by_seq[vs[hit][1]].ack is not None:
+                res.counts["unflushed kept"] += 1   # the buffer wrote it out by itself
+            continue
+        mine = kind == "ok" and gen in by_gen and any(o is by_gen[gen] for o in ops)
+        if mine or (kind == "ok" and (gen & SEQ_MASK) < first_seq):
+            what = "older than its last durable write"
+        elif kind == "ok":
+            what = "data of no write of this LBA"
+        elif kind == "zero":
+            what = "zeroes where a durable write must be"
+        elif kind == "other-lba":
+            what = "another LBA's block"
+        else:
+            what = "torn or garbled block"
+        f.add(what, lba, "LBA %d holds %s, expected %s" % (
+            lba, found_text(kind, gen), " or ".join(describe_gen(w) for w, _ in vs)))
+    res.counts["writes checked"] += len(gens)
+    if f:
+        res.violations.append("%s; after the commands of the round, a volatile write cache:"
+                              "\n      %s" % (layout.name(u), "\n      ".join(f.lines())))
+    res.state[u] = established(layout, u, view)
 
 
 def established(layout, u, view):

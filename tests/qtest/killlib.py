@@ -22,7 +22,11 @@ state in the file must come back after every kill: counters that go on, data tha
 mapped, Blackbox.check_ftl), fdp (the blackbox load with each write placed through one of
 three handles, Initially and Persistently Isolated, sometimes with an invalid placement
 identifier; the FDP FTL's state in the file must come back after every kill, checked as
-blackbox's).
+blackbox's), blackbox-wb and fdp-wb (those with a 1 MiB DRAM write buffer: a volatile
+write cache, checked by its rule; rarer Flushes, WCE=0 in some rounds, reads that must
+return the last acknowledged write, some kills after a QMP power cut, half of those
+powered back on in the same QEMU), blackbox-wb-plp (the same with wb_plp=on: checked as
+blackbox).
 
 Each run of a campaign starts from a seed: the same seed gives the same load decisions
 and delays (the device's timing, and so the exact kill point, vary from run to run).
@@ -77,6 +81,7 @@ class Req:
     meta: bytes = b""
     lbas: list = None           # vector commands
     admin: bool = False         # on the admin queue
+    read_len: int = 0           # a read: the bytes it returns
 
 
 # --- the kinds ---
@@ -90,6 +95,7 @@ class Kind:
     lba_size = 512
     CRASH_POINTS = ()
     START_CRASH = None
+    POWER_CUTS = 0.0            # of the kills, preceded by a QMP power cut
 
     def dev(self, path):
         raise NotImplementedError
@@ -272,21 +278,32 @@ class Blackbox(Kind):
             edges.append(whole_last)
         return touched, edges if o.op == "zeroes" else [], list(range(whole_first, whole_last))
 
+    def programmed(self, o, points):
+        """Whether an op's pages count as programmed (the counters' lower bound)."""
+        return o.ack is not None
+
+    def mapped(self, o, points, cut):
+        """Whether the pages an op writes are mapped after it (else they may hold its data
+        unmapped: a kill came between the data and the mapping). cut: the kill came after
+        a power cut."""
+        return o.ack is not None
+
     def check_ftl(self, drive, ops, memo):
-        memo = memo or {"end": None, "maybe": set()}
+        memo = {"end": None, "maybe": set(), **(memo or {})}
         start, end = drive.ftl["start"], drive.ftl["end"]
         prev = memo["end"] or dict.fromkeys(start, 0)
         out = []
         bounds = {"host_pages_written": [0, 0], "pages_trimmed": [0, 0]}
         written, acked_written, trimmed = set(), set(), set()
+        points = kc.vwc_points(ops)
         for o in ops:
             if o.op not in ("write", "zeroes", "dsm") or (o.ack is not None and o.status):
                 continue
             _, w, t = self.op_pages(o)
             for name, n in (("host_pages_written", len(w)), ("pages_trimmed", len(t))):
                 bounds[name][1] += n
-                bounds[name][0] += n if o.ack is not None else 0
-            (acked_written if o.ack is not None else written).update(w)
+                bounds[name][0] += n if self.programmed(o, points) else 0
+            (acked_written if self.mapped(o, points, memo.get("cut")) else written).update(w)
             trimmed.update(t)
         for name, (lo, hi) in bounds.items():
             if not prev[name] + lo <= start[name] <= prev[name] + hi:
@@ -318,7 +335,7 @@ class Blackbox(Kind):
                 out.append("FTL state: reading LBAs %d..%d met %d unmapped pages, but only %d "
                            "hold no data or were written at a kill: the mapping did not come "
                            "back" % (i * self.CHUNK, (i + 1) * self.CHUNK - 1, got, may))
-        return out, {"end": end, "maybe": maybe}
+        return out, dict(memo, end=end, maybe=maybe)
 
     def load(self, *args):
         return BlackboxLoad(self, *args)
@@ -350,8 +367,64 @@ class Fdp(Blackbox):
         return FdpLoad(self, *args)
 
 
+class Buffered:
+    """A blackbox or FDP kind with a 1 MiB DRAM write buffer (256 units of a 4 KiB page,
+    written out above 153 down to 102: the load passes that between its rarer Flushes).
+    Without wb_plp the checker's rule is the volatile write cache's (Layout.vwc) and one
+    round in four turns the cache off; with wb_plp=on it is the plain blackbox rule. The
+    FTL check allows for what the buffer had not programmed (check_ftl)."""
+    WB = "wb_size_mb=1"
+    POWER_CUTS = 0.3
+
+    @property
+    def CRASH_POINTS(self):
+        # inside the copy of a unit the buffer writes out (or, wb_plp, of a write's LBA)
+        return (("lba-journaled", 20000 if self.plp else 2000),)
+
+    def __init__(self, plp=False):
+        self.plp = plp
+        self.name = self.base + ("-wb-plp" if plp else "-wb")
+
+    def dev(self, path):
+        cfg = super().dev(path)
+        return dataclasses.replace(cfg, extra=cfg.extra + "," + self.WB +
+                                   (",wb_plp=on" if self.plp else ""))
+
+    def layout(self, ctrl):
+        return dataclasses.replace(super().layout(ctrl), vwc=not self.plp)
+
+    def programmed(self, o, points):
+        # a buffered write may not be programmed yet, or absorbed by a later one; Write
+        # Zeroes and Deallocate go to the FTL at once
+        return o.ack is not None and o.op != "write"
+
+    def mapped(self, o, points, cut):
+        # the buffer puts a unit's data in place just before the FTL maps it (in one pass
+        # of the device thread): a durable write is mapped; a SIGKILL may come between
+        # the two for any other. With wb_plp the data is in place at once and programmed
+        # later: after a SIGKILL (no capacitors) it may stay unmapped; a power cut programs
+        # every acknowledged one.
+        if o.ack is None or o.op != "write":
+            return o.ack is not None
+        if self.plp:
+            return cut
+        return cut or kc.vwc_durable(o, *points)
+
+    def load(self, *args):
+        return BufferedLoad(self, *args)
+
+
+class BlackboxWb(Buffered, Blackbox):
+    base = "blackbox"
+
+
+class FdpWb(Buffered, Fdp):
+    base = "fdp"
+
+
 KINDS = {k.name: k for k in (Zoned(), Zoned("selective"), Whitebox(), Blackbox(),
-                             BlackboxUnits(), Fdp())}
+                             BlackboxUnits(), Fdp(), BlackboxWb(), BlackboxWb(plp=True),
+                             FdpWb())}
 
 
 # --- loads: what to send next, given what completed ---
@@ -532,13 +605,19 @@ class WhiteboxLoad(Load):
 
 
 class BlackboxLoad(Load):
-    """Writes anywhere in the region, never two commands in flight on one LBA."""
+    """Writes anywhere in the region, never two commands in flight on one LBA. With
+    READS, also reads, each of which must return every LBA's last acknowledged write (or
+    zeroes), what the last check found where none was (read_errors)."""
     FLUSH = 0.05
     TRANSITIONS = ("flush", "zeroes", "dsm")
+    READS = 0.0
 
     def __init__(self, kind, layout, state, rng, seq, gens):
         super().__init__(kind, layout, state, rng, seq, gens)
         self.busy = {}              # op seq -> (slba, nlb)
+        self.now = dict(state[0].content)      # lba -> gen | bytes, as acknowledged
+        self.read_errors = []
+        self.reads = 0
 
     def next(self):
         rng = self.rng
@@ -550,6 +629,11 @@ class BlackboxLoad(Load):
         slba = rng.randrange(region - nlb + 1)
         if any(a < slba + nlb and slba < a + n for a, n in self.busy.values()):
             return None
+        if self.READS and rng.random() < self.READS:
+            op = self.new_op("read", slba=slba, nlb=nlb)
+            self.busy[op.seq] = (slba, nlb)
+            return Req(op, nvme.IO_READ, slba & 0xFFFFFFFF, slba >> 32, nlb - 1,
+                       read_len=nlb * self.layout.lba_size)
         r = rng.random()
         name = "zeroes" if r < 0.06 else "dsm" if r < 0.1 else "write"
         fua = name == "write" and rng.random() < 0.1
@@ -566,6 +650,53 @@ class BlackboxLoad(Load):
             self.flushes -= 1
         else:
             self.busy.pop(op.seq, None)
+        if op.op == "read":
+            self.check_read(op)
+        elif op.writes_data and not op.status:
+            for lba in range(op.slba, op.slba + op.nlb):
+                self.now[lba] = op.gen if op.op == "write" else kc.ZERO
+
+    def check_read(self, op):
+        self.reads += 1
+        bs = self.layout.lba_size
+        if op.status:
+            self.read_errors.append("read #%d of LBA %d+%d: %s" % (
+                op.seq, op.slba, op.nlb, kc.status_text(op)))
+            return
+        for i in range(op.nlb):
+            lba, got = op.slba + i, op.read_data[i * bs:(i + 1) * bs]
+            want = self.now.get(lba, kc.ZERO)
+            if got != (want if isinstance(want, bytes) else kc.block(bs, lba, want)):
+                kind, gen = kc.classify(got, lba)
+                self.read_errors.append(
+                    "read #%d: LBA %d returned %s, its last acknowledged write is %s" % (
+                        op.seq, lba, kc.found_text(kind, gen), kc.describe_gen(want)))
+                return
+
+
+class BufferedLoad(BlackboxLoad):
+    """The blackbox load with fewer Flushes (the write buffer fills past its high
+    watermark between them) and, without wb_plp, in one round in four a Set Features
+    Volatile Write Cache WCE=0 at some point (later writes go through). FDP kinds place
+    their writes as FdpLoad does."""
+    FLUSH = 0.005
+    TRANSITIONS = ("flush", "zeroes", "dsm", "cache-off")
+    READS = 0.1
+
+    def __init__(self, kind, *args):
+        super().__init__(kind, *args)
+        self.cache_off = not kind.plp and self.rng.random() < 0.25
+        self.place = isinstance(kind, Fdp)
+
+    def next(self):
+        if self.cache_off and self.rng.random() < 0.002:
+            self.cache_off = False
+            return Req(self.new_op("cache-off"), nvme.ADM_SET_FEATURES, nvme.FEAT_VWC,
+                       admin=True)
+        req = super().next()
+        if self.place:
+            FdpLoad.place(self, req)
+        return req
 
 
 class FdpLoad(BlackboxLoad):
@@ -574,10 +705,12 @@ class FdpLoad(BlackboxLoad):
     PIDS = (0, 1, 2, 2, 7)
 
     def next(self):
-        req = super().next()
+        return self.place(super().next())
+
+    def place(self, req):
         if req and req.op.op == "write":
             req.cdw12 |= 2 << 20                    # DTYPE: Data Placement
-            req.cdw13 = self.rng.choice(self.PIDS) << 16
+            req.cdw13 = self.rng.choice(FdpLoad.PIDS) << 16
         return req
 
 
@@ -605,21 +738,35 @@ class Drive:
         if extra:
             cfg = dataclasses.replace(cfg, extra=cfg.extra + "," + extra)
         self.m = Machine(cfg, workdir)
-        self.qt, self.ctrl = self.m.qt, self.m.ctrl
+        self.qt = self.m.qt
         try:
-            self.ctrl.enable(css=kind.css)
-            self.sqs = [self.ctrl.create_io_queues(q, entries=ENTRIES)
-                        for q in range(1, QUEUES + 1)]
-            self.free = {sq.qid: [Slot(self.ctrl.alloc, i) for i in range(QD)]
-                         for sq in self.sqs}
-            # two for the admin queue, with CIDs apart from the controller's own
-            self.free[0] = [Slot(self.ctrl.alloc, 0x8000 + i) for i in range(2)]
+            self.setup()
         except BaseException:
             self.m.close()
             raise
-        self.pending = {}           # (qid, cid) -> (Op, Slot)
         self.events = 0
         self.turn = 0
+
+    def setup(self):
+        self.ctrl = self.m.ctrl
+        self.ctrl.enable(css=self.kind.css)
+        self.sqs = [self.ctrl.create_io_queues(q, entries=ENTRIES)
+                    for q in range(1, QUEUES + 1)]
+        self.free = {sq.qid: [Slot(self.ctrl.alloc, i) for i in range(QD)]
+                     for sq in self.sqs}
+        # two for the admin queue, with CIDs apart from the controller's own
+        self.free[0] = [Slot(self.ctrl.alloc, 0x8000 + i) for i in range(2)]
+        self.pending = {}           # (qid, cid) -> (Op, Slot)
+        self.read_lens = {}         # seq -> bytes, of the reads in flight
+
+    def power_on(self):
+        """After a power cut: power back in this QEMU (a machine reset), the controller
+        and queues set up again; the commands in flight at the cut are gone."""
+        r = self.m.qmp("system_reset")
+        if "error" in r:
+            raise RuntimeError("system_reset: %s" % r)
+        self.m.rebind()
+        self.setup()
 
     # -- the load's path: one qtest batch per submission and per poll --
 
@@ -631,9 +778,10 @@ class Drive:
         lines = []
         prp1 = prp2 = mptr = 0
         if req.data:
-            n = len(req.data)
+            lines.append("b64write 0x%x 0x%x %s" % (slot.data, len(req.data), b64(req.data)))
+        n = len(req.data) or req.read_len
+        if n:
             assert n <= MAX_BYTES
-            lines.append("b64write 0x%x 0x%x %s" % (slot.data, n, b64(req.data)))
             prp1 = slot.data
             pages = slot.pages[:(n + PAGE - 1) // PAGE - 1]
             if len(pages) == 1:
@@ -663,6 +811,7 @@ class Drive:
         self.events += 1
         req.op.sub = self.events    # (numbered first: QEMU may die in the batch)
         self.pending[(sq.qid, slot.cid)] = (req.op, slot)
+        self.read_lens[req.op.seq] = req.read_len
         self.qt.cmds(lines)
 
     def poll(self):
@@ -675,6 +824,11 @@ class Drive:
             found = self.ctrl.consume(cq, lambda i: raw[i * 16:(i + 1) * 16])
             for c in found:
                 op, slot = self.pending.pop((c.sqid, c.cid))
+                n = self.read_lens.pop(op.seq, 0)
+                if n:
+                    # what the read returned, before the slot is used again
+                    op.read_data = base64.b64decode(self.qt.cmds(
+                        ["b64read 0x%x 0x%x" % (slot.data, n)])[0])
                 self.free[c.sqid].append(slot)
                 self.events += 1
                 op.ack = self.events
@@ -697,6 +851,16 @@ class Drive:
                 if time.monotonic() > end:
                     raise nvme.NvmeTimeout("%d commands did not complete" % len(self.pending))
                 time.sleep(0.001)
+
+    def power_cut(self):
+        """QMP power-cut (the device stops under its lock, between two passes): the
+        units its write buffer lost or (wb_plp) programmed on the capacitors."""
+        r = self.m.qmp("qom-set", path="/machine/peripheral/femu0", property="power-cut",
+                       value=True)
+        if "error" in r:
+            raise RuntimeError("power-cut: %s" % r)
+        st = ftl_counters(self)
+        return st["wb_plp_units"] + st["wb_lost_units"]
 
     def kill(self):
         """SIGKILL now: no shutdown of any kind."""
@@ -824,6 +988,8 @@ class Campaign:
         self.kind, self.seed, self.workdir, self.log = kind, seed, workdir, log
         self.rng = random.Random(seed)
         self.path = os.path.join(workdir, kind.name + ".img")
+        if os.path.exists(self.path):
+            os.unlink(self.path)    # a campaign starts on a new drive (a kept workdir)
         self.max_delay = max_delay
         self.layout = self.state = self.ops = None
         self.seq = 0
@@ -831,15 +997,22 @@ class Campaign:
         self.kills = 0
         self.totals = dict.fromkeys(("kills", "crash points", "start kills", "acked writes",
                                      "writes checked", "blocks checked", "in flight at kills",
-                                     "alternatives taken", "violations"), 0)
+                                     "alternatives taken", "violations") + (
+            ("power cuts", "powered on in place", "units at cuts", "rolled back",
+             "unflushed kept", "reads checked")
+            if kind.POWER_CUTS else ()), 0)
         self.failures = []          # (what came before, Result text)
         self.t_start = None
         self.ftl_memo = None        # what the last FTL check saw (check_ftl)
+        self.live = None            # a drive powered back on in place, checked next
 
-    def start(self, extra=""):
+    def start(self, extra="", drive=None):
+        """A new QEMU on the file (or drive, powered on again in place), the last round
+        checked."""
         t = time.monotonic()
-        drive = Drive(self.kind, self.path, self.workdir, extra)
-        self.t_start = self.t_start or time.monotonic() - t
+        if drive is None:
+            drive = Drive(self.kind, self.path, self.workdir, extra)
+            self.t_start = self.t_start or time.monotonic() - t
         try:
             if self.layout is None:
                 self.layout = self.kind.layout(drive.ctrl)
@@ -857,8 +1030,10 @@ class Campaign:
         return drive, res
 
     def record(self, res, what):
-        for k in ("acked writes", "writes checked", "blocks checked", "alternatives taken"):
-            self.totals[k] += res.counts[k]
+        for k in ("acked writes", "writes checked", "blocks checked", "alternatives taken",
+                  "rolled back", "unflushed kept"):
+            if k in self.totals:
+                self.totals[k] += res.counts[k]
         if not res.ok:
             self.totals["violations"] += len(res.violations)
             self.failures.append((what, res.text()))
@@ -869,30 +1044,55 @@ class Campaign:
         mode = rng.choices([m for m, _ in KILL_MODES], [w for _, w in KILL_MODES])[0]
         delay = rng.uniform(0.02, self.max_delay)
         extra = ""
-        if self.kind.CRASH_POINTS and rng.random() < CRASH_AT:
+        live, self.live = self.live, None
+        if self.kind.CRASH_POINTS and rng.random() < CRASH_AT and not live:
             # the device kills itself at the Nth pass through a point between two saves
             # (SIGKILL after the delay if the load passed it fewer times)
             point, rate = rng.choice(self.kind.CRASH_POINTS)
             extra = "x-crash-at=%s:%d" % (point, rng.randint(1, max(1, int(rate * delay))))
             mode = "time"
-        drive, res = self.start(extra)
+        drive, res = self.start(extra, live)
         self.record(res, self.last or "the first start")
         self.kills += 1
         load = self.kind.load(self.layout, self.state, rng, self.seq, self.gens)
+        cut = self.kind.POWER_CUTS and rng.random() < self.kind.POWER_CUTS
+        # half the cuts: power back in the same QEMU (its in-memory state goes on)
+        in_place = cut and rng.random() < 0.5
         try:
             inflight, died = run_load(drive, load, rng, delay, mode)
+            if cut and not died:
+                # the power cut first (what the buffer holds is lost, or with wb_plp
+                # programmed on the capacitors), then SIGKILL or power back
+                self.totals["units at cuts"] += drive.power_cut()
+                self.totals["power cuts"] += 1
+                if in_place:
+                    drive.power_on()
+                    self.live = drive
+                    self.totals["powered on in place"] += 1
         finally:
-            drive.kill()
+            if self.live is None:
+                drive.kill()
+        if self.kind.POWER_CUTS:
+            self.ftl_memo = dict(self.ftl_memo or {}, cut=cut and not died)
         self.seq = load.seq
-        self.ops = load.ops
+        self.ops = [o for o in load.ops if o.op != "read"]
+        if getattr(load, "reads", 0):
+            self.totals["reads checked"] += load.reads
+        for e in getattr(load, "read_errors", ()):
+            self.totals["violations"] += 1
+            self.failures.append(("kill %d's load" % (self.kills), "VIOLATION " + e))
+            self.log("%s: seed %d, kill %d's load: VIOLATION %s" % (
+                self.kind.name, self.seed, self.kills, e))
         self.totals["kills"] += 1
         self.totals["crash points"] += died
         self.totals["in flight at kills"] += inflight
         how = ("at %s" % extra[len("x-crash-at="):]) if died else \
-            "%s after %.3f s%s" % (mode, delay, " (%s not reached)" % extra if extra else "")
-        self.last = "kill %d (%s, %d commands sent, %d in flight)" % (
-            self.kills, how, len(load.ops), inflight)
-        if rng.random() < START_KILLS:
+            "%s after %.3f s%s%s" % (mode, delay, " (%s not reached)" % extra if extra else "",
+                                     ", a power cut first" if cut else "")
+        self.last = "kill %d (%s, %d commands sent, %d in flight)%s" % (
+            self.kills, how, len(load.ops), inflight,
+            ", power back in the same QEMU" if self.live else "")
+        if rng.random() < START_KILLS and not self.live:
             self.kill_in_start()
 
     def kill_in_start(self):
@@ -925,9 +1125,10 @@ class Campaign:
 
     def run(self, kills):
         self.last = None
+        self.live = None
         for _ in range(kills):
             self.kill_once()
-        drive, res = self.start()
+        drive, res = self.start(drive=self.live)
         self.record(res, self.last or "the first start")
         drive.close()
         return self.totals

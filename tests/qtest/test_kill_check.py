@@ -344,3 +344,96 @@ def test_state_carries_over_and_an_anomaly_counts_once():
     lost = run(lay, Log(), {0: view(lay, 0, "closed", 4, {0: w.gen})}, state=first.state)
     assert has(lost, "acknowledged write missing or damaged, 3 LBAs (1-3)"), lost.text()
     assert isinstance(first.state[0], UnitState)
+
+
+# --- blackbox with a volatile write cache (a write buffer without PLP) ---
+
+def vwc_layout():
+    return Layout("blackbox", BS, [(0, 64)], vwc=True)
+
+
+def test_vwc_unflushed_may_roll_back_flushed_may_not():
+    lay, log = vwc_layout(), Log()
+    a = log.write(None, 0, 8)
+    log.add("flush")                                # a is durable
+    b = log.write(None, 0, 4)                       # overwrites 0-3, not flushed
+    c = log.write(None, 16, 4)                      # never flushed: may be lost
+    newest = {**blocks_of(a, b, c)}
+    res = run(lay, log, {0: view(lay, 0, "", 0, newest)})
+    assert res.ok and res.counts["rolled back"] == 0, res.text()
+    # b and c lost, LBA by LBA in any mix: a's version and zeroes are allowed
+    res = run(lay, log, {0: view(lay, 0, "", 0, {**blocks_of(a), 1: b.gen, 17: c.gen})})
+    assert res.ok and res.counts["rolled back"] == 6, res.text()
+    assert res.counts["blocks checked"] == 4        # 4-7: only a's version allowed
+    # a itself is durable: zeroes there are a violation
+    res = run(lay, log, {0: view(lay, 0, "", 0, {**blocks_of(a), 0: kc.ZERO, 5: kc.ZERO})})
+    assert has(res, "zeroes where a durable write must be, 2 LBAs (0, 5)"), res.text()
+
+
+def test_vwc_flush_before_completion_does_not_cover():
+    lay, log = vwc_layout(), Log()
+    f = log.add("flush", acked=False)
+    a = log.write(None, 0, 4)                       # completes after the Flush's doorbell
+    log.t += 1
+    f.ack = log.t                                   # the Flush completes after it
+    res = run(lay, log, {0: view(lay, 0, "", 0, {})})
+    assert res.ok and res.counts["rolled back"] == 4, res.text()
+    log.add("flush")                                # a later Flush covers it
+    res = run(lay, log, {0: view(lay, 0, "", 0, {})})
+    assert has(res, "zeroes where a durable write must be, 4 LBAs (0-3)"), res.text()
+
+
+def test_vwc_fua_cache_off_and_write_through_are_durable():
+    lay, log = vwc_layout(), Log()
+    a = log.write(None, 0, 2, fua=True)
+    b = log.write(None, 8, 2)
+    log.add("cache-off")                            # writes b out
+    c = log.write(None, 16, 2)                      # written through
+    d = log.write(None, 24, 2, acked=False)         # in flight: either way
+    good = blocks_of(a, b, c)
+    assert run(lay, log, {0: view(lay, 0, "", 0, good)}).ok
+    assert run(lay, log, {0: view(lay, 0, "", 0, {**good, 24: d.gen})}).ok
+    for lost in (a, b, c):
+        res = run(lay, log, {0: view(lay, 0, "", 0, {
+            k: v for k, v in good.items() if k != lost.slba})})
+        assert has(res, "zeroes where a durable write must be, 1 LBA (%d)" % lost.slba), \
+            res.text()
+
+
+def test_vwc_older_than_durable_foreign_and_torn():
+    lay, log = vwc_layout(), Log()
+    a = log.write(None, 0, 4)
+    b = log.write(None, 0, 4, fua=True)             # durable over a
+    log.add("zeroes", unit=None, slba=8, nlb=4)     # durable at completion
+    c = log.write(None, 12, 4)
+    res = run(lay, log, {0: view(lay, 0, "", 0, {**blocks_of(b), 2: a.gen})})
+    assert has(res, "older than its last durable write, 1 LBA (2)"), res.text()
+    # a write of this round on another LBA's range, with this LBA's pattern: no such write
+    res = run(lay, log, {0: view(lay, 0, "", 0, {**blocks_of(b), 20: c.gen})})
+    assert has(res, "data of no write of this LBA, 1 LBA (20)"), res.text()
+    v = view(lay, 0, "", 0, blocks_of(b))
+    v.data = v.data[:13 * BS] + block(BS, 13, c.gen)[:200] + bytes(BS - 200) + v.data[14 * BS:]
+    res = run(lay, log, {0: v})
+    assert has(res, "torn or garbled block, 1 LBA (13)"), res.text()
+    v = view(lay, 0, "", 0, blocks_of(b))
+    v.data = v.data[:14 * BS] + block(BS, 15, c.gen) + v.data[15 * BS:]
+    res = run(lay, log, {0: v})
+    assert has(res, "another LBA's block, 1 LBA (14)"), res.text()
+
+
+def test_vwc_carries_the_last_check_and_the_plain_rule_is_stricter():
+    lay, log = vwc_layout(), Log()
+    a = log.write(None, 0, 4)
+    log.add("flush")
+    first = run(lay, log, {0: view(lay, 0, "", 0, blocks_of(a))})
+    assert first.ok, first.text()
+    nxt = Log()
+    nxt.seq = nxt.t = 10
+    b = nxt.write(None, 0, 4)                       # not flushed
+    assert run(lay, nxt, {0: view(lay, 0, "", 0, blocks_of(a))}, state=first.state).ok
+    res = run(lay, nxt, {0: view(lay, 0, "", 0, {})}, state=first.state)
+    assert has(res, "zeroes where a durable write must be, 4 LBAs (0-3)"), res.text()
+    # the same view under the plain blackbox rule (wb_plp=on): b had to survive
+    plain = Layout("blackbox", BS, [(0, 64)])
+    res = run(plain, nxt, {0: view(plain, 0, "", 0, blocks_of(a))}, state=first.state)
+    assert has(res, "acknowledged write missing or damaged, 4 LBAs (0-3)"), res.text()

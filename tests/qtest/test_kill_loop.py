@@ -12,6 +12,7 @@ import random
 
 import pytest
 
+import kill_check
 import killlib
 import qtest_machine
 
@@ -32,4 +33,36 @@ def test_kill_loop(kind, tmp_path):
     assert totals["kills"] == KILLS
     # the load did run and its data was compared
     assert totals["acked writes"] > 0 and totals["writes checked"] > 0, totals
+    if c.layout.vwc and KILLS >= 6:
+        # the kills did find unflushed data in the write buffer, and data it had written
+        # out by itself (above its high watermark) where no Flush covered it
+        assert totals["rolled back"] > 0 and totals["unflushed kept"] > 0, totals
 
+
+
+def test_load_reads_must_return_the_last_acknowledged_write():
+    """The buffered kinds' reads during the load (no QEMU): a read must return each LBA's
+    last acknowledged write, zeroes after Write Zeroes, and what the last check found."""
+    kind = killlib.KINDS["blackbox-wb"]
+    lay = kill_check.Layout("blackbox", 512, [(0, 64)], vwc=True)
+    state = {0: kill_check.UnitState(content={5: kill_check.make_gen(0, 3)})}
+    load = killlib.BufferedLoad(kind, lay, state, random.Random(1), 10, {})
+    w = load.new_op("write", slba=0, nlb=4, gen=kill_check.make_gen(0, 11))
+    z = load.new_op("zeroes", slba=2, nlb=1)
+    for o in (w, z):
+        o.ack = 1
+        load.completed(o, None)
+
+    def read(slba, blocks):
+        r = load.new_op("read", slba=slba, nlb=len(blocks))
+        r.ack, r.read_data = 2, b"".join(kill_check.block(512, slba + i, g)
+                                        for i, g in enumerate(blocks))
+        load.completed(r, None)
+
+    read(0, [w.gen, w.gen, kill_check.ZERO, w.gen, kill_check.ZERO, state[0].content[5]])
+    assert not load.read_errors, load.read_errors
+    read(0, [kill_check.ZERO])                  # the write lost in a read: flagged
+    read(2, [w.gen])                            # the zeroes not seen
+    read(5, [kill_check.ZERO])                  # the last check's data gone
+    assert len(load.read_errors) == 3 and "LBA 0 returned zeroes" in load.read_errors[0], \
+        load.read_errors
