@@ -17,14 +17,16 @@ PRESETS = {
     "dc-tlc": (1, 8192, {"nchs": 16, "luns_per_ch": 8, "pls_per_lun": 2, "pg_rd_lat": 71900,
                          "secs_per_pg": 32, "map_unit_kb": 4, "ch_mts": 400,
                          "pcie_gen": 3, "pcie_lanes": 8, "fw_cores": 8, "fw_cmd_ns": 7400,
-                         "op_pcent": 37}),
+                         "op_pcent": 37, "wb_size_mb": 8, "wb_plp": True, "vwc": 0}),
     "dc-tlc-gen4": (1, 8192, {"nchs": 8, "luns_per_ch": 16, "ch_mts": 815, "pcie_gen": 4,
                               "secs_per_pg": 32, "map_unit_kb": 4,
-                              "fw_cmd_ns": 8889, "op_pcent": 15}),
+                              "fw_cmd_ns": 8889, "op_pcent": 15, "wb_size_mb": 8,
+                              "wb_plp": True, "vwc": 0}),
     "zns-tlc": (3, 4096, {"zns_num_ch": 8, "zns_num_lun": 4, "secs_per_pg": 64,
                           "zns_pg_rd_lat": 50000, "ch_mts": 450, "nand_partial_xfer": True}),
     "ll-slc": (1, 2048, {"flash_type": 1, "nchs": 8, "luns_per_ch": 4, "pg_rd_lat": 5000,
-                         "fw_cores": 4, "fw_cmd_ns": 5333, "op_pcent": 37}),
+                         "fw_cores": 4, "fw_cmd_ns": 5333, "op_pcent": 37,
+                         "wb_size_mb": 1, "wb_plp": True, "vwc": 0}),
 }
 
 
@@ -43,6 +45,8 @@ def test_preset_sets_its_properties(tmp_path, name, io_ok):
         for prop, want in props.items():
             assert qom(m, prop) == want, (name, prop)
         m.ctrl.enable(css=nvme.CC_CSS_ALL)
+        # a PLP write buffer is nothing volatile: the drive reports no write cache
+        assert m.ctrl.id_ctrl()["vwc"] & 1 == (0 if props.get("wb_plp") else 1), name
         io_ok(m.ctrl, slba=0)     # at a zoned drive's write pointer too
     finally:
         m.close()

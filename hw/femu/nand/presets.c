@@ -16,7 +16,8 @@ const FemuPreset femu_presets[] = {
         .props = "flash_type=3,nchs=16,luns_per_ch=8,pls_per_lun=2,pgs_per_blk=64,"
                  "secs_per_pg=32,map_unit_kb=4,"
                  "pg_rd_lat=71900,pg_wr_lat=1319000,blk_er_lat=3500000,ch_mts=400,"
-                 "pcie_gen=3,pcie_lanes=8,fw_cores=8,fw_cmd_ns=7400,op_pcent=37",
+                 "pcie_gen=3,pcie_lanes=8,fw_cores=8,fw_cmd_ns=7400,op_pcent=37,"
+                 "wb_size_mb=8,wb_plp=on,vwc=0",
         .published = { .qd1_read_us = 90, .rand_read_kiops = 1080, .rand_write_kiops = 170,
                        .seq_read_mbps = 6400, .seq_write_mbps = 3000 },
     },
@@ -29,7 +30,8 @@ const FemuPreset femu_presets[] = {
         .props = "flash_type=3,nchs=8,luns_per_ch=16,pls_per_lun=2,pgs_per_blk=64,"
                  "secs_per_pg=32,map_unit_kb=4,"
                  "pg_rd_lat=75400,pg_wr_lat=1155000,blk_er_lat=3500000,ch_mts=815,"
-                 "pcie_gen=4,pcie_lanes=4,fw_cores=8,fw_cmd_ns=8889,op_pcent=15",
+                 "pcie_gen=4,pcie_lanes=4,fw_cores=8,fw_cmd_ns=8889,op_pcent=15,"
+                 "wb_size_mb=8,wb_plp=on,vwc=0",
         .published = { .rand_read_kiops = 900, .rand_write_kiops = 200,
                        .seq_read_mbps = 6500, .seq_write_mbps = 3500 },
     },
@@ -52,7 +54,8 @@ const FemuPreset femu_presets[] = {
                   "and 'up to 10X the cell read performance' of TLC",
         .props = "flash_type=1,nchs=8,luns_per_ch=4,pls_per_lun=2,pgs_per_blk=256,"
                  "pg_rd_lat=5000,pg_wr_lat=36000,blk_er_lat=1500000,ch_mts=800,"
-                 "pcie_gen=3,pcie_lanes=4,fw_cores=4,fw_cmd_ns=5333,op_pcent=37",
+                 "pcie_gen=3,pcie_lanes=4,fw_cores=4,fw_cmd_ns=5333,op_pcent=37,"
+                 "wb_size_mb=1,wb_plp=on,vwc=0",
         .published = { .qd1_read_us = 16, .rand_read_kiops = 750, .rand_write_kiops = 170,
                        .seq_read_mbps = 3200, .seq_write_mbps = 3200 },
     },
