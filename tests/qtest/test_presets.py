@@ -67,6 +67,19 @@ def test_given_value_wins(tmp_path):
         m.close()
 
 
+def test_no_buffer_wins_over_the_presets(tmp_path):
+    """wb_size_mb=0 is a value given: the preset's write buffer goes (its vwc=0 stays: a
+    drive without a buffer has no volatile cache either)."""
+    m = qtest_machine.start_machine(
+        DevConfig(mode=1, size_mb=8192, extra="flash_preset=dc-tlc-gen4,wb_size_mb=0"),
+        str(tmp_path))
+    try:
+        assert qom(m, "wb_size_mb") == 0 and qom(m, "wb_plp") is True
+        assert not any(k.startswith("wb-") for k in qom(m, "stats"))
+    finally:
+        m.close()
+
+
 def test_given_blocks_win_over_the_presets_op(tmp_path, io_ok):
     """op_pcent and blks_per_pl exclude each other: blocks given leave the preset's OP out."""
     m = qtest_machine.start_machine(

@@ -114,7 +114,7 @@ REFUSED = [
     ("femu_mode=4,devsz_mb=64,nchs=2,luns_per_ch=1,streams=host-gc",
      ["streams=host-gc applies to blackbox drives"]),
     (BB + ",wb_size_mb=16385", ["wb_size_mb=16385", "0..16384"]),
-    (BB + ",wb_plp=on", ["wb_plp=on needs a write buffer", "wb_size_mb"]),
+    (BB + ",wb_size_mb=-2", ["wb_size_mb=-2", "0..16384"]),
     (BB + ",wb_size_mb=1,vwc=0", ["wb_size_mb=1 with wb_plp=off needs vwc=1"]),
     ("femu_mode=4,devsz_mb=64,nchs=2,luns_per_ch=1,wb_size_mb=1,vwc=0",
      ["wb_size_mb=1 with wb_plp=off needs vwc=1"]),

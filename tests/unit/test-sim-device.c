@@ -422,7 +422,7 @@ static void test_zns_plp(void)
     assert_error(ZNS_SMALL ",plp=full,vwc=0", "plp= needs vwc=1");
     assert_error("femu_mode=1,devsz_mb=64,wb_size_mb=1,vwc=0",
                  "wb_size_mb=1 with wb_plp=off needs vwc=1");
-    assert_error("femu_mode=4,devsz_mb=64,wb_plp=on", "wb_plp=on needs a write buffer");
+    assert_error("femu_mode=4,devsz_mb=64,wb_size_mb=-2", "wb_size_mb=-2 is out of range");
     assert_error(ZNS_SMALL ",plp_zones=1", "plp_zones='1' needs plp=selective");
     assert_error(ZNS_SMALL ",plp=selective,plp_zones=99", "namespace 1: plp_zones='99'");
     assert_error("devsz_mb=64,ns_types=zns:blackbox,zns_zone_size_mb=4,plp=full",

@@ -85,12 +85,12 @@ bool bbssd_params_wb_config(const BbssdParams *p, uint64_t unit_bytes, bool vwc,
                             FtlWbConfig *c, char **err)
 {
     *c = (FtlWbConfig){
-        .unit_bytes = unit_bytes, .bytes = (uint64_t)p->wb_size_mb << 20,
+        .unit_bytes = unit_bytes, .bytes = (uint64_t)MAX(p->wb_size_mb, 0) << 20,
         .high_pct = p->wb_high_pct, .low_pct = p->wb_low_pct, .plp = p->wb_plp,
         .ctrl_mw = p->wb_ctrl_mw, .chip_mw = p->wb_chip_mw,
     };
-    if (p->wb_size_mb > 16384) {
-        *err = g_strdup_printf("wb_size_mb=%u is out of range: allowed 0..16384 (MiB of host "
+    if (p->wb_size_mb < -1 || p->wb_size_mb > 16384) {
+        *err = g_strdup_printf("wb_size_mb=%d is out of range: allowed 0..16384 (MiB of host "
                                "memory)", p->wb_size_mb);
         return false;
     }
@@ -99,15 +99,11 @@ bool bbssd_params_wb_config(const BbssdParams *p, uint64_t unit_bytes, bool vwc,
                                p->wb_ctrl_mw, p->wb_chip_mw);
         return false;
     }
-    if (!p->wb_size_mb) {
-        if (p->wb_plp) {
-            *err = g_strdup("wb_plp=on needs a write buffer: give wb_size_mb");
-            return false;
-        }
-        return true;
+    if (p->wb_size_mb <= 0) {
+        return true;        /* no buffer: wb_plp has nothing to protect */
     }
     if (!p->wb_plp && !vwc) {
-        *err = g_strdup_printf("wb_size_mb=%u with wb_plp=off needs vwc=1: the buffer is a "
+        *err = g_strdup_printf("wb_size_mb=%d with wb_plp=off needs vwc=1: the buffer is a "
                                "volatile write cache, and the host must know to flush it",
                                p->wb_size_mb);
         return false;
@@ -117,7 +113,7 @@ bool bbssd_params_wb_config(const BbssdParams *p, uint64_t unit_bytes, bool vwc,
 
 bool bbssd_params_wb_volatile(const BbssdParams *p)
 {
-    return p->wb_size_mb && !p->wb_plp;
+    return p->wb_size_mb > 0 && !p->wb_plp;
 }
 
 FemuMedia *bbssd_params_media_new(const FemuFlashParams *f, const BbssdParams *p,

@@ -21,8 +21,9 @@ typedef struct BbssdParams {
     char *gc_policy;            /* ftl/victim.h: NAME[:PARAM=VALUE]...; NULL: greedy */
     char *gc_pacing;            /* ftl/pacing.h: the same; NULL: proportional */
     char *streams;              /* ftl/stream.h: the same; NULL: host-gc (FDP: none) */
-    /* the DRAM write buffer (ftl/write-buffer.h); 0 MiB: none */
-    uint32_t wb_size_mb;
+    /* the DRAM write buffer (ftl/write-buffer.h); 0 MiB: none (-1: unset, so that 0 wins
+     * over a preset's buffer) */
+    int32_t wb_size_mb;
     uint32_t wb_high_pct, wb_low_pct;
     bool wb_plp;
     uint32_t wb_ctrl_mw, wb_chip_mw;
@@ -40,7 +41,7 @@ typedef struct BbssdParams {
     P(S, STR, "gc_policy", gc_policy, NULL)                     \
     P(S, STR, "gc_pacing", gc_pacing, NULL)                     \
     P(S, STR, "streams", streams, NULL)                         \
-    P(S, U32, "wb_size_mb", wb_size_mb, 0)                      \
+    P(S, I32, "wb_size_mb", wb_size_mb, -1)                     \
     P(S, U32, "wb_high_pct", wb_high_pct, 60)                   \
     P(S, U32, "wb_low_pct", wb_low_pct, 40)                     \
     P(S, BOOL, "wb_plp", wb_plp, false)                         \
