@@ -258,19 +258,10 @@ FemuMedia *femu_media_bbssd_new(const FtlConfig *cfg, const FemuReadAhead *ra,
         }
     }
     if (wb) {
-        FtlWbConfig c = *wb;
-        FtlWbSink sink = {
-            .opaque = m, .program = wb_program, .read = wb_read,
-            .put = data ? femu_media_put_data : NULL, .put_opaque = &m->parent,
-        };
+        FtlWbSink sink = { .opaque = m, .program = wb_program, .read = wb_read };
 
-        if (data) {
-            m->parent.wb_data = *data;
-        }
-        c.nand = ftl_nand(ftl);
-        /* a stripe: one whole (multi-plane) program on every chip */
-        c.batch = nand_luns(&cfg->geo) * cfg->geo.pls_per_lun * MAX(cfg->units_per_pg, 1);
-        m->wb = ftl_wb_new(&c, &sink, err);
+        m->wb = ftl_wb_for_media(&m->parent, ftl_nand(ftl), cfg->units_per_pg, wb, &sink,
+                                 data, err);
         if (!m->wb) {
             bbssd_destroy(&m->parent);
             return NULL;

@@ -223,18 +223,9 @@ FemuMedia *femu_media_fdp_new(const FdpFtlConfig *cfg, const FtlWbConfig *wb,
     m->page_bytes = nand_page_bytes(&cfg->geo);
     m->parent.page_bytes = m->page_bytes;
     if (wb) {
-        FtlWbConfig c = *wb;
-        FtlWbSink sink = {
-            .opaque = m, .program = wb_program, .read = wb_read,
-            .put = data ? femu_media_put_data : NULL, .put_opaque = &m->parent,
-        };
+        FtlWbSink sink = { .opaque = m, .program = wb_program, .read = wb_read };
 
-        if (data) {
-            m->parent.wb_data = *data;
-        }
-        c.nand = fdp_ftl_nand(ftl);
-        c.batch = nand_luns(&cfg->geo) * cfg->geo.pls_per_lun;
-        m->wb = ftl_wb_new(&c, &sink, err);
+        m->wb = ftl_wb_for_media(&m->parent, fdp_ftl_nand(ftl), 1, wb, &sink, data, err);
         if (!m->wb) {
             fdp_destroy(&m->parent);
             return NULL;

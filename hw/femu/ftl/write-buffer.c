@@ -513,6 +513,24 @@ FtlWb *ftl_wb_new(const FtlWbConfig *c, const FtlWbSink *sink, char **err)
     return wb;
 }
 
+FtlWb *ftl_wb_for_media(FemuMedia *m, const NandModel *nand, uint32_t units_per_pg,
+                        const FtlWbConfig *c, const FtlWbSink *sink, const FemuWbData *data,
+                        char **err)
+{
+    FtlWbConfig cfg = *c;
+    FtlWbSink s = *sink;
+
+    if (data) {
+        m->wb_data = *data;
+        s.put = femu_media_put_data;
+        s.put_opaque = m;
+    }
+    cfg.nand = nand;
+    /* a stripe: one whole (multi-plane) program on every chip */
+    cfg.batch = nand_luns(&nand->geo) * nand->geo.pls_per_lun * MAX(units_per_pg, 1);
+    return ftl_wb_new(&cfg, &s, err);
+}
+
 void ftl_wb_free(FtlWb *wb)
 {
     if (!wb) {

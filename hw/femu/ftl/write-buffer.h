@@ -93,6 +93,14 @@ bool ftl_wb_check(const FtlWbConfig *c, char **err);
 /* NULL and *err when its memory cannot be had. */
 FtlWb *ftl_wb_new(const FtlWbConfig *c, const FtlWbSink *sink, char **err);
 void ftl_wb_free(FtlWb *wb);
+/*
+ * The buffer of media model m on nand: c, sink's program and read; a stripe (cfg.batch) of
+ * units_per_pg units on every plane of every chip; with data, the bytes it keeps reach the
+ * device's data area (femu_media_put_data). NULL and *err as ftl_wb_new.
+ */
+FtlWb *ftl_wb_for_media(FemuMedia *m, const NandModel *nand, uint32_t units_per_pg,
+                        const FtlWbConfig *c, const FtlWbSink *sink, const FemuWbData *data,
+                        char **err);
 
 /*
  * A host write of [offset, offset + len) with data (kept when the buffer keeps data),
