@@ -162,6 +162,31 @@ static void test_window(void)
     g_free(f);
 }
 
+/* A stripe is handed on call_units at a time: each call's places free when it completes. */
+static void test_calls(void)
+{
+    Fake *f = g_new(Fake, 1);
+    FtlWbConfig c = {
+        .unit_bytes = UNIT, .bytes = 4 * UNIT, .high_pct = 100, .low_pct = 0, .batch = 4,
+        .call_units = 2, .nand = nand,
+    };
+    FtlWbSink s = { .opaque = f, .program = fake_program, .read = fake_read };
+    FtlWb *wb;
+
+    memset(f, 0, sizeof(*f));
+    wb = ftl_wb_new(&c, &s, NULL);
+    ftl_wb_write(wb, 0, 3 * UNIT, NULL, 0, false, 0);      /* high clamps to 3 */
+    ftl_wb_write(wb, 3 * UNIT, UNIT, NULL, 0, false, 0);   /* 4 held: a stripe goes */
+    g_assert_cmpuint(f->calls, ==, 2);
+    g_assert_cmpuint(f->nprog, ==, 4);
+    /* the first call's two places are free at 1 ms, the second's at 2 ms */
+    g_assert_cmpuint(ftl_wb_write(wb, 4 * UNIT, UNIT, NULL, 0, false, 10), ==, PROG_NS);
+    g_assert_cmpuint(ftl_wb_write(wb, 5 * UNIT, UNIT, NULL, 0, false, 10), ==, PROG_NS);
+    g_assert_cmpuint(ftl_wb_write(wb, 6 * UNIT, UNIT, NULL, 0, false, 10), ==, 2 * PROG_NS);
+    ftl_wb_free(wb);
+    g_free(f);
+}
+
 /* A unit written twice while held is programmed once, with the newer bytes. */
 static void test_absorb(void)
 {
@@ -395,6 +420,7 @@ int main(int argc, char **argv)
     g_test_add_func("/write-buffer/hit", test_hit);
     g_test_add_func("/write-buffer/watermarks", test_watermarks);
     g_test_add_func("/write-buffer/window", test_window);
+    g_test_add_func("/write-buffer/calls", test_calls);
     g_test_add_func("/write-buffer/absorb", test_absorb);
     g_test_add_func("/write-buffer/full-waits", test_full_waits);
     g_test_add_func("/write-buffer/fua", test_fua);

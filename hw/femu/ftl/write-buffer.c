@@ -182,7 +182,8 @@ static uint32_t in_flight(const FtlWb *wb, uint64_t now)
 
 /*
  * Programs list[0..n) in batches of one tag and at most cfg.batch units (their data first
- * to the data area); their places are free when their batch completes. The latest
+ * to the data area), handed to the FTL cfg.call_units at a time: each call's places are
+ * free when its programs complete, so a stripe frees its places chip by chip. The latest
  * completion.
  */
 static uint64_t program(FtlWb *wb, const uint32_t *list, uint32_t n, FtlWbCause cause,
@@ -191,21 +192,28 @@ static uint64_t program(FtlWb *wb, const uint32_t *list, uint32_t n, FtlWbCause 
     uint64_t done = now;
 
     for (uint32_t i = 0; i < n;) {
-        uint32_t k = 0, first = i;
-        uint64_t tag = wb->slots[list[i]].tag, t;
+        uint64_t tag = wb->slots[list[i]].tag, batch_t = now;
 
-        while (i < n && k < wb->cfg.batch && wb->slots[list[i]].tag == tag) {
-            if (wb->sink.put) {
-                put_slot(wb, list[i]);
+        for (uint32_t b = 0; i < n && b < wb->cfg.batch && wb->slots[list[i]].tag == tag;) {
+            uint32_t k = 0, first = i;
+            uint64_t t;
+
+            while (i < n && k < wb->cfg.call_units && b < wb->cfg.batch &&
+                   wb->slots[list[i]].tag == tag) {
+                if (wb->sink.put) {
+                    put_slot(wb, list[i]);
+                }
+                wb->batch[k++] = wb->slots[list[i++]].unit;
+                b++;
             }
-            wb->batch[k++] = wb->slots[list[i++]].unit;
+            t = wb->sink.program(wb->sink.opaque, wb->batch, k, tag, now);
+            for (uint32_t j = first; j < i; j++) {
+                release(wb, list[j], t);
+            }
+            batch_t = MAX(batch_t, t);
         }
-        t = wb->sink.program(wb->sink.opaque, wb->batch, k, tag, now);
-        for (uint32_t j = first; j < i; j++) {
-            release(wb, list[j], t);
-        }
-        batch_done(wb, t);
-        done = MAX(done, t);
+        batch_done(wb, batch_t);
+        done = MAX(done, batch_t);
     }
     wb->st.written_out[cause] += n;
     return done;
@@ -480,6 +488,7 @@ FtlWb *ftl_wb_new(const FtlWbConfig *c, const FtlWbSink *sink, char **err)
 
     wb->cfg = *c;
     wb->cfg.batch = MAX(c->batch, 1);
+    wb->cfg.call_units = c->call_units ? MIN(c->call_units, wb->cfg.batch) : wb->cfg.batch;
     wb->sink = *sink;
     wb->cap = c->bytes / c->unit_bytes;
     /* at least one unit is written out each time, and one stays free for a new write */
@@ -490,7 +499,7 @@ FtlWb *ftl_wb_new(const FtlWbConfig *c, const FtlWbSink *sink, char **err)
     wb->slots = g_new0(WbSlot, wb->cap);
     wb->masks = g_new0(uint64_t, (uint64_t)wb->cap * wb->words);
     wb->free_slots = g_new(uint32_t, wb->cap);
-    wb->batch = g_new(uint64_t, wb->cfg.batch);
+    wb->batch = g_new(uint64_t, wb->cfg.call_units);
     wb->pick = g_new(uint32_t, wb->cfg.batch);
     if (sink->put) {
         /* touched as it fills: a large buffer costs host memory only when used */
@@ -526,8 +535,9 @@ FtlWb *ftl_wb_for_media(FemuMedia *m, const NandModel *nand, uint32_t units_per_
         s.put_opaque = m;
     }
     cfg.nand = nand;
-    /* a stripe: one whole (multi-plane) program on every chip */
-    cfg.batch = nand_luns(&nand->geo) * nand->geo.pls_per_lun * MAX(units_per_pg, 1);
+    /* a stripe: one whole (multi-plane) program on every chip, handed on program by program */
+    cfg.call_units = nand->geo.pls_per_lun * MAX(units_per_pg, 1);
+    cfg.batch = nand_luns(&nand->geo) * cfg.call_units;
     return ftl_wb_new(&cfg, &s, err);
 }
 

@@ -55,7 +55,9 @@ typedef struct FtlWbConfig {
     uint32_t high_pct;          /* write-out starts when more than this % is held ... */
     uint32_t low_pct;           /* ... and stops at this % (low < high) */
     bool plp;                   /* capacitor-backed: held data survives a power loss */
-    uint32_t batch;             /* units per program call: a stripe's (chips x planes x units a page) */
+    uint32_t batch;             /* units written out together: a stripe's (chips x planes x
+                                   units a page) */
+    uint32_t call_units;        /* units per program call (a chip's program; 0: batch) */
     uint32_t ctrl_mw, chip_mw;  /* power during a power-loss write-out (PLP) */
     const NandModel *nand;      /* for that energy */
 } FtlWbConfig;
