@@ -1078,36 +1078,34 @@ static uint64_t idlest_slot(const Ftl *f)
 }
 
 /*
- * One step of paced GC on the victim in progress, at now: the next valid page of the
- * idlest chip moved (true); a chip whose pages are all moved has its blocks erased after
- * its reads on the way. False when the victim is done (and free) without a move.
+ * One step of paced GC on the victim in progress, at now: the next valid NAND page of the
+ * idlest chip moved, all its valid units (how many it returns); a chip whose pages are all
+ * moved has its blocks erased after its reads on the way. 0 when the victim is done (and
+ * free) without a move.
  */
-static bool gc_step(Ftl *f, uint64_t now)
+static uint32_t gc_step(Ftl *f, uint64_t now)
 {
     FtlBgJob *j = &f->bg;
     uint64_t nluns = nand_luns(&f->cfg.geo), base = (uint64_t)j->line * f->units_per_line;
 
     while (j->chips_left) {
         uint64_t k = idlest_slot(f), i = j->next[k];
+        uint32_t units;
         j->turn = k + 1 == nluns ? 0 : k + 1;
         while (i < f->line_pages && !page_valid(f, page_unit(f, base, i))) {
             i += nluns;
         }
         if (i < f->line_pages) {
+            units = page_valid(f, page_unit(f, base, i));
             bg_move(f, k, i, now);
-            return true;
+            return units;
         }
         bg_erase(f, k, now);
     }
     bg_run(f, FTL_NEVER);       /* every chip erased: the line is free */
-    return false;
+    return 0;
 }
 
-/*
- * Before a host page at now: the GC work the pacing policy asks for. Moves are done now,
- * from the victim in progress (a new one taken when it is done), after the host's pages
- * gathered before (their completion, with done's, is returned).
- */
 static uint64_t gc_pace(Ftl *f, uint64_t now, uint64_t done)
 {
     FtlPaceState s = {
@@ -1120,6 +1118,7 @@ static uint64_t gc_pace(Ftl *f, uint64_t now, uint64_t done)
         .victim_valid = f->bg.line != FTL_NO_LINE ? f->bg.valid0 :
                         f->units_per_line - ftl_victims_most_garbage(&f->victims),
     };
+    uint32_t moved;
     double m;
 
     for (uint32_t i = 0; i < f->nstreams; i++) {
@@ -1149,11 +1148,12 @@ static uint64_t gc_pace(Ftl *f, uint64_t now, uint64_t done)
             bg_begin(f, victim_take(f, false), NULL);
             victim_begin(f, f->bg.line);
         }
-        if (!gc_step(f, now)) {
+        moved = gc_step(f, now);
+        if (!moved) {
             f->gc_credit = 0;       /* the victim is done: what it needed is paid */
             break;
         }
-        f->gc_credit -= 1;
+        f->gc_credit -= moved;      /* credit counts units; a step moves a page's */
     }
     return done;
 }
