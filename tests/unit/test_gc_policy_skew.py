@@ -13,65 +13,22 @@ The margins are about half of the differences measured (docs/ftl-policies.md has
 table): a placement that stopped separating pages or a policy that stopped looking at
 age fails them."""
 
-import json
-import os
-import subprocess
-import tempfile
+import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-BUILD = Path(os.environ.get("FEMU_BUILD") or ROOT / "build").resolve()
-FEMU_SIM = BUILD / "femu-sim"
-SIZE_MB = 512
-DEV = ("femu_mode=1,devsz_mb=%d,nchs=2,luns_per_ch=2,pls_per_lun=1,pgs_per_blk=32,"
-       "op_pcent=15,flash_type=1,gc_thres_pcent=98,gc_thres_pcent_high=99,"
-       "gc_pacing=proportional" % SIZE_MB)
-JOBS = """[global]
-bs=4k
-iodepth=8
-norandommap
-[fill]
-rw=write
-bs=128k
-size=100%%
-[warm]
-stonewall
-rw=randwrite
-random_distribution=%(dist)s
-size=100%%
-io_size=%(warm)dm
-[steady]
-stonewall
-rw=randwrite
-random_distribution=%(dist)s
-size=100%%
-io_size=%(steady)dm
-"""
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from simsteady import run, steady_waf  # noqa: E402
+
 RUNS = [("greedy", "shared"), ("cost-benefit", "shared"), ("greedy", "host-gc"),
         ("cost-benefit", "host-gc"), ("greedy", "hot-cold"), ("cost-benefit", "hot-cold")]
 
 
-def steady_waf(dist, policy, streams):
-    if not FEMU_SIM.exists():
-        pytest.fail("%s is missing: make sim" % FEMU_SIM)
-    with tempfile.TemporaryDirectory() as tmp:
-        job = Path(tmp) / "skew.fio"
-        job.write_text(JOBS % {"dist": dist, "warm": 3 * SIZE_MB, "steady": 2 * SIZE_MB})
-        r = subprocess.run([str(FEMU_SIM), "--dev", "%s,gc_policy=%s,streams=%s" % (
-                            DEV, policy, streams), "--output-format=json", str(job)],
-                           capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stderr
-    jobs = {j["jobname"]: j for j in json.loads(r.stdout)["jobs"]}
-    s0, s1 = jobs["warm"]["stats"], jobs["steady"]["stats"]
-    return ((s1["nand_pages_written"] - s0["nand_pages_written"]) /
-            (s1["host_pages_written"] - s0["host_pages_written"]))
-
-
 @pytest.mark.parametrize("theta", ["0.9", "1.2"])
 def test_skew_ordering(theta):
-    waf = {run: steady_waf("zipf:" + theta, *run) for run in RUNS}
+    waf = {(p, st): steady_waf(run("gc_policy=%s,streams=%s" % (p, st), "zipf:" + theta))
+           for p, st in RUNS}
     for (policy, streams), w in waf.items():
         print("zipf:%s %s streams=%s: steady WAF %.3f" % (theta, policy, streams, w))
     greedy_shared = waf["greedy", "shared"]

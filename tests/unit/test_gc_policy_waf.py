@@ -8,42 +8,14 @@ line or two free, whose room the models do not give data: counted out from the t
 series of free_lines). Fill, 3 capacities to reach steady state, 2 measured."""
 
 import importlib.util
-import os
-import subprocess
-import tempfile
-import json
+
+import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-BUILD = Path(os.environ.get("FEMU_BUILD") or ROOT / "build").resolve()
-FEMU_SIM = BUILD / "femu-sim"
-SIZE_MB, PAGES, LINE_PAGES = 512, 512 * 256, 128
-# one open line (streams=shared), as the models have one place new and moved pages go to
-DEV = ("femu_mode=1,devsz_mb=%d,nchs=2,luns_per_ch=2,pls_per_lun=1,pgs_per_blk=32,"
-       "op_pcent=15,flash_type=1,gc_thres_pcent=98,gc_thres_pcent_high=99,"
-       "gc_pacing=proportional,streams=shared" % SIZE_MB)
-JOBS = """[global]
-bs=4k
-iodepth=8
-norandommap
-[fill]
-rw=write
-bs=128k
-size=100%%
-[warm]
-stonewall
-rw=randwrite
-size=100%%
-io_size=%dm
-[steady]
-stonewall
-rw=randwrite
-size=100%%
-io_size=%dm
-log_avg_msec=100
-""" % (3 * SIZE_MB, 2 * SIZE_MB)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from simsteady import LINE_PAGES, PAGES, ROOT, run, steady_waf  # noqa: E402
 
 
 def load_models():
@@ -64,29 +36,14 @@ MODELS = {
 }
 
 
-def run(policy):
-    if not FEMU_SIM.exists():
-        pytest.fail("%s is missing: make sim" % FEMU_SIM)
-    with tempfile.TemporaryDirectory() as tmp:
-        job = Path(tmp) / "waf.fio"
-        job.write_text(JOBS)
-        r = subprocess.run([str(FEMU_SIM), "--dev", DEV + ",gc_policy=" + policy,
-                            "--series-stats=free_lines,host_pages_written,nand_pages_written",
-                            "--output-format=json", str(job)],
-                           capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout)
-
-
 @pytest.mark.parametrize("policy", sorted(MODELS))
 def test_steady_waf_follows_the_model(policy):
-    res = run(policy)
-    jobs = {j["jobname"]: j for j in res["jobs"]}
-    s0, s1 = jobs["warm"]["stats"], jobs["steady"]["stats"]
-    waf = ((s1["nand_pages_written"] - s0["nand_pages_written"]) /
-           (s1["host_pages_written"] - s0["host_pages_written"]))
+    # one open line (streams=shared), as the models have one place new and moved pages go to
+    jobs = run("streams=shared,gc_policy=" + policy,
+               series="free_lines,host_pages_written,nand_pages_written")
+    waf = steady_waf(jobs)
     free = jobs["steady"]["series"]["free_lines"]
-    lines = s1["total_lines"]
+    lines = jobs["steady"]["stats"]["total_lines"]
     # the lines that hold data: all but the free ones (their mean) and the open one
     held = lines - sum(free) / len(free) - 1
     op = held * LINE_PAGES / PAGES - 1
